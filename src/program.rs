@@ -1,0 +1,388 @@
+//! The program model: SSA functions of blocks, with operand constraints and, once
+//! allocated, locations and the instructions allocation adds.
+//!
+//! One model serves both sides of allocation. An *original* program has no locations; an
+//! *allocated* program is the same program with a location on every operand, phi and
+//! terminator use, plus `parallel_copy`, `swap`, `spill`, `reload` and `remat` instructions
+//! (and possibly new blocks that split edges). Both print to and parse from the same text
+//! format (`docs/FORMAT.md`), so allocations can be saved and checked later.
+//!
+//! Data layout: values and blocks are dense indices into per-function vectors; instructions
+//! live in their block. Every parsed entity remembers its [`Pos`] for diagnostics.
+
+use crate::target::{ClassId, Target};
+
+/// A position in the source text, 1-based. `Pos::default()` (0:0) marks generated code.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Pos {
+    pub line: u32,
+    pub col: u32,
+}
+
+impl std::fmt::Display for Pos {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.line, self.col)
+    }
+}
+
+macro_rules! entity {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub struct $name(pub u32);
+
+        impl $name {
+            pub fn index(self) -> usize {
+                self.0 as usize
+            }
+        }
+    };
+}
+
+entity!(
+    /// An SSA value of a function.
+    Value
+);
+entity!(
+    /// A basic block of a function; block 0 is the entry.
+    Block
+);
+
+/// A whole file: one target and its functions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    pub target: Target,
+    pub functions: Vec<Function>,
+}
+
+/// One function: blocks in text order (block 0 is the entry) and the values they define.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Function {
+    pub name: String,
+    pub pos: Pos,
+    pub blocks: Vec<BlockData>,
+    pub values: Vec<ValueData>,
+}
+
+/// What every value carries: its name (without `%`), class and size in units.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValueData {
+    pub name: String,
+    pub class: ClassId,
+    pub size: u16,
+    pub pos: Pos,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct BlockData {
+    pub name: String,
+    pub pos: Pos,
+    /// Execution frequency when annotated (`bb1 freq=12:`); analyses default to 10^loop-depth.
+    pub freq: Option<f64>,
+    pub phis: Vec<Phi>,
+    pub insts: Vec<Inst>,
+    pub term: Terminator,
+}
+
+/// `%y:v1 = phi [bb1: %a], [bb2: %b]`: one argument per predecessor.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Phi {
+    pub def: Def,
+    pub args: Vec<PhiArg>,
+    pub pos: Pos,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PhiArg {
+    pub block: Block,
+    pub value: Value,
+    pub pos: Pos,
+}
+
+/// A location: a register range, memory spill slots, or lanes of a register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Location {
+    /// `v4`, `v[4:7]`: units `first..first+len` of a class.
+    Reg {
+        class: ClassId,
+        first: u16,
+        len: u16,
+    },
+    /// `m3`, `m[3:4]`: scratch-memory spill slots, one unit each.
+    Slot { first: u32, len: u16 },
+    /// `v7.l5`, `v7.l[4:5]`: lanes of register `reg` of a per-lane class, one unit each
+    /// (AMD SGPR spills to VGPR lanes).
+    Lane {
+        class: ClassId,
+        reg: u16,
+        first: u16,
+        len: u16,
+    },
+}
+
+impl Location {
+    pub fn len(self) -> u16 {
+        match self {
+            Location::Reg { len, .. } | Location::Slot { len, .. } | Location::Lane { len, .. } => {
+                len
+            }
+        }
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn is_reg(self) -> bool {
+        matches!(self, Location::Reg { .. })
+    }
+
+    /// The register class when this is a register range.
+    pub fn reg_class(self) -> Option<ClassId> {
+        match self {
+            Location::Reg { class, .. } => Some(class),
+            _ => None,
+        }
+    }
+}
+
+/// A value operand: a use of `value`, with an optional fixed register and, once
+/// allocated, its location.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Use {
+    pub value: Value,
+    pub fixed: Option<Location>,
+    pub loc: Option<Location>,
+    pub pos: Pos,
+}
+
+/// An operand of an operation: a value or an immediate.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Operand {
+    Value(Use),
+    Imm(i64),
+}
+
+impl Operand {
+    pub fn as_use(&self) -> Option<&Use> {
+        match self {
+            Operand::Value(u) => Some(u),
+            Operand::Imm(_) => None,
+        }
+    }
+}
+
+/// A definition, with its constraints.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Def {
+    pub value: Value,
+    /// Precoloured: the def must be in exactly this register range.
+    pub fixed: Option<Location>,
+    /// The def must take the register of operand `tied` (an index into the operands).
+    pub tied: Option<u16>,
+    /// Soft affinity: prefer the register of operand `prefer` (mma-style "same as").
+    pub prefer: Option<u16>,
+    /// The def is written before the uses are read: it may not share a unit with any use.
+    pub early_clobber: bool,
+    pub loc: Option<Location>,
+    pub pos: Pos,
+}
+
+impl Def {
+    pub fn new(value: Value, pos: Pos) -> Def {
+        Def {
+            value,
+            fixed: None,
+            tied: None,
+            prefer: None,
+            early_clobber: false,
+            loc: None,
+            pos,
+        }
+    }
+}
+
+/// What a scheduler may not reorder across.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Effect {
+    #[default]
+    None,
+    ReadsMemory,
+    WritesMemory,
+    /// Barriers and fences.
+    Barrier,
+    /// Non-terminator control (e.g. `s_setprio`, `wgmma.wait_group`).
+    Control,
+}
+
+/// An original operation: `%d:v1 = mad %a, %b, %c tied(2)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Op {
+    pub opcode: String,
+    pub defs: Vec<Def>,
+    pub operands: Vec<Operand>,
+    pub effect: Effect,
+    /// The op may be recomputed instead of reloaded; it has no value operands.
+    pub remat: bool,
+}
+
+impl Op {
+    pub fn uses(&self) -> impl Iterator<Item = &Use> + '_ {
+        self.operands.iter().filter_map(Operand::as_use)
+    }
+}
+
+/// One move of a parallel copy, spill or reload: `dst <- src %value`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Move {
+    pub dst: Location,
+    pub src: Location,
+    /// The value the writer believes it moves; an annotation the verifier does not trust.
+    pub value: Value,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum InstKind {
+    Op(Op),
+    /// Simultaneous moves: all sources are read before any destination is written.
+    ParallelCopy(Vec<Move>),
+    /// Exchange two register ranges of equal length.
+    Swap(Location, Location),
+    /// Register to spill location (memory, lanes, or another class).
+    Spill(Move),
+    /// Spill location back to a register.
+    Reload(Move),
+    /// Recompute the rematerialisable definition of `value` into `dst`.
+    Remat {
+        dst: Location,
+        value: Value,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Inst {
+    pub kind: InstKind,
+    pub pos: Pos,
+}
+
+impl Inst {
+    pub fn op(&self) -> Option<&Op> {
+        match &self.kind {
+            InstKind::Op(op) => Some(op),
+            _ => None,
+        }
+    }
+
+    /// Whether allocation added this instruction (copies, swaps, spills, reloads, remats).
+    pub fn is_artefact(&self) -> bool {
+        !matches!(self.kind, InstKind::Op(_))
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BranchKind {
+    /// All lanes take the same side.
+    Uniform,
+    /// Lanes may disagree: the hardware runs both sides under an exec mask (then before else).
+    Divergent,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Terminator {
+    Jump {
+        target: Block,
+        pos: Pos,
+    },
+    Branch {
+        kind: BranchKind,
+        cond: Use,
+        then_block: Block,
+        else_block: Block,
+        pos: Pos,
+    },
+    Ret {
+        uses: Vec<Use>,
+        pos: Pos,
+    },
+}
+
+impl Terminator {
+    /// Successors in order (then before else).
+    pub fn successors(&self) -> impl Iterator<Item = Block> + '_ {
+        let (a, b) = match *self {
+            Terminator::Jump { target, .. } => (Some(target), None),
+            Terminator::Branch {
+                then_block,
+                else_block,
+                ..
+            } => (Some(then_block), Some(else_block)),
+            Terminator::Ret { .. } => (None, None),
+        };
+        a.into_iter().chain(b)
+    }
+
+    pub fn uses(&self) -> &[Use] {
+        match self {
+            Terminator::Jump { .. } => &[],
+            Terminator::Branch { cond, .. } => std::slice::from_ref(cond),
+            Terminator::Ret { uses, .. } => uses,
+        }
+    }
+
+    pub fn uses_mut(&mut self) -> &mut [Use] {
+        match self {
+            Terminator::Jump { .. } => &mut [],
+            Terminator::Branch { cond, .. } => std::slice::from_mut(cond),
+            Terminator::Ret { uses, .. } => uses,
+        }
+    }
+
+    pub fn pos(&self) -> Pos {
+        match *self {
+            Terminator::Jump { pos, .. }
+            | Terminator::Branch { pos, .. }
+            | Terminator::Ret { pos, .. } => pos,
+        }
+    }
+}
+
+impl Function {
+    pub fn block(&self, b: Block) -> &BlockData {
+        &self.blocks[b.index()]
+    }
+
+    pub fn value(&self, v: Value) -> &ValueData {
+        &self.values[v.index()]
+    }
+
+    pub fn block_ids(&self) -> impl Iterator<Item = Block> {
+        (0..self.blocks.len() as u32).map(Block)
+    }
+
+    pub fn value_ids(&self) -> impl Iterator<Item = Value> {
+        (0..self.values.len() as u32).map(Value)
+    }
+
+    /// Number of original operations (phis and terminators not counted).
+    pub fn op_count(&self) -> usize {
+        self.blocks
+            .iter()
+            .map(|b| b.insts.iter().filter(|i| !i.is_artefact()).count())
+            .sum()
+    }
+
+    /// Whether every definition and use carries a location.
+    pub fn is_allocated(&self) -> bool {
+        self.blocks.iter().all(|b| {
+            b.phis.iter().all(|p| p.def.loc.is_some())
+                && b.insts.iter().all(|i| match &i.kind {
+                    InstKind::Op(op) => {
+                        op.defs.iter().all(|d| d.loc.is_some())
+                            && op.uses().all(|u| u.loc.is_some())
+                    }
+                    _ => true,
+                })
+                && b.term.uses().iter().all(|u| u.loc.is_some())
+        })
+    }
+}

@@ -1,0 +1,506 @@
+//! Targets: register classes, tuple alignment, spill destinations, costs and occupancy.
+//!
+//! A target is data, not code: the allocator, verifier and oracle read it and never
+//! special-case a GPU by name. Numbers come from `shared/NOTES.md` §2 (AMD occupancy
+//! tables, NVIDIA register allocation granularity, Intel flag registers).
+
+use std::fmt;
+
+/// Index of a register class within its target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ClassId(pub u8);
+
+impl ClassId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// How a tuple of `size` units must be aligned in its class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AlignRule {
+    /// Any start register (AMD VGPR tuples, Intel GRF ranges).
+    Stride1,
+    /// Start register a multiple of the tuple size rounded up to a power of two, capped at
+    /// `max` (AMD SGPR pairs 2-aligned and quads 4-aligned; NVIDIA 64-bit pairs even and
+    /// 128-bit quads 4-aligned).
+    Natural { max: u16 },
+}
+
+impl AlignRule {
+    /// The required alignment of the first unit of a tuple of `size` units.
+    pub fn alignment(self, size: u16) -> u16 {
+        match self {
+            AlignRule::Stride1 => 1,
+            AlignRule::Natural { max } => size.next_power_of_two().min(max).max(1),
+        }
+    }
+}
+
+/// Where a spilled value of a class may be kept, in order of preference.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpillTarget {
+    /// Scratch (local) memory slots.
+    Memory,
+    /// Lanes of a reserved register of a per-lane class: AMD SGPR → VGPR lanes
+    /// (`v_writelane`/`v_readlane`), `lanes` slots per register (the wave size).
+    Lanes { class: ClassId, lanes: u16 },
+    /// A register of another class: PTX predicates into 32-bit registers (`selp`/`setp`),
+    /// Intel flags into GRFs (a compare on reload).
+    Class { class: ClassId },
+}
+
+/// One register class of a target.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RegClass {
+    /// Name used in the text format: values are typed `%x:v4`, locations printed `v[4:7]`.
+    pub name: String,
+    /// Number of allocatable units.
+    pub units: u16,
+    /// Uniform (one value per wave, follows the linear CFG) or per-lane (follows the logical CFG).
+    pub uniform: bool,
+    pub align: AlignRule,
+    /// Tuple sizes a value of this class may have.
+    pub sizes: Vec<u16>,
+    /// Spill destinations in order of preference.
+    pub spill: Vec<SpillTarget>,
+    /// Whether the target can exchange two registers of this class in one instruction.
+    pub has_swap: bool,
+}
+
+impl RegClass {
+    pub fn allows_size(&self, size: u16) -> bool {
+        self.sizes.contains(&size)
+    }
+}
+
+/// Frequency-independent costs of the instructions that spilling adds, per unit moved.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Costs {
+    pub mem_store: f64,
+    pub mem_load: f64,
+    pub lane_write: f64,
+    pub lane_read: f64,
+    pub class_move: f64,
+    pub remat: f64,
+    pub copy: f64,
+}
+
+impl Default for Costs {
+    fn default() -> Self {
+        Costs {
+            mem_store: 8.0,
+            mem_load: 8.0,
+            lane_write: 1.0,
+            lane_read: 1.0,
+            class_move: 1.0,
+            remat: 1.0,
+            copy: 1.0,
+        }
+    }
+}
+
+/// How registers used limit the number of waves or warps in flight.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Occupancy {
+    /// No register-bound occupancy model.
+    None,
+    /// AMD: `waves = min(max_waves, physical / align(max(v, granule), granule))` for the
+    /// per-lane class; the uniform class limits occupancy by `sgpr_table` when non-empty
+    /// (GFX8/9: LLVM's table, ≤80 → 10, ≤88 → 9, ≤100 → 8, else 7).
+    Amd {
+        vgpr_class: ClassId,
+        physical: u32,
+        granule: u32,
+        max_waves: u32,
+        sgpr_class: ClassId,
+        sgpr_table: Vec<(u32, u32)>,
+    },
+    /// NVIDIA sm_80/sm_90: registers allocated per warp in multiples of 256 (8 per thread)
+    /// from 65536 per SM; `warps = min(max_warps, 4·⌊16384 / (⌈R/8⌉·8·32)⌋)`.
+    Nvidia { class: ClassId, max_warps: u32 },
+}
+
+/// A register file description.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Target {
+    /// `gfx9`, `sm_90`, … or `generic` for a file-defined target.
+    pub name: String,
+    pub classes: Vec<RegClass>,
+    pub occupancy: Occupancy,
+    pub costs: Costs,
+    /// For a file-defined target, the header text after `target generic`, kept so that
+    /// printing reproduces it.
+    pub spec: Option<String>,
+}
+
+/// Names of the built-in targets, in the order `--help` lists them.
+pub const BUILTIN_TARGETS: &[&str] = &[
+    "gfx9",
+    "gfx10-w32",
+    "gfx10-w64",
+    "gfx11-w32",
+    "gfx11-w64",
+    "sm_80",
+    "sm_90",
+    "gen9",
+];
+
+/// Why a target description was rejected.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TargetError {
+    #[error("unknown target `{0}` (expected one of: gfx9, gfx10-w32, gfx10-w64, gfx11-w32, gfx11-w64, sm_80, sm_90, gen9, generic)")]
+    Unknown(String),
+    #[error("bad class description `{0}`: expected NAME=UNITS[:uniform][:aligned][:noswap]")]
+    BadClass(String),
+    #[error("class name `{0}` is reserved or invalid (names are lowercase letters, not `m`)")]
+    BadClassName(String),
+    #[error("duplicate class `{0}`")]
+    DuplicateClass(String),
+    #[error("a generic target needs at least one class")]
+    NoClasses,
+    #[error("class `{0}` has {1} units; a class has 1 to 1024")]
+    BadUnits(String, u32),
+}
+
+const TUPLE_SIZES: &[u16] = &[1, 2, 3, 4, 8, 16];
+
+impl Target {
+    /// A built-in target by name.
+    pub fn builtin(name: &str) -> Result<Target, TargetError> {
+        match name {
+            "gfx9" => Ok(amd(name, 102, 64, 256, 4, 10, llvm_gfx9_sgpr_table())),
+            "gfx10-w32" => Ok(amd(name, 106, 32, 1024, 8, 20, vec![])),
+            "gfx10-w64" => Ok(amd(name, 106, 64, 512, 4, 20, vec![])),
+            "gfx11-w32" => Ok(amd(name, 106, 32, 1536, 24, 16, vec![])),
+            "gfx11-w64" => Ok(amd(name, 106, 64, 768, 12, 16, vec![])),
+            "sm_80" => Ok(nvidia(name, 64)),
+            "sm_90" => Ok(nvidia(name, 64)),
+            "gen9" => Ok(intel_gen9()),
+            other => Err(TargetError::Unknown(other.to_string())),
+        }
+    }
+
+    /// A file-defined target: `s=16 v=32 p=4`, each class `NAME=UNITS` with optional
+    /// `:uniform`, `:aligned` (natural alignment up to 4) and `:noswap` flags. Without
+    /// flags, a class named `s` is uniform and aligned (like AMD SGPRs); others are per-lane
+    /// with stride 1. Every class spills to memory.
+    pub fn generic(spec: &str) -> Result<Target, TargetError> {
+        let mut classes: Vec<RegClass> = Vec::new();
+        for word in spec.split_whitespace() {
+            let class = parse_generic_class(word)?;
+            if classes.iter().any(|c| c.name == class.name) {
+                return Err(TargetError::DuplicateClass(class.name));
+            }
+            classes.push(class);
+        }
+        if classes.is_empty() {
+            return Err(TargetError::NoClasses);
+        }
+        Ok(Target {
+            name: "generic".into(),
+            classes,
+            occupancy: Occupancy::None,
+            costs: Costs::default(),
+            spec: Some(spec.split_whitespace().collect::<Vec<_>>().join(" ")),
+        })
+    }
+
+    pub fn class(&self, id: ClassId) -> &RegClass {
+        &self.classes[id.index()]
+    }
+
+    pub fn class_by_name(&self, name: &str) -> Option<ClassId> {
+        self.classes
+            .iter()
+            .position(|c| c.name == name)
+            .map(|i| ClassId(i as u8))
+    }
+
+    pub fn class_ids(&self) -> impl Iterator<Item = ClassId> + '_ {
+        (0..self.classes.len()).map(|i| ClassId(i as u8))
+    }
+
+    /// Waves (AMD) or warps (NVIDIA) in flight when each class uses `regs_used[class]`
+    /// registers (highest used + 1); `None` when the target has no occupancy model.
+    pub fn occupancy(&self, regs_used: &[u16]) -> Option<u32> {
+        match &self.occupancy {
+            Occupancy::None => None,
+            Occupancy::Amd {
+                vgpr_class,
+                physical,
+                granule,
+                max_waves,
+                sgpr_class,
+                sgpr_table,
+            } => {
+                let v = u32::from(regs_used[vgpr_class.index()]);
+                let rounded = v.max(*granule).div_ceil(*granule) * granule;
+                let by_vgpr = (*max_waves).min(physical / rounded);
+                let s = u32::from(regs_used[sgpr_class.index()]);
+                let by_sgpr = sgpr_table.iter().find(|(limit, _)| s <= *limit).map_or(
+                    if sgpr_table.is_empty() { *max_waves } else { 7 },
+                    |&(_, w)| w,
+                );
+                Some(by_vgpr.min(by_sgpr))
+            }
+            Occupancy::Nvidia { class, max_warps } => {
+                let r = u32::from(regs_used[class.index()]).max(1);
+                let per_thread = r.div_ceil(8) * 8;
+                Some((*max_warps).min(4 * (16384 / (per_thread * 32))))
+            }
+        }
+    }
+
+    /// The text after `target` in a file header.
+    pub fn header(&self) -> String {
+        match &self.spec {
+            Some(spec) => format!("generic {spec}"),
+            None => self.name.clone(),
+        }
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.header())
+    }
+}
+
+fn parse_generic_class(word: &str) -> Result<RegClass, TargetError> {
+    let mut parts = word.split(':');
+    let head = parts.next().unwrap_or_default();
+    let (name, units) = head
+        .split_once('=')
+        .ok_or_else(|| TargetError::BadClass(word.into()))?;
+    if name.is_empty() || name == "m" || !name.chars().all(|c| c.is_ascii_lowercase()) {
+        return Err(TargetError::BadClassName(name.into()));
+    }
+    let units: u32 = units
+        .parse()
+        .map_err(|_| TargetError::BadClass(word.into()))?;
+    if !(1..=1024).contains(&units) {
+        return Err(TargetError::BadUnits(name.into(), units));
+    }
+    let flags: Vec<&str> = parts.collect();
+    let defaults = flags.is_empty();
+    let mut uniform = defaults && name == "s";
+    let mut aligned = defaults && name == "s";
+    let mut has_swap = true;
+    for flag in flags {
+        match flag {
+            "uniform" => uniform = true,
+            "aligned" => aligned = true,
+            "noswap" => has_swap = false,
+            _ => return Err(TargetError::BadClass(word.into())),
+        }
+    }
+    Ok(RegClass {
+        name: name.into(),
+        units: units as u16,
+        uniform,
+        align: if aligned {
+            AlignRule::Natural { max: 4 }
+        } else {
+            AlignRule::Stride1
+        },
+        sizes: TUPLE_SIZES.to_vec(),
+        spill: vec![SpillTarget::Memory],
+        has_swap,
+    })
+}
+
+/// LLVM `AMDGPUSubtarget::getOccupancyWithNumSGPRs` for GFX8/9 (ACO says 8 waves for
+/// 81–88; we follow LLVM, see NOTES §2).
+fn llvm_gfx9_sgpr_table() -> Vec<(u32, u32)> {
+    vec![(80, 10), (88, 9), (100, 8)]
+}
+
+fn amd(
+    name: &str,
+    sgprs: u16,
+    wave: u16,
+    physical: u32,
+    granule: u32,
+    max_waves: u32,
+    sgpr_table: Vec<(u32, u32)>,
+) -> Target {
+    let s = ClassId(0);
+    let v = ClassId(1);
+    Target {
+        name: name.into(),
+        classes: vec![
+            RegClass {
+                name: "s".into(),
+                units: sgprs,
+                uniform: true,
+                align: AlignRule::Natural { max: 4 },
+                sizes: TUPLE_SIZES.to_vec(),
+                spill: vec![
+                    SpillTarget::Lanes {
+                        class: v,
+                        lanes: wave,
+                    },
+                    SpillTarget::Memory,
+                ],
+                has_swap: false,
+            },
+            RegClass {
+                name: "v".into(),
+                units: 256,
+                uniform: false,
+                align: AlignRule::Stride1,
+                sizes: TUPLE_SIZES.to_vec(),
+                spill: vec![SpillTarget::Memory],
+                has_swap: true,
+            },
+        ],
+        occupancy: Occupancy::Amd {
+            vgpr_class: v,
+            physical,
+            granule,
+            max_waves,
+            sgpr_class: s,
+            sgpr_table,
+        },
+        costs: Costs {
+            mem_store: 16.0,
+            mem_load: 16.0,
+            ..Costs::default()
+        },
+        spec: None,
+    }
+}
+
+fn nvidia(name: &str, max_warps: u32) -> Target {
+    let r = ClassId(0);
+    Target {
+        name: name.into(),
+        classes: vec![
+            RegClass {
+                name: "r".into(),
+                units: 255,
+                uniform: false,
+                align: AlignRule::Natural { max: 4 },
+                sizes: vec![1, 2, 4],
+                spill: vec![SpillTarget::Memory],
+                has_swap: false,
+            },
+            RegClass {
+                name: "p".into(),
+                units: 7,
+                uniform: false,
+                align: AlignRule::Stride1,
+                sizes: vec![1],
+                spill: vec![SpillTarget::Class { class: r }, SpillTarget::Memory],
+                has_swap: false,
+            },
+        ],
+        occupancy: Occupancy::Nvidia {
+            class: r,
+            max_warps,
+        },
+        costs: Costs::default(),
+        spec: None,
+    }
+}
+
+fn intel_gen9() -> Target {
+    let g = ClassId(0);
+    Target {
+        name: "gen9".into(),
+        classes: vec![
+            RegClass {
+                name: "g".into(),
+                units: 128,
+                uniform: false,
+                align: AlignRule::Stride1,
+                sizes: TUPLE_SIZES.to_vec(),
+                spill: vec![SpillTarget::Memory],
+                has_swap: false,
+            },
+            RegClass {
+                name: "f".into(),
+                units: 4,
+                uniform: false,
+                align: AlignRule::Stride1,
+                sizes: vec![1],
+                spill: vec![SpillTarget::Class { class: g }, SpillTarget::Memory],
+                has_swap: false,
+            },
+        ],
+        occupancy: Occupancy::None,
+        costs: Costs::default(),
+        spec: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gfx9_vgpr_occupancy_matches_notes() {
+        let t = Target::builtin("gfx9").unwrap();
+        let waves = |v| t.occupancy(&[10, v]).unwrap();
+        assert_eq!([waves(32), waves(64), waves(128), waves(256)], [8, 4, 2, 1]);
+        assert_eq!(waves(1), 10);
+    }
+
+    #[test]
+    fn gfx9_sgprs_limit_occupancy_llvm_table() {
+        let t = Target::builtin("gfx9").unwrap();
+        let waves = |s| t.occupancy(&[s, 8]).unwrap();
+        assert_eq!([waves(80), waves(81), waves(89), waves(101)], [10, 9, 8, 7]);
+    }
+
+    #[test]
+    fn gfx11_w32_occupancy_matches_notes() {
+        let t = Target::builtin("gfx11-w32").unwrap();
+        assert_eq!(t.occupancy(&[0, 256]), Some(5));
+        assert_eq!(t.occupancy(&[0, 128]), Some(10));
+    }
+
+    #[test]
+    fn sm90_occupancy_steps_at_documented_counts() {
+        let t = Target::builtin("sm_90").unwrap();
+        let steps: Vec<u16> = (1..=255)
+            .filter(|&r| t.occupancy(&[r, 0]) != t.occupancy(&[r + 1, 0]))
+            .collect();
+        assert_eq!(steps, [32, 40, 48, 56, 64, 72, 80, 96, 128, 168]);
+        assert_eq!(t.occupancy(&[255, 0]), Some(8));
+    }
+
+    #[test]
+    fn natural_alignment_caps_at_max() {
+        let a = AlignRule::Natural { max: 4 };
+        assert_eq!([1, 2, 3, 4, 8].map(|s| a.alignment(s)), [1, 2, 4, 4, 4]);
+        assert_eq!(AlignRule::Stride1.alignment(8), 1);
+    }
+
+    #[test]
+    fn generic_defaults_and_flags() {
+        let t = Target::generic("s=16 v=32 p=4:uniform:noswap").unwrap();
+        assert!(t.classes[0].uniform && t.classes[0].align == AlignRule::Natural { max: 4 });
+        assert!(!t.classes[1].uniform && t.classes[1].align == AlignRule::Stride1);
+        assert!(t.classes[2].uniform && !t.classes[2].has_swap);
+        assert_eq!(t.header(), "generic s=16 v=32 p=4:uniform:noswap");
+    }
+
+    #[test]
+    fn generic_errors() {
+        assert_eq!(
+            Target::generic("m=4"),
+            Err(TargetError::BadClassName("m".into()))
+        );
+        assert_eq!(
+            Target::generic("v=4 v=8"),
+            Err(TargetError::DuplicateClass("v".into()))
+        );
+        assert_eq!(Target::generic(""), Err(TargetError::NoClasses));
+        assert!(matches!(
+            Target::generic("v=0"),
+            Err(TargetError::BadUnits(..))
+        ));
+    }
+}
