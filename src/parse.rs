@@ -675,9 +675,10 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
     }
 
     fn early_index(&self, c: &mut Cursor<'_, 'a>, op: &Op) -> Result<usize> {
-        let pos = c.pos();
+        let mut pos = c.pos();
         let def = if c.eat(Tok::Punct('(')) {
-            let (d, _) = c.small("a definition index", 255)?;
+            let (d, d_pos) = c.small("a definition index", 255)?;
+            pos = d_pos;
             c.expect(Tok::Punct(')'), "`)`")?;
             d as usize
         } else {
@@ -784,6 +785,7 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
                 break;
             }
         }
+        let pos = def.pos;
         self.blocks[block].phis.push(Phi { def, args, pos });
         Ok(())
     }
@@ -1043,5 +1045,234 @@ fn check_locations_all_or_none(f: &Function) -> Result<()> {
             err(pos, "allocation instructions need an allocated function: every operand must have a location")
         }
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Parses `body` inside a gfx9 function and returns the error as `line:col: message`.
+    fn error_in(body: &str) -> String {
+        let src = format!("target gfx9\nfunc @f {{\n{body}\n}}\n");
+        match parse(&src) {
+            Ok(_) => panic!("expected an error for:\n{body}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    fn error_of(src: &str) -> String {
+        parse(src).expect_err("expected an error").to_string()
+    }
+
+    #[test]
+    fn unknown_target() {
+        assert!(error_of("target gfx8\nfunc @f {\nb:\n  ret\n}\n")
+            .starts_with("1:8: unknown target `gfx8`"));
+    }
+
+    #[test]
+    fn bad_generic_class() {
+        assert_eq!(
+            error_of("target generic v=0\nfunc @f {\nb:\n  ret\n}\n"),
+            "1:8: class `v` has 0 units; a class has 1 to 1024"
+        );
+    }
+
+    #[test]
+    fn unknown_class() {
+        assert_eq!(
+            error_in("b:\n  %x:q1 = foo\n  ret"),
+            "4:6: unknown class `q` for target gfx9"
+        );
+    }
+
+    #[test]
+    fn tuple_size_not_allowed() {
+        assert_eq!(
+            error_in("b:\n  %x:v5 = foo\n  ret"),
+            "4:6: class `v` does not allow tuples of 5 (allowed: 1, 2, 3, 4, 8, 16)"
+        );
+    }
+
+    #[test]
+    fn use_before_definition() {
+        assert_eq!(
+            error_in("b:\n  %y:v1 = foo %x\n  %x:v1 = bar\n  ret"),
+            "4:15: `%x` is used before its definition (only phi arguments may refer forward)"
+        );
+    }
+
+    #[test]
+    fn undefined_value() {
+        assert_eq!(error_in("b:\n  ret %nope"), "4:7: undefined value `%nope`");
+    }
+
+    #[test]
+    fn undefined_phi_argument() {
+        assert_eq!(
+            error_in("a:\n  jump b\nb:\n  %p:v1 = phi [a: %ghost]\n  ret"),
+            "6:19: undefined value `%ghost`"
+        );
+    }
+
+    #[test]
+    fn duplicate_definition() {
+        assert_eq!(
+            error_in("b:\n  %x:v1 = foo\n  %x:v1 = bar\n  ret"),
+            "5:3: `%x` is defined twice"
+        );
+    }
+
+    #[test]
+    fn unknown_and_duplicate_labels() {
+        assert_eq!(error_in("b:\n  jump c"), "4:8: unknown block label `c`");
+        assert_eq!(
+            error_in("b:\n  jump b\nb:\n  ret"),
+            "5:1: duplicate block label `b`"
+        );
+    }
+
+    #[test]
+    fn phi_arity_mismatch() {
+        let body = "a:\n  %x:v1 = foo\n  branch uniform %x, b, c\nb:\n  jump c\nc:\n  %p:v1 = phi [b: %x]\n  ret";
+        assert_eq!(
+            error_in(body),
+            "9:3: phi has 1 arguments but `c` has 2 predecessors (none for `a`)"
+        );
+    }
+
+    #[test]
+    fn phi_argument_from_non_predecessor() {
+        let body = "a:\n  %x:v1 = foo\n  jump c\nb:\n  jump c\nc:\n  %p:v1 = phi [a: %x], [b: %x], [c: %x]\n  ret";
+        assert_eq!(
+            error_in(body),
+            "9:33: phi argument from `c`, which is not a predecessor of `c`"
+        );
+    }
+
+    #[test]
+    fn phi_after_instruction() {
+        assert_eq!(
+            error_in("a:\n  %x:v1 = foo\n  %p:v1 = phi [a: %x]\n  jump a"),
+            "5:11: phis must come before the other instructions of a block"
+        );
+    }
+
+    #[test]
+    fn missing_terminator() {
+        assert_eq!(
+            error_in("a:\n  %x:v1 = foo\nb:\n  ret"),
+            "5:1: block `a` has no terminator"
+        );
+        assert_eq!(
+            error_in("a:\n  %x:v1 = foo"),
+            "4:14: block `a` has no terminator"
+        );
+    }
+
+    #[test]
+    fn instruction_after_terminator() {
+        assert_eq!(
+            error_in("a:\n  ret\n  %x:v1 = foo"),
+            "5:3: instruction after the terminator of block `a`"
+        );
+    }
+
+    #[test]
+    fn bad_tied_constraints() {
+        assert_eq!(
+            error_in("a:\n  %x:v1 = foo\n  %y:v1 = bar %x tied(3)\n  ret"),
+            "5:23: `tied` must name a value operand; operand 3 is not one"
+        );
+        assert_eq!(
+            error_in("a:\n  %x:v2 = foo\n  %y:v1 = bar %x tied(0)\n  ret"),
+            "5:23: `tied` joins `%y` and `%x`, which differ in class or size"
+        );
+        assert_eq!(
+            error_in("a:\n  %x:v1 = foo\n  %y:v1 = bar 7, %x tied(0)\n  ret"),
+            "5:26: `tied` must name a value operand; operand 0 is not one"
+        );
+        assert_eq!(
+            error_in("a:\n  %x:v1 = foo\n  %y:v1 = bar %x early(1)\n  ret"),
+            "5:24: `early` names definition 1, but the operation has 1"
+        );
+    }
+
+    #[test]
+    fn bad_fixed_locations() {
+        assert_eq!(
+            error_in("a:\n  %x:s2 fixed(s[1:2]) = foo\n  ret"),
+            "4:3: fixed location is not 2-aligned"
+        );
+        assert_eq!(
+            error_in("a:\n  %x:v2 fixed(v3) = foo\n  ret"),
+            "4:3: fixed location does not fit `%x`, a value of class `v` and size 2"
+        );
+        assert_eq!(
+            error_in("a:\n  %x:s1 fixed(s102) = foo\n  ret"),
+            "4:3: fixed location is outside class `s` (102 units)"
+        );
+        assert_eq!(
+            error_in("a:\n  %x:v1 fixed(m3) = foo\n  ret"),
+            "4:3: a fixed location must be a register range"
+        );
+    }
+
+    #[test]
+    fn remat_with_value_operands() {
+        assert_eq!(
+            error_in("a:\n  %x:v1 = foo\n  %y:v1 = bar %x remat\n  ret"),
+            "5:15: a `remat` operation may not have value operands"
+        );
+    }
+
+    #[test]
+    fn location_syntax() {
+        assert_eq!(
+            error_in("a:\n  %x:v1@v[3:1] = foo\n  ret %x@v1"),
+            "4:13: empty range: 1 is below 3"
+        );
+        assert_eq!(
+            error_in("a:\n  %x:v1@q3 = foo\n  ret %x@v1"),
+            "4:9: unknown class `q` for target gfx9"
+        );
+        assert_eq!(
+            error_in("a:\n  %x:v1@v = foo\n  ret %x@v1"),
+            "4:11: expected a register number or `[first:last]`"
+        );
+    }
+
+    #[test]
+    fn locations_on_some_operands_only() {
+        assert_eq!(
+            error_in("a:\n  %x:v1@v0 = foo\n  ret %x"),
+            "5:7: this operand has no location, but others in the function do: locations go on every operand or none"
+        );
+    }
+
+    #[test]
+    fn unexpected_tokens_and_characters() {
+        assert_eq!(
+            error_in("a:\n  %x:v1 = foo %y %z\n  ret"),
+            "4:15: undefined value `%y`"
+        );
+        assert_eq!(error_in("a:\n  ret $"), "4:7: unexpected character `$`");
+        assert_eq!(
+            error_in("a:\n  %x:v1 = foo bogus\n  ret"),
+            "4:15: unknown attribute `bogus`"
+        );
+        assert_eq!(
+            error_of("target gfx9\nfunc @f {\nb:\n  ret\n"),
+            "4:6: expected `}` at the end of the function"
+        );
+        assert_eq!(error_of(""), "1:1: empty file: expected `target`");
+    }
+
+    #[test]
+    fn allocated_syntax_round_trips() {
+        let src = "target gfx9\n\nfunc @f {\nb:\n  %x:v2@v[0:1] = foo\n  %c:s1@s0 = const 1 remat\n  parallel_copy v[2:3] <- v[0:1] %x, s1 <- s0 %c\n  swap v0, v2\n  spill m[0:1] <- v[0:1] %x\n  spill v9.l[2:3] <- v[2:3] %x\n  reload v[4:5] <- m[0:1] %x\n  remat s2 <- %c\n  ret %x@v[4:5]\n}\n";
+        let p = parse(src).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(crate::print(&p), src);
     }
 }
