@@ -7,7 +7,7 @@ use crate::program::Pos;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Tok<'a> {
-    /// Letters, digits, `_` and `.`, starting with a letter or `_`: opcodes, labels,
+    /// Letters, digits, `_`, `.` and `-`, starting with a letter or `_`: opcodes, labels,
     /// class-and-size (`v4`), locations (`v[`, `v7.l5`), keywords.
     Ident(&'a str),
     /// `%name`, without the `%`.
@@ -34,7 +34,7 @@ fn is_ident_start(c: char) -> bool {
 }
 
 fn is_ident_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '_' || c == '.'
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')
 }
 
 /// Splits one line (without its newline) into tokens, dropping any comment.
