@@ -37,59 +37,55 @@ fn is_ident_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')
 }
 
-/// Splits one line (without its newline) into tokens, dropping any comment.
+/// Splits one line (without its newline) into tokens, dropping any comment. Tokens are
+/// ASCII, so up to the first token error byte offsets equal character columns.
 pub fn lex_line(line: &str, line_no: u32) -> Result<Vec<Token<'_>>, LexError> {
+    let bytes = line.as_bytes();
     let mut tokens = Vec::new();
-    let chars: Vec<(usize, char)> = line.char_indices().collect();
     let mut i = 0;
-    while i < chars.len() {
-        let (start, c) = chars[i];
+    let run_end = |from: usize, pred: fn(char) -> bool| {
+        let mut j = from;
+        while j < bytes.len() && pred(char::from(bytes[j])) {
+            j += 1;
+        }
+        j
+    };
+    while i < bytes.len() {
+        let c = char::from(bytes[i]);
+        let next = bytes.get(i + 1).map(|&b| char::from(b));
         let pos = Pos {
             line: line_no,
-            col: i as u32 + 1,
+            col: line[..i].chars().count() as u32 + 1,
         };
         if c == ';' {
             break;
         }
-        if c.is_whitespace() {
+        if c.is_ascii_whitespace() {
             i += 1;
             continue;
         }
-        let run_end = |from: usize, pred: fn(char) -> bool| {
-            let mut j = from;
-            while j < chars.len() && pred(chars[j].1) {
-                j += 1;
-            }
-            j
-        };
-        let byte = |j: usize| chars.get(j).map_or(line.len(), |&(b, _)| b);
+        let start = i;
         let tok = if is_ident_start(c) {
-            let j = run_end(i, is_ident_char);
-            let text = &line[start..byte(j)];
-            i = j;
-            Tok::Ident(text)
+            i = run_end(i, is_ident_char);
+            Tok::Ident(&line[start..i])
         } else if c == '%' {
-            let j = run_end(i + 1, is_ident_char);
-            if j == i + 1 {
+            i = run_end(i + 1, is_ident_char);
+            if i == start + 1 {
                 return Err((pos, "expected a value name after `%`".into()));
             }
-            let text = &line[byte(i + 1)..byte(j)];
-            i = j;
-            Tok::Value(text)
-        } else if c.is_ascii_digit()
-            || c == '-' && chars.get(i + 1).is_some_and(|&(_, n)| n.is_ascii_digit())
-        {
-            let j = run_end(i + 1, |c| c.is_ascii_alphanumeric() || c == '.');
-            let text = &line[start..byte(j)];
-            i = j;
+            Tok::Value(&line[start + 1..i])
+        } else if c.is_ascii_digit() || c == '-' && next.is_some_and(|n| n.is_ascii_digit()) {
+            i = run_end(i + 1, |c| c.is_ascii_alphanumeric() || c == '.');
+            let text = &line[start..i];
             number(text).ok_or_else(|| (pos, format!("malformed number `{text}`")))?
-        } else if c == '<' && chars.get(i + 1).is_some_and(|&(_, n)| n == '-') {
+        } else if c == '<' && next == Some('-') {
             i += 2;
             Tok::Arrow
         } else if "=,:[](){}@".contains(c) {
             i += 1;
             Tok::Punct(c)
         } else {
+            let c = line[start..].chars().next().unwrap_or(c);
             return Err((pos, format!("unexpected character `{c}`")));
         };
         tokens.push(Token { tok, pos });

@@ -32,11 +32,11 @@ fn err<T>(pos: Pos, message: impl Into<String>) -> Result<T> {
 
 /// Parses a whole `.chr` file.
 pub fn parse(src: &str) -> Result<Program> {
-    let lines = lex_all(src)?;
+    let lines = lex_all(src);
     let Some((first, rest)) = lines.split_first() else {
         return err(Pos { line: 1, col: 1 }, "empty file: expected `target`");
     };
-    let target = parse_target(src, first)?;
+    let target = parse_target(first)?;
     let mut functions = Vec::new();
     let mut names = HashSet::new();
     let mut i = 0;
@@ -53,48 +53,76 @@ pub fn parse(src: &str) -> Result<Program> {
         i += end + 1;
     }
     if functions.is_empty() {
-        return err(first.end, "expected at least one `func` after the target");
+        return err(first.end(), "expected at least one `func` after the target");
     }
     Ok(Program { target, functions })
 }
 
-/// The tokens of one non-empty line, and the position just past its last character.
+/// One line with a statement (not blank, not only a comment), lexed on demand so that a
+/// large file never holds all its tokens at once.
 #[derive(Debug)]
 struct Line<'a> {
-    tokens: Vec<Token<'a>>,
-    end: Pos,
+    text: &'a str,
+    no: u32,
 }
 
-fn lex_all(src: &str) -> Result<Vec<Line<'_>>> {
-    let mut lines = Vec::new();
-    for (n, text) in src.lines().enumerate() {
-        let line_no = n as u32 + 1;
-        let tokens =
-            lex_line(text, line_no).map_err(|(pos, message)| ParseError { pos, message })?;
-        if !tokens.is_empty() {
-            let end = Pos {
-                line: line_no,
-                col: text.chars().count() as u32 + 1,
-            };
-            lines.push(Line { tokens, end });
+impl<'a> Line<'a> {
+    fn tokens(&self) -> Result<Vec<Token<'a>>> {
+        lex_line(self.text, self.no).map_err(|(pos, message)| ParseError { pos, message })
+    }
+
+    /// The position just past the line's last character.
+    fn end(&self) -> Pos {
+        Pos {
+            line: self.no,
+            col: self.text.chars().count() as u32 + 1,
         }
     }
-    Ok(lines)
+
+    /// The position of the line's first token.
+    fn start(&self) -> Pos {
+        let indent = self.text.len() - self.text.trim_start().len();
+        Pos {
+            line: self.no,
+            col: indent as u32 + 1,
+        }
+    }
+
+    /// The first word as the lexer would split it (a single character if it is no word).
+    fn first_word(&self) -> &'a str {
+        let t = self.text.trim_start();
+        let word = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-');
+        match t.find(|c: char| !word(c)) {
+            Some(0) => &t[..t.chars().next().map_or(0, char::len_utf8)],
+            Some(n) => &t[..n],
+            None => t,
+        }
+    }
 }
 
-fn parse_target(src: &str, line: &Line) -> Result<Target> {
-    let head = line.tokens[0];
-    if head.tok != Tok::Ident("target") {
-        return err(head.pos, "expected `target` as the first statement");
+fn lex_all(src: &str) -> Vec<Line<'_>> {
+    src.lines()
+        .enumerate()
+        .map(|(n, text)| Line {
+            text,
+            no: n as u32 + 1,
+        })
+        .filter(|l| {
+            let t = l.text.trim_start();
+            !t.is_empty() && !t.starts_with(';')
+        })
+        .collect()
+}
+
+fn parse_target(line: &Line) -> Result<Target> {
+    let tokens = line.tokens()?;
+    if tokens[0].tok != Tok::Ident("target") {
+        return err(tokens[0].pos, "expected `target` as the first statement");
     }
-    let Some(name) = line.tokens.get(1) else {
-        return err(line.end, "expected a target name after `target`");
+    let Some(name) = tokens.get(1) else {
+        return err(line.end(), "expected a target name after `target`");
     };
-    let text = src
-        .lines()
-        .nth(head.pos.line as usize - 1)
-        .unwrap_or_default();
-    let after: String = text.chars().skip(name.pos.col as usize - 1).collect();
+    let after: String = line.text.chars().skip(name.pos.col as usize - 1).collect();
     let spec = after.split(';').next().unwrap_or_default().trim();
     let result = match spec.strip_prefix("generic") {
         Some(classes) if classes.is_empty() || classes.starts_with(char::is_whitespace) => {
@@ -110,21 +138,18 @@ fn parse_target(src: &str, line: &Line) -> Result<Target> {
 
 /// The number of lines of the function starting at `lines[0]`, up to its closing `}`.
 fn function_end(lines: &[Line]) -> Result<usize> {
-    let head = lines[0].tokens[0];
-    if head.tok != Tok::Ident("func") {
-        return err(head.pos, "expected `func`");
+    if lines[0].first_word() != "func" {
+        return err(lines[0].start(), "expected `func`");
     }
     for (i, line) in lines.iter().enumerate().skip(1) {
-        match line.tokens[0].tok {
-            Tok::Punct('}') => return Ok(i),
-            Tok::Ident("func") => {
-                return err(line.tokens[0].pos, "expected `}` before the next `func`")
-            }
+        match line.first_word() {
+            "}" => return Ok(i),
+            "func" => return err(line.start(), "expected `}` before the next `func`"),
             _ => {}
         }
     }
     err(
-        lines[lines.len() - 1].end,
+        lines[lines.len() - 1].end(),
         "expected `}` at the end of the function",
     )
 }
@@ -138,11 +163,11 @@ struct Cursor<'l, 'a> {
 }
 
 impl<'l, 'a> Cursor<'l, 'a> {
-    fn new(line: &'l Line<'a>) -> Self {
+    fn new(tokens: &'l [Token<'a>], end: Pos) -> Self {
         Cursor {
-            tokens: &line.tokens,
+            tokens,
             next: 0,
-            end: line.end,
+            end,
         }
     }
 
@@ -239,8 +264,8 @@ fn parse_u16(text: &str, pos: Pos, what: &str) -> Result<u16> {
 
 /// A phi argument or move value whose definition may come later in the text.
 #[derive(Debug)]
-struct Pending {
-    name: String,
+struct Pending<'a> {
+    name: &'a str,
     pos: Pos,
     slot: ValueSlot,
 }
@@ -267,10 +292,10 @@ struct FunctionParser<'l, 'a> {
     labels: HashMap<&'a str, Block>,
     defined_later: HashSet<&'a str>,
     values: Vec<ValueData>,
-    names: HashMap<String, Value>,
+    names: HashMap<&'a str, Value>,
     blocks: Vec<BlockData>,
     open: bool,
-    pending: Vec<Pending>,
+    pending: Vec<Pending<'a>>,
 }
 
 const PLACEHOLDER: Value = Value(u32::MAX);
@@ -296,7 +321,7 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
         for line in &self.lines[1..] {
             self.statement(line)?;
         }
-        let end = self.lines[self.lines.len() - 1].end;
+        let end = self.lines[self.lines.len() - 1].end();
         self.close_block(end)?;
         if self.blocks.is_empty() {
             return err(end, "a function needs at least one block");
@@ -315,7 +340,8 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
     }
 
     fn header(&self) -> Result<(String, Pos)> {
-        let mut c = Cursor::new(&self.lines[0]);
+        let tokens = self.lines[0].tokens()?;
+        let mut c = Cursor::new(&tokens, self.lines[0].end());
         c.bump();
         let pos = c.expect(Tok::Punct('@'), "`@` and the function name")?;
         let (name, _) = c.ident("a function name")?;
@@ -327,13 +353,14 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
     /// Collects block labels and the names every line defines.
     fn prescan(&mut self) -> Result<()> {
         for line in &self.lines[1..] {
-            if let Some((label, pos)) = label_of(line) {
+            let tokens = line.tokens()?;
+            if let Some((label, pos)) = label_of(&tokens) {
                 let block = Block(self.labels.len() as u32);
                 if self.labels.insert(label, block).is_some() {
                     return err(pos, format!("duplicate block label `{label}`"));
                 }
-            } else if line.tokens.iter().any(|t| t.tok == Tok::Punct('=')) {
-                for pair in line.tokens.windows(2) {
+            } else if tokens.iter().any(|t| t.tok == Tok::Punct('=')) {
+                for pair in tokens.windows(2) {
                     if let (Tok::Value(name), Tok::Punct(':')) = (pair[0].tok, pair[1].tok) {
                         self.defined_later.insert(name);
                     }
@@ -344,9 +371,10 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
     }
 
     fn statement(&mut self, line: &Line<'a>) -> Result<()> {
-        if let Some((label, pos)) = label_of(line) {
+        let tokens = line.tokens()?;
+        if let Some((label, pos)) = label_of(&tokens) {
             self.close_block(pos)?;
-            let freq = block_freq(line)?;
+            let freq = block_freq(&tokens)?;
             self.blocks.push(BlockData {
                 name: label.to_string(),
                 pos,
@@ -361,7 +389,7 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
             self.open = true;
             return Ok(());
         }
-        let first = line.tokens[0];
+        let first = tokens[0];
         if self.blocks.is_empty() {
             return err(
                 first.pos,
@@ -375,7 +403,7 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
                 format!("instruction after the terminator of block `{name}`"),
             );
         }
-        let mut c = Cursor::new(line);
+        let mut c = Cursor::new(&tokens, line.end());
         match first.tok {
             Tok::Ident("jump" | "branch" | "ret") => self.terminator(&mut c),
             Tok::Ident(kw @ ("parallel_copy" | "swap" | "spill" | "reload" | "remat")) => {
@@ -467,7 +495,7 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
             size,
             pos,
         });
-        self.names.insert(name.to_string(), value);
+        self.names.insert(name, value);
         Ok(value)
     }
 
@@ -768,7 +796,7 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
             };
             c.expect(Tok::Punct(']'), "`]`")?;
             self.pending.push(Pending {
-                name: name.to_string(),
+                name,
                 pos: value_pos,
                 slot: ValueSlot::PhiArg {
                     block,
@@ -894,7 +922,7 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
             );
         };
         self.pending.push(Pending {
-            name: name.to_string(),
+            name,
             pos: value_pos,
             slot: ValueSlot::Move { block, inst, index },
         });
@@ -907,7 +935,7 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
 
     fn resolve_pending(&mut self) -> Result<()> {
         for p in std::mem::take(&mut self.pending) {
-            let Some(&value) = self.names.get(&p.name) else {
+            let Some(&value) = self.names.get(p.name) else {
                 return err(p.pos, format!("undefined value `%{}`", p.name));
             };
             match p.slot {
@@ -928,8 +956,7 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
 }
 
 /// `name:` or `name freq=F:` — a block label line.
-fn label_of<'a>(line: &Line<'a>) -> Option<(&'a str, Pos)> {
-    let t = &line.tokens;
+fn label_of<'a>(t: &[Token<'a>]) -> Option<(&'a str, Pos)> {
     let Tok::Ident(name) = t[0].tok else {
         return None;
     };
@@ -946,8 +973,8 @@ fn label_of<'a>(line: &Line<'a>) -> Option<(&'a str, Pos)> {
     is_label.then_some((name, t[0].pos))
 }
 
-fn block_freq(line: &Line) -> Result<Option<f64>> {
-    let Some(token) = line.tokens.get(3) else {
+fn block_freq(tokens: &[Token]) -> Result<Option<f64>> {
+    let Some(token) = tokens.get(3) else {
         return Ok(None);
     };
     let freq = match token.tok {

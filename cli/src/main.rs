@@ -4,6 +4,7 @@
 //! verification error), 2 unreadable input or bad arguments.
 
 mod check;
+mod corpus;
 mod diag;
 mod fmt;
 
@@ -18,6 +19,8 @@ enum Cli {
     Check(check::Args),
     /// Print a program in canonical form.
     Fmt(fmt::Args),
+    /// Run the pipeline on every `.chr` file under a directory, in parallel.
+    Corpus(corpus::Args),
 }
 
 /// What a command reports back to `main`.
@@ -32,6 +35,7 @@ fn main() -> ExitCode {
     let result = match Cli::parse() {
         Cli::Check(args) => check::run(&args),
         Cli::Fmt(args) => fmt::run(&args),
+        Cli::Corpus(args) => corpus::run(&args),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

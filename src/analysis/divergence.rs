@@ -27,6 +27,7 @@ impl Divergence {
             .map(|b| cfg.succs(Block(b as u32)).to_vec())
             .collect();
         let mut joins = Vec::new();
+        let mut stamp = vec![u32::MAX; cfg.len()];
         for b in f.block_ids() {
             let Terminator::Branch {
                 kind: BranchKind::Divergent,
@@ -42,7 +43,7 @@ impl Divergence {
             if join == Some(then_block) || join == Some(else_block) {
                 continue;
             }
-            for exit in then_region_exits(cfg, then_block, else_block, join) {
+            for exit in then_region_exits(cfg, b, (then_block, else_block, join), &mut stamp) {
                 if !succs[exit.index()].contains(&else_block) {
                     succs[exit.index()].push(else_block);
                 }
@@ -62,29 +63,30 @@ impl Divergence {
 }
 
 /// Blocks reachable from `then_block` without passing `else_block` or `join` that have a
-/// successor outside that region.
+/// successor outside that region. `stamp` marks region blocks with the branch block's
+/// index, so no per-branch clearing is needed.
 fn then_region_exits(
     cfg: &Graph,
-    then_block: Block,
-    else_block: Block,
-    join: Option<Block>,
+    branch: Block,
+    (then_block, else_block, join): (Block, Block, Option<Block>),
+    stamp: &mut [u32],
 ) -> Vec<Block> {
     let stop = |b: Block| b == else_block || Some(b) == join;
-    let mut in_region = vec![false; cfg.len()];
+    let mark = branch.0;
     let mut stack = vec![then_block];
     let mut region = Vec::new();
-    in_region[then_block.index()] = true;
+    stamp[then_block.index()] = mark;
     while let Some(b) = stack.pop() {
         region.push(b);
         for &s in cfg.succs(b) {
-            if !stop(s) && !in_region[s.index()] {
-                in_region[s.index()] = true;
+            if !stop(s) && stamp[s.index()] != mark {
+                stamp[s.index()] = mark;
                 stack.push(s);
             }
         }
     }
     region.sort();
-    region.retain(|b| cfg.succs(*b).iter().any(|s| !in_region[s.index()]));
+    region.retain(|b| cfg.succs(*b).iter().any(|s| stamp[s.index()] != mark));
     region
 }
 

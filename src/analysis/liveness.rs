@@ -37,7 +37,7 @@ impl Liveness {
     pub fn new(f: &Function, target: &Target, logical: &Graph, linear: &Graph) -> Liveness {
         let n = f.blocks.len();
         let def_block = def_blocks(f);
-        let uses = use_sites(f);
+        let uses = UseSites::new(f);
         let mut live_in = vec![Vec::new(); n];
         let mut live_out = vec![Vec::new(); n];
         let mut stamp_in = vec![u32::MAX; n];
@@ -50,7 +50,7 @@ impl Liveness {
                 logical
             };
             let def = def_block[v.index()];
-            for &(block, via_phi) in &uses[v.index()] {
+            for &(block, via_phi) in uses.of(v) {
                 if via_phi && stamp_out[block.index()] != v.0 {
                     stamp_out[block.index()] = v.0;
                     live_out[block.index()].push(v);
@@ -133,26 +133,51 @@ fn def_blocks(f: &Function) -> Vec<Block> {
     def_block
 }
 
-/// Per value, the blocks where it is used: `(block, false)` for an operand in `block`,
+/// Per value, the blocks where it is used, as a compressed table: the sites of value `v`
+/// are `sites[offsets[v]..offsets[v + 1]]`; `(block, false)` for an operand in `block`,
 /// `(pred, true)` for a phi argument coming from `pred`.
-fn use_sites(f: &Function) -> Vec<Vec<(Block, bool)>> {
-    let mut uses = vec![Vec::new(); f.values.len()];
+struct UseSites {
+    offsets: Vec<u32>,
+    sites: Vec<(Block, bool)>,
+}
+
+impl UseSites {
+    fn new(f: &Function) -> UseSites {
+        let mut counts = vec![0u32; f.values.len() + 1];
+        visit_uses(f, |v, _| counts[v.index() + 1] += 1);
+        for i in 1..counts.len() {
+            counts[i] += counts[i - 1];
+        }
+        let mut fill = counts.clone();
+        let mut sites = vec![(Block(0), false); counts[f.values.len()] as usize];
+        visit_uses(f, |v, site| {
+            sites[fill[v.index()] as usize] = site;
+            fill[v.index()] += 1;
+        });
+        UseSites {
+            offsets: counts,
+            sites,
+        }
+    }
+
+    fn of(&self, v: Value) -> &[(Block, bool)] {
+        &self.sites[self.offsets[v.index()] as usize..self.offsets[v.index() + 1] as usize]
+    }
+}
+
+fn visit_uses(f: &Function, mut visit: impl FnMut(Value, (Block, bool))) {
     for b in f.block_ids() {
         let block = f.block(b);
         for phi in &block.phis {
             for arg in &phi.args {
-                uses[arg.value.index()].push((arg.block, true));
+                visit(arg.value, (arg.block, true));
             }
         }
         let ops = block.insts.iter().filter_map(|i| i.op());
         for u in ops.flat_map(|op| op.uses()).chain(block.term.uses()) {
-            let site = &mut uses[u.value.index()];
-            if site.last() != Some(&(b, false)) {
-                site.push((b, false));
-            }
+            visit(u.value, (b, false));
         }
     }
-    uses
 }
 
 /// One backward walk per block: last uses, and values never used.

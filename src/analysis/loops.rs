@@ -23,15 +23,11 @@ pub struct Loops {
 impl Loops {
     pub fn new(cfg: &Graph, dom: &DomTree) -> Loops {
         let mut depth = vec![0u32; cfg.len()];
-        let mut headers: Vec<Block> = Vec::new();
-        let mut latches: Vec<(Block, Vec<Block>)> = Vec::new();
+        let mut latches: Vec<Vec<Block>> = vec![Vec::new(); cfg.len()];
         for &s in cfg.rpo() {
             for &h in cfg.succs(s) {
                 if dom.dominates(h, s) {
-                    match latches.iter_mut().find(|(hh, _)| *hh == h) {
-                        Some((_, ls)) => ls.push(s),
-                        None => latches.push((h, vec![s])),
-                    }
+                    latches[h.index()].push(s);
                 } else if cfg.rpo_index(h) <= cfg.rpo_index(s) {
                     for b in cycle_blocks(cfg, h, s) {
                         depth[b.index()] += 1;
@@ -39,13 +35,16 @@ impl Loops {
                 }
             }
         }
-        for (h, ls) in &latches {
-            headers.push(*h);
-            for b in natural_loop(cfg, *h, ls) {
+        let headers: Vec<Block> = (0..cfg.len())
+            .filter(|&h| !latches[h].is_empty())
+            .map(|h| Block(h as u32))
+            .collect();
+        let mut stamp = vec![u32::MAX; cfg.len()];
+        for &h in &headers {
+            for b in natural_loop(cfg, h, &latches[h.index()], &mut stamp) {
                 depth[b.index()] += 1;
             }
         }
-        headers.sort();
         Loops { depth, headers }
     }
 
@@ -64,23 +63,24 @@ impl Loops {
     }
 }
 
-/// Body of the natural loop of `header` with back edges from `latches`.
-fn natural_loop(cfg: &Graph, header: Block, latches: &[Block]) -> Vec<Block> {
-    let mut seen = vec![false; cfg.len()];
-    seen[header.index()] = true;
+/// Body of the natural loop of `header` with back edges from `latches`. `stamp` marks
+/// visited blocks with the header's index, so no per-loop clearing is needed.
+fn natural_loop(cfg: &Graph, header: Block, latches: &[Block], stamp: &mut [u32]) -> Vec<Block> {
+    let mark = header.0;
+    stamp[header.index()] = mark;
     let mut body = vec![header];
     let mut stack: Vec<Block> = Vec::new();
     for &l in latches {
-        if !seen[l.index()] {
-            seen[l.index()] = true;
+        if stamp[l.index()] != mark {
+            stamp[l.index()] = mark;
             stack.push(l);
         }
     }
     while let Some(b) = stack.pop() {
         body.push(b);
         for &p in cfg.preds(b) {
-            if !seen[p.index()] && cfg.is_reachable(p) {
-                seen[p.index()] = true;
+            if stamp[p.index()] != mark && cfg.is_reachable(p) {
+                stamp[p.index()] = mark;
                 stack.push(p);
             }
         }

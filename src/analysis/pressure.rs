@@ -29,8 +29,8 @@ impl Pressure {
         let mut demand = Vec::new();
         let mut walker = Walker::new(f, classes);
         for b in f.block_ids() {
-            offsets.push(demand.len() / classes);
-            demand.extend(walker.block(b, live));
+            offsets.push(demand.len() / classes.max(1));
+            walker.block(b, live, &mut demand);
         }
         let mut max_live = vec![0; classes];
         for point in demand.chunks(classes.max(1)) {
@@ -111,25 +111,27 @@ impl<'f> Walker<'f> {
         was
     }
 
-    /// Demands of block `b`, entry first, in forward order.
-    fn block(&mut self, b: Block, live: &Liveness) -> Vec<u32> {
+    /// Demands of block `b`, entry first, in forward order, appended to `out`.
+    fn block(&mut self, b: Block, live: &Liveness, out: &mut Vec<u32>) {
         let block = self.f.block(b);
         let classes = self.units.len();
+        let first = out.len();
         for &v in live.live_out(b) {
             self.add(v);
         }
-        let mut rows: Vec<Vec<u32>> = Vec::with_capacity(block.insts.len() + 2);
         for u in block.term.uses() {
             self.add(u.value);
         }
-        rows.push(self.units.clone());
+        out.extend_from_slice(&self.units);
+        let mut late = vec![0; classes];
+        let mut early = vec![0; classes];
         for inst in block.insts.iter().rev() {
             let Some(op) = inst.op() else {
-                rows.push(self.units.clone());
+                out.extend_from_slice(&self.units);
                 continue;
             };
-            let mut late = self.units.clone();
-            let mut early = vec![0; classes];
+            late.copy_from_slice(&self.units);
+            early.iter_mut().for_each(|e| *e = 0);
             for d in &op.defs {
                 let (c, n) = self.size(d.value);
                 if !self.remove(d.value) {
@@ -142,23 +144,30 @@ impl<'f> Walker<'f> {
             for u in op.uses() {
                 self.add(u.value);
             }
-            let row = (0..classes)
-                .map(|c| late[c].max(self.units[c] + early[c]))
-                .collect();
-            rows.push(row);
+            out.extend((0..classes).map(|c| late[c].max(self.units[c] + early[c])));
         }
-        let mut entry = self.units.clone();
+        late.copy_from_slice(&self.units);
         for phi in &block.phis {
             let (c, n) = self.size(phi.def.value);
             if !self.remove(phi.def.value) {
-                entry[c] += n;
+                late[c] += n;
             }
         }
-        rows.push(entry);
+        out.extend_from_slice(&late);
         for v in std::mem::take(&mut self.touched) {
             self.live[v.index()] = false;
         }
         self.units.iter_mut().for_each(|u| *u = 0);
-        rows.into_iter().rev().flatten().collect()
+        reverse_rows(&mut out[first..], classes);
+    }
+}
+
+/// Reverses the order of the `width`-wide rows of `rows` in place.
+fn reverse_rows(rows: &mut [u32], width: usize) {
+    let n = rows.len() / width.max(1);
+    for i in 0..n / 2 {
+        for c in 0..width {
+            rows.swap(i * width + c, (n - 1 - i) * width + c);
+        }
     }
 }

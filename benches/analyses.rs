@@ -1,0 +1,93 @@
+//! Parse and analyse generated programs of 10k, 100k and 1M instructions: a chain of
+//! segments, each a straight run, a uniform diamond and (every other segment) a loop back
+//! edge, with about ten per-lane values live at any point.
+
+use chromatic::analysis::Analysis;
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use std::fmt::Write;
+use std::hint::black_box;
+
+/// A program of about `insts` instructions in the text format.
+fn synthetic(insts: usize) -> String {
+    let mut s = String::from("target gfx9\n\nfunc @synthetic {\nentry:\n");
+    let mut window: Vec<String> = (0..10).map(|i| format!("w{i}")).collect();
+    for w in &window {
+        let _ = writeln!(s, "  %{w}:v1 = v_mov_b32 0");
+    }
+    let _ = writeln!(s, "  jump s0");
+    let segments = insts / 20;
+    for k in 0..segments {
+        let _ = writeln!(s, "s{k}:");
+        for i in 0..10 {
+            let name = format!("a{k}_{i}");
+            let (x, y) = (&window[window.len() - 1], &window[window.len() - 10]);
+            let _ = writeln!(s, "  %{name}:v1 = v_fma_f32 {}, {}", pct(x), pct(y));
+            window.push(name);
+        }
+        let last = window[window.len() - 1].clone();
+        let _ = writeln!(
+            s,
+            "  %c{k}:s1 = s_cmp {}\n  branch uniform %c{k}, t{k}, e{k}",
+            pct(&last)
+        );
+        for arm in ["t", "e"] {
+            let _ = writeln!(s, "{arm}{k}:");
+            let mut prev = last.clone();
+            for i in 0..4 {
+                let name = format!("{arm}{k}_{i}");
+                let _ = writeln!(
+                    s,
+                    "  %{name}:v1 = v_add_f32 {}, {}",
+                    pct(&prev),
+                    pct(&window[window.len() - 5])
+                );
+                prev = name;
+            }
+            let _ = writeln!(s, "  jump j{k}");
+        }
+        let _ = writeln!(
+            s,
+            "j{k}:\n  %m{k}:v1 = phi [t{k}: %t{k}_3], [e{k}: %e{k}_3]"
+        );
+        window.push(format!("m{k}"));
+        let next = if k + 1 == segments {
+            "exit".to_string()
+        } else {
+            format!("s{}", k + 1)
+        };
+        if k % 2 == 1 {
+            let _ = writeln!(s, "  branch uniform %c{k}, s{k}, {next}");
+        } else {
+            let _ = writeln!(s, "  jump {next}");
+        }
+        window.drain(..window.len() - 10);
+    }
+    let _ = writeln!(s, "exit:\n  ret {}\n}}", pct(&window[window.len() - 1]));
+    s
+}
+
+fn pct(name: &str) -> String {
+    format!("%{name}")
+}
+
+fn bench(c: &mut Criterion) {
+    let mut group = c.benchmark_group("parse+analyse");
+    group.sample_size(10);
+    for insts in [10_000, 100_000, 1_000_000] {
+        let text = synthetic(insts);
+        let program = chromatic::parse(&text).expect("synthetic program parses");
+        let f = &program.functions[0];
+        assert!(chromatic::analysis::ssa::validate(f, &program.target).is_ok());
+        group.throughput(Throughput::Elements(f.op_count() as u64));
+        group.bench_with_input(BenchmarkId::new("parse", insts), &text, |b, text| {
+            b.iter(|| chromatic::parse(black_box(text)).expect("parses"))
+        });
+        group.bench_with_input(BenchmarkId::new("analyse", insts), f, |b, f| {
+            b.iter(|| Analysis::new(black_box(f), &program.target))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
