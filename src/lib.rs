@@ -4,6 +4,7 @@
 //! ([`target`]), the `.chr` text format ([`parse`], [`print`]), the analyses, and the
 //! production allocator. `docs/ARCHITECTURE.md` is the map.
 
+pub mod alloc;
 pub mod analysis;
 mod lexer;
 pub mod parse;
