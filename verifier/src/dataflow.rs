@@ -11,6 +11,7 @@
 use crate::cfg::{Cfg, Edge};
 use crate::error::{ErrorKind, Point};
 use crate::sink::Sink;
+use crate::unit::{units, Unit};
 use chromatic::{Function, InstKind, Location, Op, Phi, Pos, Target, Value};
 use std::collections::{BTreeSet, HashMap};
 
@@ -46,25 +47,6 @@ impl Label {
             _ => Label::CONFLICT,
         }
     }
-}
-
-/// One unit of a location.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Unit {
-    Reg(u8, u16),
-    Slot(u32),
-    Lane(u8, u16, u16),
-}
-
-fn units(loc: Location) -> impl Iterator<Item = Unit> {
-    let n = loc.len();
-    (0..n).map(move |i| match loc {
-        Location::Reg { class, first, .. } => Unit::Reg(class.0, first.wrapping_add(i)),
-        Location::Slot { first, .. } => Unit::Slot(first.wrapping_add(u32::from(i))),
-        Location::Lane {
-            class, reg, first, ..
-        } => Unit::Lane(class.0, reg, first.wrapping_add(i)),
-    })
 }
 
 /// The dataflow problem of one allocated function.
@@ -106,14 +88,7 @@ impl<'a> Flow<'a> {
             for u in units(loc) {
                 if !flow.keys.contains_key(&u) {
                     flow.keys.insert(u, flow.linear.len());
-                    flow.linear.push(match u {
-                        Unit::Reg(c, _) => target
-                            .classes
-                            .get(usize::from(c))
-                            .is_some_and(|c| c.uniform),
-                        Unit::Lane(..) => true,
-                        Unit::Slot(_) => false,
-                    });
+                    flow.linear.push(u.is_uniform(target));
                 }
             }
         }

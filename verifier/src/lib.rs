@@ -47,8 +47,10 @@ pub mod check;
 mod constraints;
 mod dataflow;
 pub mod error;
+pub mod interp;
 mod sink;
 mod structure;
+mod unit;
 
 pub use check::{verify, verify_program};
 pub use error::{ErrorKind, Point, VerifyError};

@@ -104,3 +104,53 @@ entry:
     );
     assert_eq!(errors[1].operand.as_deref(), Some("use 1"));
 }
+
+const DIAMOND: &str = include_str!("../../corpus/divergent_uniform_live_through_else.chr");
+
+fn allocated_diamond(t0: &str) -> String {
+    format!(
+        "target gfx9
+func @divergent_uniform_live_through_else {{
+entry:
+  %desc:s4@s[0:3] = s_load_dwordx4 reads
+  %scale:s1@s4 = s_load_dword reads
+  %tid:v1@v0 = v_mbcnt_hi
+  %mask:s2@s[6:7] = v_cmp_lt_u32 %tid@v0, %scale@s4
+  branch divergent %mask@s[6:7], then, else
+then:
+  %t0:s2@{t0} = s_mov_b64 0
+  %t1:s1@s5 = s_add_u32 %scale@s4, 4
+  %a:v1@v1 = v_add_u32 %tid@v0, %t1@s5
+  s_nop %t0@{t0}
+  jump join
+else:
+  %b:v1@v1 = buffer_load_dword %desc@s[0:3], %tid@v0 reads
+  jump join
+join:
+  %r:v1@v1 = phi [then: %a], [else: %b]
+  %o:v1@v2 = v_mul_lo_u32 %r@v1, %scale@s4
+  global_store_dword %tid@v0, %o@v2 writes
+  ret
+}}
+"
+    )
+}
+
+#[test]
+fn divergent_diamond_uniform_live_through_else_correct() {
+    assert_eq!(check(DIAMOND, &allocated_diamond("s[8:9]")), vec![]);
+}
+
+#[test]
+fn then_side_clobber_of_uniform_live_into_else_rejected() {
+    let errors = check(DIAMOND, &allocated_diamond("s[0:1]"));
+    assert_one(
+        &errors,
+        ErrorKind::UndefinedValue,
+        "else",
+        Point::Inst(0),
+        "use 0",
+    );
+    assert_eq!(errors[0].expected.as_deref(), Some("%desc[0]"));
+    assert_eq!(errors[0].found.as_deref(), Some("conflict"));
+}
