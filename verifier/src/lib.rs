@@ -48,6 +48,7 @@ mod constraints;
 mod dataflow;
 pub mod error;
 pub mod interp;
+pub mod mutate;
 mod sink;
 mod structure;
 mod unit;
