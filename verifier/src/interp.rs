@@ -128,8 +128,8 @@ struct Machine<'a> {
     /// Per block: hash of its name, and the id of each instruction's op (artefacts: none).
     op_ids: Vec<Vec<Option<u64>>>,
     term_ids: Vec<u64>,
-    /// Value → (op id, def index) of its defining op (for remat).
-    defined_by: HashMap<usize, (u64, usize)>,
+    /// Value → (op id, def index, block, instruction) of its defining op (for remat).
+    defined_by: HashMap<usize, (u64, usize, usize, usize)>,
     events: Vec<Event>,
     halted: bool,
     block_runs: usize,
@@ -141,16 +141,16 @@ impl<'a> Machine<'a> {
         let mut op_ids = Vec::new();
         let mut term_ids = Vec::new();
         let mut defined_by = HashMap::new();
-        for b in &f.blocks {
+        for (bi, b) in f.blocks.iter().enumerate() {
             let base = name_hash(&b.name);
             let mut k = 0u64;
             let mut ids = Vec::new();
-            for inst in &b.insts {
+            for (ii, inst) in b.insts.iter().enumerate() {
                 ids.push(inst.op().map(|op| {
                     let id = mix(base, k);
                     k += 1;
                     for (d, def) in op.defs.iter().enumerate() {
-                        defined_by.insert(def.value.index(), (id, d));
+                        defined_by.insert(def.value.index(), (id, d, bi, ii));
                     }
                     id
                 }));
@@ -377,16 +377,20 @@ impl<'a> Machine<'a> {
             }
             InstKind::Swap(x, y) => self.moves(&[(*x, *y), (*y, *x)], mask),
             InstKind::Spill(m) | InstKind::Reload(m) => self.moves(&[(m.src, m.dst)], mask),
-            InstKind::Remat { dst, value } => {
-                let (id, d) = self
-                    .defined_by
-                    .get(&value.index())
-                    .copied()
-                    .unwrap_or((0, 0));
-                let empty = vec![Vec::new(); self.lanes()];
-                self.define(id, d, *value, Some(*dst), &empty, mask);
-            }
+            InstKind::Remat { dst, value } => self.remat(*dst, *value, mask),
         }
+    }
+
+    /// Recomputes `value` by its defining op (whose operands are immediates) into `dst`.
+    fn remat(&mut self, dst: Location, value: chromatic::Value, mask: u64) {
+        let Some(&(id, d, b, i)) = self.defined_by.get(&value.index()) else {
+            return;
+        };
+        let operands = self.f.blocks[b].insts[i]
+            .op()
+            .map_or(&[][..], |op| &op.operands);
+        let inputs = self.op_inputs(operands, mask);
+        self.define(id, d, value, Some(dst), &inputs, mask);
     }
 
     /// Per lane (all W lanes, inactive ones unused), the tokens of every operand part.

@@ -69,6 +69,8 @@ pub struct Mutant {
 pub struct MutationReport {
     /// Errors the checker found on the unmutated allocation (false alarms if non-zero).
     pub baseline_errors: usize,
+    /// Whether the unmutated allocation's traces equal the original's on every seed.
+    pub baseline_agrees: bool,
     pub mutants: Vec<Mutant>,
 }
 
@@ -92,7 +94,12 @@ impl MutationReport {
 
 impl fmt::Display for MutationReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "baseline errors: {}", self.baseline_errors)?;
+        let agrees = if self.baseline_agrees { "yes" } else { "NO" };
+        writeln!(
+            f,
+            "baseline errors: {}  baseline traces agree: {agrees}",
+            self.baseline_errors
+        )?;
         for kind in KINDS {
             let of: Vec<_> = self.mutants.iter().filter(|m| m.kind == kind).collect();
             if of.is_empty() {
@@ -153,16 +160,19 @@ pub fn mutate_check(
         .iter()
         .map(|&s| interp::run(original, target, &config(s)))
         .collect();
+    let changes = |f: &Function| {
+        seeds
+            .iter()
+            .zip(&traces)
+            .any(|(&s, t)| interp::run(f, target, &config(s)) != *t)
+    };
     let base_broken = constraint_broken(allocated, target);
     let mut mutants = Vec::new();
     for _ in 0..n {
         let Some((kind, mutant)) = mutate(allocated, target, &mut rng) else {
             break;
         };
-        let changed = seeds
-            .iter()
-            .zip(&traces)
-            .any(|(&s, t)| interp::run(&mutant, target, &config(s)) != *t);
+        let changed = changes(&mutant);
         let broken = !base_broken && constraint_broken(&mutant, target);
         mutants.push(Mutant {
             kind,
@@ -172,6 +182,7 @@ pub fn mutate_check(
     }
     MutationReport {
         baseline_errors: verify(original, allocated, target, None).len(),
+        baseline_agrees: !changes(allocated),
         mutants,
     }
 }

@@ -24,7 +24,7 @@ fn assert_one(errors: &[VerifyError], kind: ErrorKind, block: &str, point: Point
         (kind, block, point),
         "{e}"
     );
-    assert_eq!(e.operand.as_deref(), Some(operand), "{e}");
+    assert_eq!(e.operand.as_deref().unwrap_or(""), operand, "{e}");
 }
 
 const STRAIGHT: &str = "target generic s=8 v=8
@@ -107,43 +107,17 @@ entry:
 
 const DIAMOND: &str = include_str!("../../corpus/divergent_uniform_live_through_else.chr");
 
-fn allocated_diamond(t0: &str) -> String {
-    format!(
-        "target gfx9
-func @divergent_uniform_live_through_else {{
-entry:
-  %desc:s4@s[0:3] = s_load_dwordx4 reads
-  %scale:s1@s4 = s_load_dword reads
-  %tid:v1@v0 = v_mbcnt_hi
-  %mask:s2@s[6:7] = v_cmp_lt_u32 %tid@v0, %scale@s4
-  branch divergent %mask@s[6:7], then, else
-then:
-  %t0:s2@{t0} = s_mov_b64 0
-  %t1:s1@s5 = s_add_u32 %scale@s4, 4
-  %a:v1@v1 = v_add_u32 %tid@v0, %t1@s5
-  s_nop %t0@{t0}
-  jump join
-else:
-  %b:v1@v1 = buffer_load_dword %desc@s[0:3], %tid@v0 reads
-  jump join
-join:
-  %r:v1@v1 = phi [then: %a], [else: %b]
-  %o:v1@v2 = v_mul_lo_u32 %r@v1, %scale@s4
-  global_store_dword %tid@v0, %o@v2 writes
-  ret
-}}
-"
-    )
-}
-
 #[test]
 fn divergent_diamond_uniform_live_through_else_correct() {
-    assert_eq!(check(DIAMOND, &allocated_diamond("s[8:9]")), vec![]);
+    assert_eq!(
+        check(DIAMOND, &fixtures::diamond_allocated("s[8:9]")),
+        vec![]
+    );
 }
 
 #[test]
 fn then_side_clobber_of_uniform_live_into_else_rejected() {
-    let errors = check(DIAMOND, &allocated_diamond("s[0:1]"));
+    let errors = check(DIAMOND, &fixtures::diamond_allocated("s[0:1]"));
     assert_one(
         &errors,
         ErrorKind::UndefinedValue,
@@ -153,4 +127,124 @@ fn then_side_clobber_of_uniform_live_into_else_rejected() {
     );
     assert_eq!(errors[0].expected.as_deref(), Some("%desc[0]"));
     assert_eq!(errors[0].found.as_deref(), Some("conflict"));
+}
+
+mod fixtures;
+use fixtures::{rich_with, RICH, RICH_ALLOCATED};
+
+#[test]
+fn rich_allocation_correct() {
+    assert_eq!(check(RICH, RICH_ALLOCATED), vec![]);
+}
+
+/// One wrong allocation per error kind: (replace, by, kind, block, point, operand).
+#[test]
+fn each_error_kind_at_its_place() {
+    let cases: &[(&str, &str, ErrorKind, &str, Point, &str)] = &[
+        (
+            "%x@v[8:11], %y",
+            "%x@v[4:7], %y",
+            ErrorKind::UndefinedValue,
+            "join",
+            Point::Inst(1),
+            "use 0",
+        ),
+        (
+            "parallel_copy v0 <- v4 %e",
+            "parallel_copy v0 <- v2 %e",
+            ErrorKind::WrongValue,
+            "then",
+            Point::Edge(6),
+            "phi %y",
+        ),
+        (
+            "fixed(s[0:1])@s[0:1] = arg 0",
+            "fixed(s[0:1])@s[8:9] = arg 0",
+            ErrorKind::FixedViolated,
+            "entry",
+            Point::Inst(1),
+            "def 0",
+        ),
+        (
+            "%acc2:v1@v2 = mad",
+            "%acc2:v1@v5 = mad",
+            ErrorKind::TiedViolated,
+            "body",
+            Point::Inst(0),
+            "def 0",
+        ),
+        (
+            "%e:v1@v4 = mul",
+            "%e:v1@v2 = mul",
+            ErrorKind::EarlyClobberOverlap,
+            "then",
+            Point::Inst(0),
+            "def 0",
+        ),
+        (
+            "%m:s2@s[4:5] = v_cmp",
+            "%m:s2@s[5:6] = v_cmp",
+            ErrorKind::Misaligned,
+            "exit",
+            Point::Inst(0),
+            "def 0",
+        ),
+        (
+            "%lo:v1@v2, %hi:v1@v3",
+            "%lo:v1@v2, %hi:v1@v2",
+            ErrorKind::DefsOverlap,
+            "entry",
+            Point::Inst(5),
+            "def 1",
+        ),
+        (
+            "%c:s1@s3 = s_cmp",
+            "%c:v1@s3 = s_cmp",
+            ErrorKind::UnexpectedOp,
+            "loop",
+            Point::Inst(0),
+            "",
+        ),
+        (
+            "remat s2 <- %k",
+            "remat s2 <- %c",
+            ErrorKind::NotRematerialisable,
+            "body",
+            Point::Inst(1),
+            "remat",
+        ),
+        (
+            "reload v[8:11] <- m[0:3] %x",
+            "reload v[8:11] <- m[0:2] %x",
+            ErrorKind::LengthMismatch,
+            "join",
+            Point::Inst(0),
+            "move 0",
+        ),
+        (
+            "parallel_copy v0 <- v2 %acc",
+            "parallel_copy s6 <- v2 %acc",
+            ErrorKind::PerLaneInUniform,
+            "exit_join",
+            Point::Inst(0),
+            "move 0",
+        ),
+    ];
+    for (from, to, kind, block, point, operand) in cases {
+        let errors = check(RICH, &rich_with(from, to));
+        let hit = errors.iter().find(|e| e.kind == *kind);
+        let e = hit.unwrap_or_else(|| panic!("{kind:?} not in {errors:#?}"));
+        assert_eq!((e.block.as_str(), e.point), (*block, *point), "{e}");
+        assert_eq!(e.operand.as_deref().unwrap_or(""), *operand, "{e}");
+    }
+}
+
+#[test]
+fn swapped_op_order_is_its_own_rule() {
+    let a = rich_with(
+        "  %x:v4@v[4:7] = load.v4 %base@s[0:1], %tid@v1 reads\n  spill m[0:3] <- v[4:7] %x\n  %lo:v1@v2, %hi:v1@v3 = split %base@s[0:1]\n",
+        "  %lo:v1@v2, %hi:v1@v3 = split %base@s[0:1]\n  %x:v4@v[4:7] = load.v4 %base@s[0:1], %tid@v1 reads\n  spill m[0:3] <- v[4:7] %x\n",
+    );
+    let errors = check(RICH, &a);
+    assert_one(&errors, ErrorKind::OpOrder, "entry", Point::Inst(3), "");
 }

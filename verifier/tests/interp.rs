@@ -2,36 +2,9 @@
 
 use chromatic_verifier::interp::{run, Config};
 
-const DIAMOND: &str = include_str!("../../corpus/divergent_uniform_live_through_else.chr");
+mod fixtures;
 
-fn allocated_diamond(t0: &str) -> String {
-    format!(
-        "target gfx9
-func @divergent_uniform_live_through_else {{
-entry:
-  %desc:s4@s[0:3] = s_load_dwordx4 reads
-  %scale:s1@s4 = s_load_dword reads
-  %tid:v1@v0 = v_mbcnt_hi
-  %mask:s2@s[6:7] = v_cmp_lt_u32 %tid@v0, %scale@s4
-  branch divergent %mask@s[6:7], then, else
-then:
-  %t0:s2@{t0} = s_mov_b64 0
-  %t1:s1@s5 = s_add_u32 %scale@s4, 4
-  %a:v1@v1 = v_add_u32 %tid@v0, %t1@s5
-  s_nop %t0@{t0}
-  jump join
-else:
-  %b:v1@v1 = buffer_load_dword %desc@s[0:3], %tid@v0 reads
-  jump join
-join:
-  %r:v1@v1 = phi [then: %a], [else: %b]
-  %o:v1@v2 = v_mul_lo_u32 %r@v1, %scale@s4
-  global_store_dword %tid@v0, %o@v2 writes
-  ret
-}}
-"
-    )
-}
+const DIAMOND: &str = include_str!("../../corpus/divergent_uniform_live_through_else.chr");
 
 fn traces(
     allocated: &str,
@@ -55,7 +28,7 @@ fn traces(
 #[test]
 fn correct_divergent_allocation_agrees_on_every_seed() {
     for seed in 0..20 {
-        let (o, a) = traces(&allocated_diamond("s[8:9]"), seed);
+        let (o, a) = traces(&fixtures::diamond_allocated("s[8:9]"), seed);
         assert_eq!(o.first_divergence(&a), None, "seed {seed}");
         assert_eq!(o.digest(), a.digest());
         // entry: 4 ops + branch; then: 4 ops; else: 1 op; join: 2 ops + ret.
@@ -65,14 +38,20 @@ fn correct_divergent_allocation_agrees_on_every_seed() {
             "seed {seed}: {then_ran}"
         );
     }
-    assert_eq!(traces(&allocated_diamond("s[8:9]"), 0).0.events.len(), 13);
+    assert_eq!(
+        traces(&fixtures::diamond_allocated("s[8:9]"), 0)
+            .0
+            .events
+            .len(),
+        13
+    );
 }
 
 #[test]
 fn then_side_clobber_of_uniform_register_changes_behaviour() {
     let diverged = (0..20)
         .filter(|&seed| {
-            let (o, a) = traces(&allocated_diamond("s[0:1]"), seed);
+            let (o, a) = traces(&fixtures::diamond_allocated("s[0:1]"), seed);
             o.first_divergence(&a).is_some()
         })
         .count();

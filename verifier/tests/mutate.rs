@@ -1,7 +1,7 @@
 //! The mutation engine on hand-written correct allocations: no false alarm on the
 //! allocation itself, no non-equivalent mutant missed.
 
-use chromatic_verifier::mutate::mutate_check;
+use chromatic_verifier::mutate::{mutate_check, MutationKind};
 
 const SWAP3: &str = include_str!("../../corpus/swap_cycle3.chr");
 
@@ -39,6 +39,41 @@ fn report(original: &str, allocated: &str, n: usize, seed: u64) -> String {
 fn three_cycle_mutants_all_caught() {
     let text = report(SWAP3, SWAP3_ALLOCATED, 300, 7);
     println!("{text}");
-    assert!(text.starts_with("baseline errors: 0\n"), "{text}");
+    assert!(
+        text.starts_with("baseline errors: 0  baseline traces agree: yes\n"),
+        "{text}"
+    );
     assert!(text.ends_with("missed: 0"), "{text}");
+}
+
+mod fixtures;
+
+#[test]
+fn rich_allocation_mutants_all_caught() {
+    let text = report(fixtures::RICH, fixtures::RICH_ALLOCATED, 1000, 11);
+    println!("{text}");
+    assert!(
+        text.starts_with("baseline errors: 0  baseline traces agree: yes\n"),
+        "{text}"
+    );
+    assert!(text.ends_with("missed: 0"), "{text}");
+}
+
+#[test]
+fn divergent_diamond_mutants_all_caught() {
+    let original = include_str!("../../corpus/divergent_uniform_live_through_else.chr");
+    let o = chromatic::parse(original).unwrap();
+    let a = chromatic::parse(&fixtures::diamond_allocated("s[8:9]")).unwrap();
+    let r = mutate_check(&o.functions[0], &a.functions[0], &o.target, 500, 3);
+    let text = r.to_string();
+    println!("{text}");
+    assert_eq!(
+        (r.baseline_errors, r.baseline_agrees, r.missed()),
+        (0, true, 0),
+        "{text}"
+    );
+    assert!(r
+        .mutants
+        .iter()
+        .any(|m| m.kind == MutationKind::UniformClobberInArm && !m.equivalent));
 }
