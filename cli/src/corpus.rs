@@ -1,11 +1,15 @@
 //! `chromatic corpus DIR`: the main job — every `.chr` file under DIR through the pipeline
-//! (parse, validate, analyse), in parallel, with one summary line per function and totals.
-//! Output is sorted by file, so it is identical from run to run.
+//! (parse, validate, allocate, verify, compare interpreter traces), in parallel, with one
+//! line per function and totals. A program whose pressure exceeds its register file is
+//! reported as `over-budget` (it needs spilling) and counted apart; every other problem is
+//! a failure. Output is sorted by file, so it is identical from run to run (allocation
+//! times are left out for that reason).
 
 use crate::check::validate;
 use crate::diag::Source;
+use crate::pipeline::{run_pipeline, Verdict};
 use crate::Outcome;
-use chromatic::analysis::Analysis;
+use chromatic::alloc::{AllocOptions, FunctionStats};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -22,6 +26,8 @@ struct FileResult {
     errors: Vec<String>,
     functions: usize,
     instructions: usize,
+    over_budget: bool,
+    copies: u32,
 }
 
 pub fn run(args: &Args) -> anyhow::Result<Outcome> {
@@ -58,8 +64,10 @@ fn report(results: &[FileResult]) -> Outcome {
     }
     let functions: usize = results.iter().map(|r| r.functions).sum();
     let instructions: usize = results.iter().map(|r| r.instructions).sum();
+    let over: usize = results.iter().filter(|r| r.over_budget).count();
+    let copies: u32 = results.iter().map(|r| r.copies).sum();
     println!(
-        "files: {}  functions: {functions}  instructions: {instructions}  failed: {failed}",
+        "files: {}  functions: {functions}  instructions: {instructions}  copies: {copies}  over-budget: {over}  failed: {failed}",
         results.len()
     );
     if failed == 0 {
@@ -75,6 +83,8 @@ fn process(path: &Path) -> FileResult {
         errors: Vec::new(),
         functions: 0,
         instructions: 0,
+        over_budget: false,
+        copies: 0,
     };
     let source = match Source::read(&path.display().to_string()) {
         Ok(source) => source,
@@ -97,29 +107,44 @@ fn process(path: &Path) -> FileResult {
             .extend(errors.iter().map(|e| source.render(e.pos, &e.message)));
         return result;
     }
-    for f in &program.functions {
-        let analysis = Analysis::new(f, &program.target);
-        let max_live: Vec<String> = program
-            .target
-            .class_ids()
-            .map(|c| {
-                format!(
-                    "{}={}",
-                    program.target.class(c).name,
-                    analysis.pressure.max_live(c)
-                )
-            })
-            .collect();
-        result.functions += 1;
-        result.instructions += f.op_count();
-        result.lines.push(format!(
-            "{} @{}: max_live {}",
-            source.name,
-            f.name,
-            max_live.join(" ")
-        ));
+    match run_pipeline(&program, &AllocOptions::default()) {
+        Verdict::Verified { stats, .. } => {
+            for s in &stats {
+                result.functions += 1;
+                result.instructions += s.instructions;
+                result.copies += s.classes.iter().map(|c| c.copies + c.swaps).sum::<u32>();
+                result.lines.push(format!("{} {}", source.name, summary(s)));
+            }
+        }
+        Verdict::OverBudget(e) => {
+            result.over_budget = true;
+            result
+                .lines
+                .push(format!("{} over-budget: {e}", source.name));
+        }
+        Verdict::Failed(message) => result.errors.push(format!("{}: {message}\n", source.name)),
     }
     result
+}
+
+/// `@f: max_live s=3 v=5  regs s=3 v=5  copies 2  swaps 1  occupancy 10  verified`
+fn summary(s: &FunctionStats) -> String {
+    let per_class = |f: &dyn Fn(&chromatic::alloc::ClassStats) -> String| {
+        s.classes
+            .iter()
+            .map(|c| format!("{}={}", c.class, f(c)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let copies: u32 = s.classes.iter().map(|c| c.copies).sum();
+    let swaps: u32 = s.classes.iter().map(|c| c.swaps).sum();
+    let occupancy = s.occupancy.map_or(String::from("-"), |o| o.to_string());
+    format!(
+        "@{}: max_live {}  regs {}  copies {copies}  swaps {swaps}  occupancy {occupancy}  verified",
+        s.function,
+        per_class(&|c| c.max_live.to_string()),
+        per_class(&|c| c.regs_used.to_string()),
+    )
 }
 
 /// Every `.chr` file under `dir`, sorted.

@@ -384,10 +384,13 @@ impl Assigner<'_> {
 
     /// Makes `window` free by moving its occupants elsewhere (not into blocked units or
     /// the window). Fails if an occupant is pinned.
+    /// For a `late` def the window may end up holding operands that die at the instruction
+    /// (see `exchange_with_killed`).
     fn clear_window(
         &mut self,
         window: Location,
         view: &InstView,
+        late: bool,
         pinned: &dyn Fn(Value) -> bool,
     ) -> Result<(), AllocError> {
         let Location::Reg { class, first, len } = window else {
@@ -415,20 +418,141 @@ impl Assigner<'_> {
             return Err(self.error(view.pos, message));
         }
         for v in victims {
-            let to = self
-                .free_reg(v, &|c, u| !blocked.contains(&(c, u)))
-                .ok_or_else(|| {
-                    self.error(
-                        view.pos,
-                        format!("no register left to move {} out of the way", self.name(v)),
-                    )
-                })?;
+            let to = match self.free_reg(v, &|c, u| !blocked.contains(&(c, u))) {
+                Some(to) => to,
+                None if late => self.exchange_with_killed(v, window, view)?,
+                None => return Err(self.no_room(v, view.pos)),
+            };
             self.relocate(v, to);
             if let Location::Reg { class, first, len } = to {
                 blocked.extend((first..first + len).map(|u| (class, u)));
             }
         }
         Ok(())
+    }
+
+    fn no_room(&self, v: Value, pos: Pos) -> AllocError {
+        self.error(
+            pos,
+            format!("no register left to move {} out of the way", self.name(v)),
+        )
+    }
+
+    /// Every free unit is taken: find a register range outside `window` holding only
+    /// operands that die at this instruction, move those operands into the units `v`
+    /// leaves in the window (the late def overwrites them after they are read), and return
+    /// the range for `v`.
+    fn exchange_with_killed(
+        &mut self,
+        v: Value,
+        window: Location,
+        view: &InstView,
+    ) -> Result<Location, AllocError> {
+        let Location::Reg {
+            class,
+            first: w0,
+            len: wlen,
+        } = window
+        else {
+            return Err(self.no_room(v, view.pos));
+        };
+        let (size, align) = (self.f.value(v).size, self.align_of(v));
+        let limit = self.regs.limit(class);
+        for start in (0..limit.saturating_sub(size - 1)).step_by(usize::from(align)) {
+            let range = start..start + size;
+            if range.clone().any(|u| (w0..w0 + wlen).contains(&u)) {
+                continue;
+            }
+            let Some(occupants) = self.killed_occupants(class, &range, view) else {
+                continue;
+            };
+            if let Some(plan) = self.places_in_window(&occupants, v, window, &range, view) {
+                for (x, to) in plan {
+                    self.relocate(x, to);
+                }
+                return Ok(Location::Reg {
+                    class,
+                    first: start,
+                    len: size,
+                });
+            }
+        }
+        Err(self.no_room(v, view.pos))
+    }
+
+    /// The operands in `range`, if every unit there is free or read by an operand that
+    /// dies at this instruction (late defs are placed after those are released).
+    fn killed_occupants(
+        &self,
+        class: ClassId,
+        range: &std::ops::Range<u16>,
+        view: &InstView,
+    ) -> Option<Vec<Value>> {
+        let mut occupants = Vec::new();
+        for u in range.clone() {
+            if self.regs.occupant(class, u).is_some() {
+                return None;
+            }
+            let reader = view
+                .killed
+                .iter()
+                .copied()
+                .find(|&x| covers(self.loc[x.index()], class, u));
+            if let Some(x) = reader {
+                if self.pinned_uniform(x) {
+                    return None;
+                }
+                if !occupants.contains(&x) {
+                    occupants.push(x);
+                }
+            }
+        }
+        Some(occupants)
+    }
+
+    /// Places for `occupants` inside `window`: units free or held by `leaving`, read by no
+    /// other operand, outside `avoid`.
+    fn places_in_window(
+        &self,
+        occupants: &[Value],
+        leaving: Value,
+        window: Location,
+        avoid: &std::ops::Range<u16>,
+        view: &InstView,
+    ) -> Option<Vec<(Value, Location)>> {
+        let Location::Reg {
+            class,
+            first: w0,
+            len: wlen,
+        } = window
+        else {
+            return None;
+        };
+        let reads = self.use_units(view);
+        let left_by = |u: u16| covers(self.loc[leaving.index()], class, u);
+        let mut taken: Vec<u16> = Vec::new();
+        let mut plan = Vec::new();
+        for &x in occupants {
+            let (size, align) = (self.f.value(x).size, self.align_of(x));
+            let usable = |u: u16| {
+                let holder = self.regs.occupant(class, u);
+                let free = holder.is_none() && !reads.contains(&(class, u));
+                (free || left_by(u)) && !taken.contains(&u) && !avoid.contains(&u)
+            };
+            let start = (w0..w0 + wlen)
+                .step_by(usize::from(align))
+                .find(|&s| s + size <= w0 + wlen && (s..s + size).all(usable))?;
+            taken.extend(start..start + size);
+            plan.push((
+                x,
+                Location::Reg {
+                    class,
+                    first: start,
+                    len: size,
+                },
+            ));
+        }
+        Some(plan)
     }
 
     fn op(
@@ -536,7 +660,7 @@ impl Assigner<'_> {
             }
             self.check_in_budget(want, view.pos)?;
             let others: Vec<Value> = fixed.iter().map(|&(w, _)| w).filter(|&w| w != v).collect();
-            self.clear_window(want, view, &|w| others.contains(&w) || w == v)?;
+            self.clear_window(want, view, false, &|w| others.contains(&w) || w == v)?;
             self.relocate(v, want);
         }
         Ok(())
@@ -623,7 +747,7 @@ impl Assigner<'_> {
         let defs: Vec<Value> = op.defs.iter().map(|e| e.value).collect();
         if let Some(want) = d.fixed {
             self.check_in_budget(want, view.pos)?;
-            self.clear_window(want, view, &|w| defs.contains(&w))?;
+            self.clear_window(want, view, !d.early_clobber, &|w| defs.contains(&w))?;
             return Ok(want);
         }
         let uses_units = self.use_units(view);
@@ -640,7 +764,7 @@ impl Assigner<'_> {
         if let Some(l) = self.free_reg(d.value, &avoid) {
             return Ok(l);
         }
-        self.split_for(d.value, view, &avoid, &defs)
+        self.split_for(d.value, view, &avoid, &defs, !d.early_clobber)
     }
 
     fn use_units(&self, view: &InstView) -> Vec<(ClassId, u16)> {
@@ -660,6 +784,7 @@ impl Assigner<'_> {
         view: &mut InstView,
         avoid: &dyn Fn(ClassId, u16) -> bool,
         defs: &[Value],
+        late: bool,
     ) -> Result<Location, AllocError> {
         let data = self.f.value(v);
         let (class, size) = (data.class, data.size);
@@ -680,7 +805,7 @@ impl Assigner<'_> {
             first,
             len: size,
         };
-        self.clear_window(window, view, &|w| defs.contains(&w))?;
+        self.clear_window(window, view, late, &|w| defs.contains(&w))?;
         Ok(window)
     }
 
@@ -713,6 +838,11 @@ impl Assigner<'_> {
         }
         Ok(())
     }
+}
+
+/// Whether `loc` is a register range of `class` containing `unit`.
+fn covers(loc: Option<Location>, class: ClassId, unit: u16) -> bool {
+    matches!(loc, Some(Location::Reg { class: c, first, len }) if c == class && (first..first + len).contains(&unit))
 }
 
 /// The index among value operands of operand `operand`.

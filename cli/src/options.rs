@@ -1,0 +1,28 @@
+//! Options shared by several commands: the register budget (`--regs v=32,s=16`) and how to
+//! read a program, with positioned errors.
+
+use crate::diag::Source;
+use chromatic::Program;
+
+/// Parses `CLASS=K,CLASS=K`.
+pub fn parse_regs(text: &str) -> Result<Vec<(String, u16)>, String> {
+    text.split(',')
+        .filter(|s| !s.is_empty())
+        .map(|item| {
+            let (class, k) = item
+                .split_once('=')
+                .ok_or_else(|| format!("`{item}`: expected CLASS=K"))?;
+            let k: u16 = k
+                .parse()
+                .map_err(|_| format!("`{item}`: K must be a number of registers"))?;
+            Ok((class.to_string(), k))
+        })
+        .collect()
+}
+
+/// Reads and parses `path`; a parse error is rendered against the source.
+pub fn read_program(path: &str) -> anyhow::Result<(Source, Result<Program, String>)> {
+    let source = Source::read(path)?;
+    let program = chromatic::parse(&source.text).map_err(|e| source.render(e.pos, &e.message));
+    Ok((source, program))
+}
