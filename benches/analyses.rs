@@ -1,6 +1,7 @@
 //! Parse and analyse generated programs of 10k, 100k and 1M instructions: a chain of
-//! segments, each a straight run, a uniform diamond and (every other segment) a loop back
-//! edge, with about ten per-lane values live at any point.
+//! segments, each a straight run and a diamond (every third one divergent), with loops two
+//! deep (every fourth segment closes a loop around an inner one-segment loop), and about
+//! ten per-lane values live at any point.
 
 use chromatic::analysis::Analysis;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -25,9 +26,10 @@ fn synthetic(insts: usize) -> String {
             window.push(name);
         }
         let last = window[window.len() - 1].clone();
+        let kind = if k % 3 == 2 { "divergent" } else { "uniform" };
         let _ = writeln!(
             s,
-            "  %c{k}:s1 = s_cmp {}\n  branch uniform %c{k}, t{k}, e{k}",
+            "  %c{k}:s1 = s_cmp {}\n  branch {kind} %c{k}, t{k}, e{k}",
             pct(&last)
         );
         for arm in ["t", "e"] {
@@ -55,8 +57,10 @@ fn synthetic(insts: usize) -> String {
         } else {
             format!("s{}", k + 1)
         };
-        if k % 2 == 1 {
+        if k % 4 == 1 {
             let _ = writeln!(s, "  branch uniform %c{k}, s{k}, {next}");
+        } else if k % 4 == 3 {
+            let _ = writeln!(s, "  branch uniform %c{k}, s{}, {next}", k - 2);
         } else {
             let _ = writeln!(s, "  jump {next}");
         }

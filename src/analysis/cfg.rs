@@ -7,6 +7,7 @@
 //! duplicates; predecessor lists are in increasing block order.
 
 use crate::program::{Block, BlockData, Function, Terminator};
+use std::collections::HashSet;
 
 /// A directed graph over nodes `0..n` with a distinguished entry.
 #[derive(Clone, Debug, PartialEq)]
@@ -134,14 +135,39 @@ fn reverse_post_order(succs: &[Vec<Block>], entry: Block) -> Vec<Block> {
 /// `to` that came from `from` now come from the new block. Returns the new block, which is
 /// appended and named `from.to` (with a numeric suffix if that name is taken).
 pub fn split_edge(f: &mut Function, from: Block, to: Block) -> Block {
+    let mut names = block_names(f);
+    split_named(f, from, to, &mut names)
+}
+
+/// Splits each of `edges` as [`split_edge`] does, returning the new blocks in order.
+pub fn split_edges(f: &mut Function, edges: &[(Block, Block)]) -> Vec<Block> {
+    let mut names = block_names(f);
+    edges
+        .iter()
+        .map(|&(from, to)| split_named(f, from, to, &mut names))
+        .collect()
+}
+
+/// Splits every critical edge of `f`, returning the new blocks in edge order.
+pub fn split_critical_edges(f: &mut Function) -> Vec<Block> {
+    let edges = Graph::of_function(f).critical_edges();
+    split_edges(f, &edges)
+}
+
+fn block_names(f: &Function) -> HashSet<String> {
+    f.blocks.iter().map(|b| b.name.clone()).collect()
+}
+
+fn split_named(f: &mut Function, from: Block, to: Block, names: &mut HashSet<String>) -> Block {
     let new = Block(f.blocks.len() as u32);
     let base = format!("{}.{}", f.block(from).name, f.block(to).name);
     let mut name = base.clone();
     let mut n = 1;
-    while f.blocks.iter().any(|b| b.name == name) {
+    while names.contains(&name) {
         name = format!("{base}.{n}");
         n += 1;
     }
+    names.insert(name.clone());
     let pos = f.block(from).term.pos();
     redirect(&mut f.blocks[from.index()].term, to, new);
     for phi in &mut f.blocks[to.index()].phis {
@@ -236,6 +262,32 @@ d:
         let g = Graph::of_function(&p.functions[0]);
         assert!(!g.critical_edges().contains(&(Block(1), Block(3))));
         assert!(parse(&text).is_ok());
+    }
+
+    #[test]
+    fn splitting_all_critical_edges_keeps_phis_valid() {
+        let mut p = parse(DIAMOND_WITH_CRITICAL_EDGE).unwrap();
+        let f = &mut p.functions[0];
+        let new = split_critical_edges(f);
+        assert_eq!(new, [Block(4), Block(5), Block(6)]);
+        let names: Vec<&str> = new.iter().map(|&b| &*f.block(b).name).collect();
+        assert_eq!(names, ["a.c", "b.c", "b.d"]);
+        let text = crate::print(&p);
+        assert!(text.contains("%p:v1 = phi [a.c: %x], [b.c: %y]"), "{text}");
+        assert!(text.contains("%q:v1 = phi [b.d: %y], [c: %p]"), "{text}");
+        let f = &p.functions[0];
+        assert!(Graph::of_function(f).critical_edges().is_empty());
+        assert_eq!(crate::analysis::ssa::validate(f, &p.target), Ok(()));
+    }
+
+    #[test]
+    fn split_names_stay_unique() {
+        let src = "target gfx9\nfunc @f {\na:\n  %x:v1 = foo\n  branch uniform %x, b, a.b\nb:\n  ret\na.b:\n  jump b\n}\n";
+        let mut p = parse(src).unwrap();
+        let f = &mut p.functions[0];
+        let new = split_edges(f, &[(Block(0), Block(1)), (Block(0), Block(2))]);
+        let names: Vec<&str> = new.iter().map(|&b| &*f.block(b).name).collect();
+        assert_eq!(names, ["a.b.1", "a.a.b"]);
     }
 
     #[test]

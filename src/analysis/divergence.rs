@@ -8,6 +8,12 @@
 //! of the then-region (blocks reachable from T without passing J or E) that has a
 //! successor outside the region. The rule is stated in `docs/FORMAT.md`; the verifier
 //! implements it independently.
+//!
+//! Two readings of that rule are made explicit here: a `ret` block of the then-region
+//! counts as having a successor outside it (the virtual exit: lanes that return stop, the
+//! wave goes on to E, so uniform values live into E must survive it; when B's only
+//! post-dominator is the virtual exit the region runs to the returns), and divergent
+//! branches in unreachable blocks are ignored (they never run).
 
 use super::cfg::Graph;
 use super::dom::PostDomTree;
@@ -28,7 +34,7 @@ impl Divergence {
             .collect();
         let mut joins = Vec::new();
         let mut stamp = vec![u32::MAX; cfg.len()];
-        for b in f.block_ids() {
+        for &b in cfg.rpo() {
             let Terminator::Branch {
                 kind: BranchKind::Divergent,
                 then_block,
@@ -63,7 +69,7 @@ impl Divergence {
 }
 
 /// Blocks reachable from `then_block` without passing `else_block` or `join` that have a
-/// successor outside that region. `stamp` marks region blocks with the branch block's
+/// successor outside that region or end in `ret`. `stamp` marks region blocks with the branch block's
 /// index, so no per-branch clearing is needed.
 fn then_region_exits(
     cfg: &Graph,
@@ -86,7 +92,10 @@ fn then_region_exits(
         }
     }
     region.sort();
-    region.retain(|b| cfg.succs(*b).iter().any(|s| stamp[s.index()] != mark));
+    region.retain(|b| {
+        let succs = cfg.succs(*b);
+        succs.is_empty() || succs.iter().any(|s| stamp[s.index()] != mark)
+    });
     region
 }
 
@@ -112,6 +121,37 @@ mod tests {
         assert_eq!(d.linear.succs(Block(1)), [Block(2)]);
         assert_eq!(d.linear.preds(Block(3)), [Block(0), Block(2)]);
         assert_eq!(d.joins, [Block(4)]);
+    }
+
+    #[test]
+    fn early_return_in_then_side_links_every_return_to_else() {
+        let src = "target gfx9\nfunc @f {\na:\n  %p:s2 = cmp\n  branch divergent %p, t, e\nt:\n  branch uniform %p, r, j\nr:\n  ret\ne:\n  jump j\nj:\n  ret\n}\n";
+        let (cfg, d) = linear_of(src);
+        // `r` returns, so `a` has no post-dominator but the virtual exit: the then-region
+        // is {t, r, j}, and both of its returns fall into `e`.
+        assert_eq!(d.linear.succs(Block(1)), cfg.succs(Block(1)));
+        assert_eq!(d.linear.succs(Block(2)), [Block(3)]);
+        assert_eq!(d.linear.succs(Block(4)), [Block(3)]);
+        assert_eq!(d.linear.preds(Block(3)), [Block(0), Block(2), Block(4)]);
+        assert!(d.joins.is_empty());
+    }
+
+    #[test]
+    fn both_sides_returning_have_no_join_but_still_link() {
+        let src = "target gfx9\nfunc @f {\na:\n  %p:s2 = cmp\n  branch divergent %p, t, e\nt:\n  ret\ne:\n  ret\n}\n";
+        let (_, d) = linear_of(src);
+        assert_eq!(d.linear.succs(Block(1)), [Block(2)]);
+        assert!(d.joins.is_empty());
+    }
+
+    #[test]
+    fn unreachable_divergent_branch_adds_nothing() {
+        let src = "target gfx9\nfunc @f {\na:\n  %p:s2 = cmp\n  branch uniform %p, t, e\nt:\n  jump j\ne:\n  jump j\nj:\n  ret\nz:\n  branch divergent %p, t, e\n}\n";
+        let (cfg, d) = linear_of(src);
+        for b in 0..5 {
+            assert_eq!(cfg.succs(Block(b)), d.linear.succs(Block(b)), "block {b}");
+        }
+        assert!(d.joins.is_empty());
     }
 
     #[test]

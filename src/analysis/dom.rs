@@ -31,7 +31,7 @@ impl DomTree {
         let n = g.len();
         let mut idom = vec![NONE; n];
         let Some(&root) = g.rpo().first() else {
-            return DomTree::from_idoms(idom, Block(0));
+            return DomTree::from_idoms(idom, Block(0), &[]);
         };
         idom[root.index()] = root.0;
         let mut changed = true;
@@ -55,18 +55,20 @@ impl DomTree {
                 }
             }
         }
-        DomTree::from_idoms(idom, root)
+        DomTree::from_idoms(idom, root, g.rpo())
     }
 
-    fn from_idoms(mut idom: Vec<u32>, root: Block) -> DomTree {
+    /// The tree from immediate dominators; children listed in the order of `rpo`.
+    fn from_idoms(mut idom: Vec<u32>, root: Block, rpo: &[Block]) -> DomTree {
         let n = idom.len();
         let mut children = vec![Vec::new(); n];
         if n > 0 {
             idom[root.index()] = NONE;
         }
-        for (b, &d) in idom.iter().enumerate() {
+        for &b in rpo {
+            let d = idom[b.index()];
             if d != NONE {
-                children[d as usize].push(Block(b as u32));
+                children[d as usize].push(b);
             }
         }
         let mut tree = DomTree {
@@ -120,8 +122,8 @@ impl DomTree {
         ea != NONE && eb != NONE && ea <= eb && self.exit[b.index()] <= self.exit[a.index()]
     }
 
-    /// Reachable nodes, dominators before the nodes they dominate; children in the order
-    /// of their node index.
+    /// Reachable nodes, dominators before the nodes they dominate; siblings in reverse
+    /// post-order of the graph.
     pub fn preorder(&self) -> &[Block] {
         &self.preorder
     }
@@ -210,7 +212,10 @@ mod tests {
         assert!(t.dominates(Block(1), Block(5)));
         assert!(!t.dominates(Block(2), Block(4)));
         assert!(t.dominates(Block(3), Block(3)));
-        assert_eq!(t.preorder()[..2], [Block(0), Block(1)]);
+        // RPO is 0 1 3 2 4 5 (the DFS reaches 4 through 2 first), so siblings follow it.
+        assert_eq!(g.rpo(), [0, 1, 3, 2, 4, 5].map(Block));
+        assert_eq!(t.children(Block(1)), [3, 2, 4].map(Block));
+        assert_eq!(t.preorder(), [0, 1, 3, 2, 4, 5].map(Block));
     }
 
     #[test]

@@ -12,11 +12,13 @@
 //! is live through the whole then-side.
 //!
 //! Kill points come from one backward walk per block: a use whose value is not live below
-//! it is its last use there. A value used twice by one instruction is killed once.
+//! it is its last use there. A value used twice by one instruction is killed once. The
+//! same walk ([`Liveness::walk_backward`] over a [`LiveSet`]) gives the live set before and
+//! after every instruction, for pressure and the allocator.
 
 use super::cfg::Graph;
-use crate::program::{Block, Function, Value};
-use crate::target::Target;
+use crate::program::{Block, BlockData, Function, Use, Value};
+use crate::target::{ClassId, Target};
 
 /// Where in a block: `0..insts.len()` are instructions, `insts.len()` is the terminator.
 pub type Point = u32;
@@ -72,14 +74,16 @@ impl Liveness {
                 }
             }
         }
-        let (kills, dead) = kill_points(f, &live_out);
-        Liveness {
+        let dead = f.value_ids().map(|v| uses.of(v).is_empty()).collect();
+        let mut liveness = Liveness {
             live_in,
             live_out,
-            kills,
+            kills: Vec::new(),
             dead,
             def_block,
-        }
+        };
+        liveness.kills = kill_points(f, target, &liveness);
+        liveness
     }
 
     /// Values live on entry to `b` (phi definitions of `b` excluded), sorted.
@@ -92,7 +96,7 @@ impl Liveness {
         &self.live_out[b.index()]
     }
 
-    /// Values whose last use in `b` is at `point`.
+    /// Values whose last use in `b` is at `point`, in operand order.
     pub fn kills_at(&self, b: Block, point: Point) -> impl Iterator<Item = Value> + '_ {
         let kills = &self.kills[b.index()];
         let start = kills.partition_point(|&(p, _)| p < point);
@@ -180,46 +184,230 @@ fn visit_uses(f: &Function, mut visit: impl FnMut(Value, (Block, bool))) {
     }
 }
 
-/// One backward walk per block: last uses, and values never used.
-fn kill_points(f: &Function, live_out: &[Vec<Value>]) -> (Vec<Vec<(Point, Value)>>, Vec<bool>) {
-    let mut live = vec![false; f.values.len()];
-    let mut dead = vec![true; f.values.len()];
+/// A position of the backward walk of a block ([`Liveness::walk_backward`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum At {
+    /// Just after the instruction or terminator at this point (its defs removed next).
+    After(Point),
+    /// Just before it: its uses are live.
+    Before(Point),
+    /// Block entry, after the phis: the set is the live-in set.
+    Entry,
+}
+
+/// A set of live values with their units per register class: O(1) insert, remove and
+/// membership (a sparse set: `slot[v]` is `v`'s index in `members`), iteration in the
+/// order of insertion up to removals.
+#[derive(Clone, Debug)]
+pub struct LiveSet<'f> {
+    f: &'f Function,
+    members: Vec<Value>,
+    slot: Vec<u32>,
+    units: Vec<u32>,
+}
+
+const ABSENT: u32 = u32::MAX;
+
+impl<'f> LiveSet<'f> {
+    /// An empty set for values of `f` in the register classes of `target`.
+    pub fn new(f: &'f Function, target: &Target) -> LiveSet<'f> {
+        LiveSet {
+            f,
+            members: Vec::new(),
+            slot: vec![ABSENT; f.values.len()],
+            units: vec![0; target.classes.len()],
+        }
+    }
+
+    pub fn contains(&self, v: Value) -> bool {
+        self.slot[v.index()] != ABSENT
+    }
+
+    /// The members, in no particular order.
+    pub fn values(&self) -> &[Value] {
+        &self.members
+    }
+
+    /// Units of `class` taken by the members.
+    pub fn units(&self, class: ClassId) -> u32 {
+        self.units.get(class.index()).copied().unwrap_or(0)
+    }
+
+    /// Units per class, indexed by class.
+    pub fn all_units(&self) -> &[u32] {
+        &self.units
+    }
+
+    /// Adds `v`; false when it was already there.
+    pub fn insert(&mut self, v: Value) -> bool {
+        if self.contains(v) {
+            return false;
+        }
+        self.slot[v.index()] = self.members.len() as u32;
+        self.members.push(v);
+        self.count(v, |units, n| *units += n);
+        true
+    }
+
+    /// Removes `v`; false when it was not there.
+    pub fn remove(&mut self, v: Value) -> bool {
+        let slot = self.slot[v.index()];
+        if slot == ABSENT {
+            return false;
+        }
+        self.slot[v.index()] = ABSENT;
+        self.members.swap_remove(slot as usize);
+        if let Some(&moved) = self.members.get(slot as usize) {
+            self.slot[moved.index()] = slot;
+        }
+        self.count(v, |units, n| *units -= n);
+        true
+    }
+
+    pub fn clear(&mut self) {
+        for v in self.members.drain(..) {
+            self.slot[v.index()] = ABSENT;
+        }
+        self.units.iter_mut().for_each(|u| *u = 0);
+    }
+
+    fn count(&mut self, v: Value, apply: impl FnOnce(&mut u32, u32)) {
+        let data = self.f.value(v);
+        if let Some(units) = self.units.get_mut(data.class.index()) {
+            apply(units, u32::from(data.size));
+        }
+    }
+}
+
+impl Liveness {
+    /// Walks `b` backward from its live-out set, calling `visit` with the live set at every
+    /// position: `After(term)`, `Before(term)`, then `After(i)`, `Before(i)` for each
+    /// instruction from last to first, then `Entry`. Definitions leave the set between
+    /// `After` and `Before` (a dead def is never in it), uses join it. Instructions added by
+    /// allocation (copies, spills…) define and use nothing here.
+    pub fn walk_backward(
+        &self,
+        f: &Function,
+        b: Block,
+        live: &mut LiveSet<'_>,
+        mut visit: impl FnMut(At, &LiveSet<'_>),
+    ) {
+        let block = f.block(b);
+        live.clear();
+        for &v in self.live_out(b) {
+            live.insert(v);
+        }
+        let term = block.insts.len() as Point;
+        visit(At::After(term), live);
+        for u in block.term.uses() {
+            live.insert(u.value);
+        }
+        visit(At::Before(term), live);
+        for (i, inst) in block.insts.iter().enumerate().rev() {
+            visit(At::After(i as Point), live);
+            if let Some(op) = inst.op() {
+                op.defs.iter().for_each(|d| _ = live.remove(d.value));
+                op.uses().for_each(|u| _ = live.insert(u.value));
+            }
+            visit(At::Before(i as Point), live);
+        }
+        for phi in &block.phis {
+            live.remove(phi.def.value);
+        }
+        visit(At::Entry, live);
+    }
+}
+
+/// Last uses per block from one backward walk each: a use whose value is not live just
+/// after its instruction is its last use; a value used twice there is killed once.
+fn kill_points(f: &Function, target: &Target, liveness: &Liveness) -> Vec<Vec<(Point, Value)>> {
+    let mut live = LiveSet::new(f, target);
     let mut kills = Vec::with_capacity(f.blocks.len());
     for b in f.block_ids() {
         let block = f.block(b);
-        let mut touched: Vec<Value> = live_out[b.index()].clone();
-        for v in &touched {
-            live[v.index()] = true;
-            dead[v.index()] = false;
-        }
         let mut block_kills = Vec::new();
-        let mut use_at =
-            |point: Point, v: Value, live: &mut Vec<bool>, touched: &mut Vec<Value>| {
-                dead[v.index()] = false;
-                if !live[v.index()] {
-                    live[v.index()] = true;
-                    touched.push(v);
-                    block_kills.push((point, v));
+        liveness.walk_backward(f, b, &mut live, |at, live| {
+            let At::After(point) = at else { return };
+            let first = block_kills.len();
+            for u in uses_at(block, point) {
+                if !live.contains(u.value) && !block_kills[first..].contains(&(point, u.value)) {
+                    block_kills.push((point, u.value));
                 }
-            };
-        let term_point = block.insts.len() as Point;
-        for u in block.term.uses() {
-            use_at(term_point, u.value, &mut live, &mut touched);
-        }
-        for (i, inst) in block.insts.iter().enumerate().rev() {
-            let Some(op) = inst.op() else { continue };
-            for d in &op.defs {
-                live[d.value.index()] = false;
             }
-            for u in op.uses() {
-                use_at(i as Point, u.value, &mut live, &mut touched);
-            }
-        }
-        for v in touched {
-            live[v.index()] = false;
-        }
+            block_kills[first..].reverse();
+        });
         block_kills.reverse();
         kills.push(block_kills);
     }
-    (kills, dead)
+    kills
+}
+
+/// The value operands read at `point` of `block` (none for allocation's instructions).
+pub fn uses_at(block: &BlockData, point: Point) -> impl Iterator<Item = &Use> + '_ {
+    let (op, term) = match block.insts.get(point as usize) {
+        Some(inst) => (inst.op(), None),
+        None => (None, Some(block.term.uses())),
+    };
+    op.into_iter()
+        .flat_map(|op| op.uses())
+        .chain(term.into_iter().flatten())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::cfg::Graph;
+
+    const STRAIGHT: &str = "target gfx9\nfunc @f {\nb:\n  %a:v1 = x\n  %b:v2 = y %a\n  %c:v1 = z %a, %b, %a\n  ret %c\n}\n";
+
+    #[test]
+    fn backward_walk_reports_every_position() {
+        let p = crate::parse(STRAIGHT).unwrap();
+        let f = &p.functions[0];
+        let cfg = Graph::of_function(f);
+        let liveness = Liveness::new(f, &p.target, &cfg, &cfg);
+        let v = p.target.class_by_name("v").unwrap();
+        let mut live = LiveSet::new(f, &p.target);
+        let mut seen = Vec::new();
+        liveness.walk_backward(f, Block(0), &mut live, |at, live| {
+            let mut names: Vec<&str> = live.values().iter().map(|&x| &*f.value(x).name).collect();
+            names.sort();
+            seen.push((at, names.join(" "), live.units(v)));
+        });
+        let expected = [
+            (At::After(3), "", 0),
+            (At::Before(3), "c", 1),
+            (At::After(2), "c", 1),
+            (At::Before(2), "a b", 3),
+            (At::After(1), "a b", 3),
+            (At::Before(1), "a", 1),
+            (At::After(0), "a", 1),
+            (At::Before(0), "", 0),
+            (At::Entry, "", 0),
+        ];
+        let expected: Vec<_> = expected.map(|(at, s, u)| (at, s.to_string(), u)).into();
+        assert_eq!(seen, expected);
+        let kills = |point| liveness.kills_at(Block(0), point).collect::<Vec<_>>();
+        assert_eq!(kills(2), [Value(0), Value(1)], "%a used twice, killed once");
+        assert_eq!(kills(1), []);
+        assert_eq!(kills(3), [Value(2)]);
+    }
+
+    #[test]
+    fn live_set_insert_remove_keep_units() {
+        let p = crate::parse(STRAIGHT).unwrap();
+        let f = &p.functions[0];
+        let v = p.target.class_by_name("v").unwrap();
+        let mut live = LiveSet::new(f, &p.target);
+        assert!(live.insert(Value(0)) && live.insert(Value(1)) && live.insert(Value(2)));
+        assert!(!live.insert(Value(1)));
+        assert_eq!(live.units(v), 4);
+        assert!(live.remove(Value(0)));
+        assert!(!live.remove(Value(0)));
+        assert!(!live.contains(Value(0)) && live.contains(Value(1)) && live.contains(Value(2)));
+        assert_eq!(live.values(), [Value(2), Value(1)]);
+        assert_eq!(live.units(v), 3);
+        live.clear();
+        assert_eq!((live.values().len(), live.units(v)), (0, 0));
+    }
 }

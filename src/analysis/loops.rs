@@ -4,8 +4,9 @@
 //! its source; the loop body is `h` plus every block that reaches `s` backwards without
 //! passing `h`. Loops with the same header merge. Irreducible cycles (a retreating edge
 //! `s → h` in reverse post-order whose target does not dominate its source) have no single
-//! header; their blocks (those reachable from `h` that also reach `s`) are counted one
-//! level deeper, so that they weigh like a loop.
+//! header; their blocks (those reachable from `h` that also reach `s`, without leaving
+//! the region dominated by `idom(h)`) are counted one level deeper, so that they weigh like
+//! a loop. Retreating edges into the same `h` make one cycle.
 //!
 //! Frequencies: a block's `freq=` annotation when present, else 10^depth — the rule of
 //! Mesa/Intel (`shared/NOTES.md` §1: "×10 per loop level").
@@ -24,24 +25,32 @@ impl Loops {
     pub fn new(cfg: &Graph, dom: &DomTree) -> Loops {
         let mut depth = vec![0u32; cfg.len()];
         let mut latches: Vec<Vec<Block>> = vec![Vec::new(); cfg.len()];
+        let mut retreating: Vec<Vec<Block>> = vec![Vec::new(); cfg.len()];
         for &s in cfg.rpo() {
             for &h in cfg.succs(s) {
                 if dom.dominates(h, s) {
                     latches[h.index()].push(s);
                 } else if cfg.rpo_index(h) <= cfg.rpo_index(s) {
-                    for b in cycle_blocks(cfg, h, s) {
-                        depth[b.index()] += 1;
-                    }
+                    retreating[h.index()].push(s);
                 }
+            }
+        }
+        let mut stamps = Stamps::new(cfg.len());
+        for h in cfg
+            .rpo()
+            .iter()
+            .filter(|h| !retreating[h.index()].is_empty())
+        {
+            for b in cycle_blocks(cfg, dom, *h, &retreating[h.index()], &mut stamps) {
+                depth[b.index()] += 1;
             }
         }
         let headers: Vec<Block> = (0..cfg.len())
             .filter(|&h| !latches[h].is_empty())
             .map(|h| Block(h as u32))
             .collect();
-        let mut stamp = vec![u32::MAX; cfg.len()];
         for &h in &headers {
-            for b in natural_loop(cfg, h, &latches[h.index()], &mut stamp) {
+            for b in natural_loop(cfg, h, &latches[h.index()], &mut stamps.natural) {
                 depth[b.index()] += 1;
             }
         }
@@ -63,49 +72,82 @@ impl Loops {
     }
 }
 
-/// Body of the natural loop of `header` with back edges from `latches`. `stamp` marks
-/// visited blocks with the header's index, so no per-loop clearing is needed.
+/// Body of the natural loop of `header` with back edges from `latches`: the header and
+/// every block that reaches a latch backwards without passing the header.
 fn natural_loop(cfg: &Graph, header: Block, latches: &[Block], stamp: &mut [u32]) -> Vec<Block> {
-    let mark = header.0;
-    stamp[header.index()] = mark;
-    let mut body = vec![header];
-    let mut stack: Vec<Block> = Vec::new();
-    for &l in latches {
-        if stamp[l.index()] != mark {
-            stamp[l.index()] = mark;
-            stack.push(l);
-        }
-    }
-    while let Some(b) = stack.pop() {
-        body.push(b);
-        for &p in cfg.preds(b) {
-            if stamp[p.index()] != mark && cfg.is_reachable(p) {
-                stamp[p.index()] = mark;
-                stack.push(p);
-            }
-        }
-    }
+    stamp[header.index()] = header.0;
+    let mut body = walk(
+        header,
+        latches,
+        |b| cfg.preds(b),
+        |b| cfg.is_reachable(b),
+        stamp,
+    );
+    body.push(header);
     body
 }
 
-/// Blocks reachable from `h` that also reach `s`: the cycle closed by `s → h`.
-fn cycle_blocks(cfg: &Graph, h: Block, s: Block) -> Vec<Block> {
-    let forward = reach(cfg.len(), h, |b| cfg.succs(b));
-    let backward = reach(cfg.len(), s, |b| cfg.preds(b));
-    (0..cfg.len())
-        .filter(|&i| forward[i] && backward[i])
-        .map(|i| Block(i as u32))
-        .collect()
+/// Per-block marks for the walks, set to the walk's header index so that no clearing is
+/// needed between walks: forward and backward for irreducible cycles, and natural loops.
+struct Stamps {
+    forward: Vec<u32>,
+    back: Vec<u32>,
+    natural: Vec<u32>,
 }
 
-fn reach<'g>(n: usize, from: Block, next: impl Fn(Block) -> &'g [Block]) -> Vec<bool> {
-    let mut seen = vec![false; n];
-    seen[from.index()] = true;
-    let mut stack = vec![from];
+impl Stamps {
+    fn new(n: usize) -> Stamps {
+        Stamps {
+            forward: vec![u32::MAX; n],
+            back: vec![u32::MAX; n],
+            natural: vec![u32::MAX; n],
+        }
+    }
+}
+
+/// The irreducible cycle entered at `h` and closed by retreating edges from `sources`:
+/// blocks reachable from `h` that also reach a source, both walks staying strictly inside
+/// the dominator subtree of `idom(h)` (so an enclosing loop is not swept in).
+fn cycle_blocks(
+    cfg: &Graph,
+    dom: &DomTree,
+    h: Block,
+    sources: &[Block],
+    stamps: &mut Stamps,
+) -> Vec<Block> {
+    let Some(top) = dom.idom(h) else {
+        return Vec::new();
+    };
+    let inside = |b: Block| b != top && dom.dominates(top, b);
+    walk(h, &[h], |b| cfg.succs(b), inside, &mut stamps.forward);
+    let mut cycle = walk(h, sources, |b| cfg.preds(b), inside, &mut stamps.back);
+    cycle.retain(|b| stamps.forward[b.index()] == h.0);
+    cycle.sort();
+    cycle
+}
+
+/// Blocks reached from `starts` through `next` while `inside` holds, marked with `mark`'s
+/// index in `stamp`.
+fn walk<'g>(
+    mark: Block,
+    starts: &[Block],
+    next: impl Fn(Block) -> &'g [Block],
+    inside: impl Fn(Block) -> bool,
+    stamp: &mut [u32],
+) -> Vec<Block> {
+    let mut seen = Vec::new();
+    let mut stack = Vec::new();
+    for &b in starts {
+        if stamp[b.index()] != mark.0 {
+            stamp[b.index()] = mark.0;
+            stack.push(b);
+        }
+    }
     while let Some(b) = stack.pop() {
+        seen.push(b);
         for &s in next(b) {
-            if !seen[s.index()] {
-                seen[s.index()] = true;
+            if stamp[s.index()] != mark.0 && inside(s) {
+                stamp[s.index()] = mark.0;
                 stack.push(s);
             }
         }
@@ -153,5 +195,18 @@ mod tests {
         let depths: Vec<u32> = f.block_ids().map(|b| loops.depth(b)).collect();
         assert_eq!(depths, [0, 1, 1, 0]);
         assert!(loops.headers().is_empty());
+    }
+
+    #[test]
+    fn irreducible_cycle_inside_a_loop_is_one_level_deeper() {
+        let src = "target gfx9\nfunc @f {\na:\n  jump h\nh:\n  %c:s1 = c\n  branch uniform %c, d, x\nd:\n  branch uniform %c, b1, b2\nb1:\n  branch uniform %c, b2, l\nb2:\n  branch uniform %c, b1, l\nl:\n  jump h\nx:\n  ret\n}\n";
+        let (f, loops) = loops_of(src);
+        let depths: Vec<u32> = f.block_ids().map(|b| loops.depth(b)).collect();
+        assert_eq!(depths, [0, 1, 1, 2, 2, 1, 0]);
+        assert_eq!(loops.headers(), [Block(1)]);
+        assert_eq!(
+            frequencies(&f, &loops),
+            [1.0, 10.0, 10.0, 100.0, 100.0, 10.0, 1.0]
+        );
     }
 }

@@ -1,6 +1,6 @@
 //! Register pressure per program point and class, in register units, and MaxLive.
 //!
-//! One backward walk per block from its live-out set. At an instruction the demand is the
+//! One backward walk per block from its live-out set ([`Liveness::walk_backward`]). At an instruction the demand is the
 //! larger of the units live before it and the units live after it together with its
 //! definitions (dead ones too: a def occupies a register at its instruction); an
 //! early-clobber definition adds its units to those live before, since it is written
@@ -8,8 +8,8 @@
 //! phi definitions. For SSA programs without tuples or fixed registers MaxLive is exactly
 //! the number of registers needed (Hack & Goos 2006).
 
-use super::liveness::Liveness;
-use crate::program::{Block, Function, Value};
+use super::liveness::{At, LiveSet, Liveness};
+use crate::program::{Block, BlockData, Def, Function, Value};
 use crate::target::{ClassId, Target};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -23,14 +23,14 @@ pub struct Pressure {
 }
 
 impl Pressure {
-    pub fn new(f: &Function, target: &Target, live: &Liveness) -> Pressure {
+    pub fn new(f: &Function, target: &Target, liveness: &Liveness) -> Pressure {
         let classes = target.classes.len();
         let mut offsets = Vec::with_capacity(f.blocks.len());
         let mut demand = Vec::new();
-        let mut walker = Walker::new(f, classes);
+        let mut live = LiveSet::new(f, target);
         for b in f.block_ids() {
             offsets.push(demand.len() / classes.max(1));
-            walker.block(b, live, &mut demand);
+            block_demand(f, b, liveness, &mut live, &mut demand);
         }
         let mut max_live = vec![0; classes];
         for point in demand.chunks(classes.max(1)) {
@@ -69,96 +69,55 @@ impl Pressure {
     }
 }
 
-/// Backward walk state: which values are live and how many units per class.
-struct Walker<'f> {
-    f: &'f Function,
-    live: Vec<bool>,
-    touched: Vec<Value>,
-    units: Vec<u32>,
+/// Demands of block `b`, one row of units per class for the entry, each instruction and
+/// the terminator, in that order, appended to `out`.
+fn block_demand(
+    f: &Function,
+    b: Block,
+    liveness: &Liveness,
+    live: &mut LiveSet<'_>,
+    out: &mut Vec<u32>,
+) {
+    let block = f.block(b);
+    let first = out.len();
+    let (mut late, mut early): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
+    liveness.walk_backward(f, b, live, |at, live| match at {
+        At::After(point) => {
+            late.clear();
+            late.extend_from_slice(live.all_units());
+            for d in defs_at(block, point).filter(|d| !live.contains(d.value)) {
+                add_units(f, &mut late, d.value);
+            }
+        }
+        At::Before(point) => {
+            early.clear();
+            early.extend_from_slice(live.all_units());
+            for d in defs_at(block, point).filter(|d| d.early_clobber) {
+                add_units(f, &mut early, d.value);
+            }
+            out.extend(late.iter().zip(&early).map(|(l, e)| *l.max(e)));
+        }
+        At::Entry => {
+            late.clear();
+            late.extend_from_slice(live.all_units());
+            for phi in &block.phis {
+                add_units(f, &mut late, phi.def.value);
+            }
+            out.extend_from_slice(&late);
+        }
+    });
+    reverse_rows(&mut out[first..], live.all_units().len());
 }
 
-impl<'f> Walker<'f> {
-    fn new(f: &'f Function, classes: usize) -> Self {
-        Walker {
-            f,
-            live: vec![false; f.values.len()],
-            touched: Vec::new(),
-            units: vec![0; classes],
-        }
-    }
+fn defs_at(block: &BlockData, point: u32) -> impl Iterator<Item = &Def> + '_ {
+    let op = block.insts.get(point as usize).and_then(|i| i.op());
+    op.into_iter().flat_map(|op| &op.defs)
+}
 
-    fn size(&self, v: Value) -> (usize, u32) {
-        let data = self.f.value(v);
-        (data.class.index(), u32::from(data.size))
-    }
-
-    fn add(&mut self, v: Value) {
-        if !self.live[v.index()] {
-            self.live[v.index()] = true;
-            self.touched.push(v);
-            let (c, n) = self.size(v);
-            self.units[c] += n;
-        }
-    }
-
-    fn remove(&mut self, v: Value) -> bool {
-        let was = self.live[v.index()];
-        if was {
-            self.live[v.index()] = false;
-            let (c, n) = self.size(v);
-            self.units[c] -= n;
-        }
-        was
-    }
-
-    /// Demands of block `b`, entry first, in forward order, appended to `out`.
-    fn block(&mut self, b: Block, live: &Liveness, out: &mut Vec<u32>) {
-        let block = self.f.block(b);
-        let classes = self.units.len();
-        let first = out.len();
-        for &v in live.live_out(b) {
-            self.add(v);
-        }
-        for u in block.term.uses() {
-            self.add(u.value);
-        }
-        out.extend_from_slice(&self.units);
-        let mut late = vec![0; classes];
-        let mut early = vec![0; classes];
-        for inst in block.insts.iter().rev() {
-            let Some(op) = inst.op() else {
-                out.extend_from_slice(&self.units);
-                continue;
-            };
-            late.copy_from_slice(&self.units);
-            early.iter_mut().for_each(|e| *e = 0);
-            for d in &op.defs {
-                let (c, n) = self.size(d.value);
-                if !self.remove(d.value) {
-                    late[c] += n;
-                }
-                if d.early_clobber {
-                    early[c] += n;
-                }
-            }
-            for u in op.uses() {
-                self.add(u.value);
-            }
-            out.extend((0..classes).map(|c| late[c].max(self.units[c] + early[c])));
-        }
-        late.copy_from_slice(&self.units);
-        for phi in &block.phis {
-            let (c, n) = self.size(phi.def.value);
-            if !self.remove(phi.def.value) {
-                late[c] += n;
-            }
-        }
-        out.extend_from_slice(&late);
-        for v in std::mem::take(&mut self.touched) {
-            self.live[v.index()] = false;
-        }
-        self.units.iter_mut().for_each(|u| *u = 0);
-        reverse_rows(&mut out[first..], classes);
+fn add_units(f: &Function, units: &mut [u32], v: Value) {
+    let data = f.value(v);
+    if let Some(u) = units.get_mut(data.class.index()) {
+        *u += u32::from(data.size);
     }
 }
 

@@ -71,8 +71,12 @@ impl Validator<'_> {
         &self.f.value(v).name
     }
 
+    /// Records the first definition of a value; later ones are errors.
     fn define(&mut self, d: &Def, site: Site) {
-        if self.defs[d.value.index()].replace(site).is_some() {
+        let first = &mut self.defs[d.value.index()];
+        if first.is_none() {
+            *first = Some(site);
+        } else {
             self.error(
                 d.pos,
                 format!("`%{}` is defined more than once", self.name(d.value)),
@@ -247,10 +251,182 @@ impl Validator<'_> {
         };
         if !fits {
             let message = format!(
-                "fixed location of `%{}` is not an aligned `{}` range of {} units",
-                data.name, class.name, data.size
+                "the fixed location of `%{}` is not an aligned range of {} `{}` unit(s) inside the class",
+                data.name, data.size, class.name
             );
             self.error(pos, message);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Line 8 defines `%y` (col 3) from `%x` (col 15); line 11 is the phi.
+    const BASE: &str = "target gfx9
+func @f {
+a:
+  %x:v1 = foo
+  %c:s1 = bar
+  branch uniform %c, b, d
+b:
+  %y:v1 = baz %x
+  jump d
+d:
+  %p:v1 = phi [a: %x], [b: %y]
+  ret %p
+}
+";
+
+    /// The validator's messages after `edit` changes the parsed base program.
+    fn errors_after(edit: impl FnOnce(&mut Function)) -> Vec<String> {
+        let mut p = crate::parse(BASE).unwrap();
+        edit(&mut p.functions[0]);
+        match validate(&p.functions[0], &p.target) {
+            Ok(()) => Vec::new(),
+            Err(errors) => errors.iter().map(ToString::to_string).collect(),
+        }
+    }
+
+    fn baz(f: &mut Function) -> &mut Op {
+        match &mut f.blocks[1].insts[0].kind {
+            InstKind::Op(op) => op,
+            other => panic!("expected an op, got {other:?}"),
+        }
+    }
+
+    fn reg(class: u8, first: u16, len: u16) -> Option<Location> {
+        Some(Location::Reg {
+            class: crate::ClassId(class),
+            first,
+            len,
+        })
+    }
+
+    #[test]
+    fn base_program_is_valid() {
+        assert_eq!(errors_after(|_| {}), Vec::<String>::new());
+    }
+
+    #[test]
+    fn double_definition_and_undefined_value() {
+        let errors = errors_after(|f| baz(f).defs[0].value = Value(0));
+        assert_eq!(
+            errors,
+            [
+                "8:3: `%x` is defined more than once",
+                "8:3: `%y` is never defined",
+            ]
+        );
+    }
+
+    #[test]
+    fn phi_argument_from_a_block_that_is_not_a_predecessor() {
+        let errors = errors_after(|f| f.blocks[2].phis[0].args[1].block = Block(2));
+        assert_eq!(
+            errors,
+            [
+                "11:3: phi has 0 arguments for predecessor `b`; it needs one",
+                "11:24: phi argument from `d`, which is not a predecessor",
+            ]
+        );
+    }
+
+    #[test]
+    fn phi_with_two_arguments_for_one_predecessor() {
+        let errors = errors_after(|f| {
+            let phi = &mut f.blocks[2].phis[0];
+            phi.args.push(phi.args[0]);
+        });
+        assert_eq!(
+            errors,
+            ["11:3: phi has 2 arguments for predecessor `a`; it needs one"]
+        );
+    }
+
+    #[test]
+    fn phi_argument_must_be_defined_at_the_end_of_its_predecessor() {
+        let errors = errors_after(|f| f.blocks[2].phis[0].args[0].value = Value(2));
+        assert_eq!(
+            errors,
+            ["11:15: the definition of `%y` does not dominate the end of `a`"]
+        );
+    }
+
+    #[test]
+    fn use_before_definition_in_the_same_block() {
+        let errors = errors_after(|f| {
+            let insts = &mut f.blocks[0].insts;
+            insts.swap(0, 1);
+            if let InstKind::Op(op) = &mut insts[0].kind {
+                op.operands.push(Operand::Value(Use {
+                    value: Value(0),
+                    fixed: None,
+                    loc: None,
+                    pos: Pos { line: 5, col: 15 },
+                }));
+            }
+        });
+        assert_eq!(
+            errors,
+            ["5:15: the definition of `%x` does not dominate this use"]
+        );
+    }
+
+    #[test]
+    fn tied_to_an_immediate_or_a_value_of_another_class() {
+        let to_imm = errors_after(|f| {
+            baz(f).operands.push(Operand::Imm(3));
+            baz(f).defs[0].tied = Some(1);
+        });
+        assert_eq!(to_imm, ["8:3: `tied(1)` names no value operand"]);
+        let to_scalar = errors_after(|f| {
+            if let Operand::Value(u) = &mut baz(f).operands[0] {
+                u.value = Value(1);
+            }
+            baz(f).defs[0].tied = Some(0);
+        });
+        assert_eq!(
+            to_scalar,
+            ["8:3: `%y` is tied to `%c`, which differs in class or size"]
+        );
+    }
+
+    #[test]
+    fn fixed_locations_of_the_wrong_class_size_alignment_or_range() {
+        let message = |v: &str, size: u16, class: &str| {
+            format!("8:3: the fixed location of `%{v}` is not an aligned range of {size} `{class}` unit(s) inside the class")
+        };
+        for bad in [reg(0, 0, 1), reg(1, 0, 2), reg(1, 256, 1)] {
+            assert_eq!(
+                errors_after(|f| baz(f).defs[0].fixed = bad),
+                [message("y", 1, "v")],
+                "{bad:?}"
+            );
+        }
+        assert_eq!(
+            errors_after(|f| baz(f).defs[0].fixed = reg(1, 255, 1)),
+            Vec::<String>::new()
+        );
+        let misaligned = errors_after(|f| {
+            f.values[1].size = 2;
+            if let InstKind::Op(op) = &mut f.blocks[0].insts[1].kind {
+                op.defs[0].fixed = reg(0, 1, 2);
+            }
+        });
+        assert_eq!(
+            misaligned,
+            ["5:3: the fixed location of `%c` is not an aligned range of 2 `s` unit(s) inside the class"]
+        );
+        let on_use = errors_after(|f| {
+            if let Operand::Value(u) = &mut baz(f).operands[0] {
+                u.fixed = Some(Location::Slot { first: 0, len: 1 });
+            }
+        });
+        assert_eq!(
+            on_use,
+            ["8:15: the fixed location of `%x` is not an aligned range of 1 `v` unit(s) inside the class"]
+        );
     }
 }
