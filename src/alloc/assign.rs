@@ -72,6 +72,7 @@ pub fn assign(
         in_then_region: then_region_blocks(f, a),
         func: f.clone(),
         moves: Vec::new(),
+        duplicates: Vec::new(),
         block: Block(0),
     };
     for &b in &order {
@@ -156,6 +157,8 @@ struct Assigner<'a> {
     in_then_region: Vec<bool>,
     func: Function,
     moves: Vec<Pending>,
+    /// Copies of tied operands that stay live, made before the current instruction.
+    duplicates: Vec<Move>,
     block: Block,
 }
 
@@ -617,6 +620,7 @@ impl Assigner<'_> {
                 src: m.from,
                 value: m.value,
             })
+            .chain(std::mem::take(&mut self.duplicates))
             .collect();
         if moves.is_empty() {
             return;
@@ -681,39 +685,35 @@ impl Assigner<'_> {
         Ok(())
     }
 
-    /// A tied use whose value lives on is copied elsewhere; the instruction reads the
-    /// original register, which the def then overwrites.
+    /// A tied use whose value lives on is copied into a free register; the instruction
+    /// reads and overwrites the copy, and the value stays where it is.
     fn duplicate_tied(&mut self, op: &Op, view: &mut InstView) -> Result<(), AllocError> {
         for d in &op.defs {
             let Some(t) = d.tied else { continue };
             let Some(Operand::Value(u)) = op.operands.get(usize::from(t)).copied() else {
                 continue;
             };
-            let k = use_index(op, t);
+            if op.defs.iter().filter(|e| e.tied == Some(t)).count() > 1 {
+                let message = format!("two definitions are tied to operand {t}");
+                return Err(self.error(view.pos, message));
+            }
             let Some(here) = self.loc[u.value.index()] else {
                 continue;
             };
-            let still_needed = !view.killed.contains(&u.value)
-                || op.defs.iter().filter(|e| e.tied == Some(t)).count() > 1;
-            if !still_needed {
+            if view.killed.contains(&u.value) {
                 continue;
             }
-            view.read_at[k] = Some(here);
             let blocked = self.blocked(view);
             let to = self
                 .free_reg(u.value, &|c, x| !blocked.contains(&(c, x)))
-                .ok_or_else(|| {
-                    self.error(
-                        view.pos,
-                        format!(
-                            "no register left to keep {} alive past its tied use",
-                            self.name(u.value)
-                        ),
-                    )
-                })?;
-            self.relocate(u.value, to);
-            self.regs.occupy(here, d.value);
-            view.killed.retain(|&w| w != u.value);
+                .ok_or_else(|| self.no_room(u.value, view.pos))?;
+            self.duplicates.push(Move {
+                dst: to,
+                src: here,
+                value: u.value,
+            });
+            view.read_at[use_index(op, t)] = Some(to);
+            self.regs.occupy(to, d.value);
         }
         Ok(())
     }

@@ -4,7 +4,8 @@
 //! larger of the units live before it and the units live after it together with its
 //! definitions (dead ones too: a def occupies a register at its instruction); an
 //! early-clobber definition adds its units to those live before, since it is written
-//! while the operands are still read. At block entry the demand is the live-ins plus the
+//! while the operands are still read, and so does a tied definition whose operand lives
+//! on (the operand needs a copy that the definition overwrites). At block entry the demand is the live-ins plus the
 //! phi definitions. For SSA programs without tuples or fixed registers MaxLive is exactly
 //! the number of registers needed (Hack & Goos 2006).
 
@@ -81,6 +82,7 @@ fn block_demand(
     let block = f.block(b);
     let first = out.len();
     let (mut late, mut early): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
+    let mut tied_to_live: Vec<Value> = Vec::new();
     liveness.walk_backward(f, b, live, |at, live| match at {
         At::After(point) => {
             late.clear();
@@ -88,12 +90,17 @@ fn block_demand(
             for d in defs_at(block, point).filter(|d| !live.contains(d.value)) {
                 add_units(f, &mut late, d.value);
             }
+            tied_to_live.clear();
+            tied_to_live.extend(tied_operand_lives_on(block, point, live));
         }
         At::Before(point) => {
             early.clear();
             early.extend_from_slice(live.all_units());
             for d in defs_at(block, point).filter(|d| d.early_clobber) {
                 add_units(f, &mut early, d.value);
+            }
+            for &v in &tied_to_live {
+                add_units(f, &mut early, v);
             }
             out.extend(late.iter().zip(&early).map(|(l, e)| *l.max(e)));
         }
@@ -129,4 +136,21 @@ fn reverse_rows(rows: &mut [u32], width: usize) {
             rows.swap(i * width + c, (n - 1 - i) * width + c);
         }
     }
+}
+
+/// Defs at `point` tied to an operand whose value is still live after the instruction.
+fn tied_operand_lives_on<'b>(
+    block: &'b BlockData,
+    point: u32,
+    live: &'b LiveSet,
+) -> impl Iterator<Item = Value> + 'b {
+    let op = block.insts.get(point as usize).and_then(|i| i.op());
+    op.into_iter().flat_map(move |op| {
+        op.defs
+            .iter()
+            .filter_map(move |d| match op.operands.get(usize::from(d.tied?))? {
+                crate::program::Operand::Value(u) if live.contains(u.value) => Some(d.value),
+                _ => None,
+            })
+    })
 }
