@@ -10,6 +10,7 @@ mod lexer;
 pub mod parse;
 pub mod print;
 pub mod program;
+pub mod synth;
 pub mod target;
 
 pub use parse::{parse, ParseError};

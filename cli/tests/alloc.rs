@@ -314,3 +314,15 @@ fn every_corpus_program_fits_its_max_live_budget_or_reports_why() {
         }
     }
 }
+
+#[test]
+fn fixed_operands_that_trade_registers_swap_once() {
+    let src = "target gfx9\nfunc @f {\nentry:\n  %a:v1 fixed(v0) = mov 1\n  %b:v1 fixed(v1) = mov 2\n  %c:v1 = call %a fixed(v1), %b fixed(v0)\n  ret %c, %a, %b\n}\n";
+    let (a, stats) = allocate_verified(&parse(src).unwrap(), &AllocOptions::default());
+    let text = print(&a);
+    assert!(
+        text.contains("  swap v0, v1\n  %c:v1@v2 = call %a fixed(v1)@v1, %b fixed(v0)@v0\n"),
+        "{text}"
+    );
+    assert_eq!(class(&stats[0].classes, "v").swaps, 1);
+}

@@ -270,3 +270,18 @@ fn scalar_programs_fit_in_max_live_registers() {
         .tests(300)
         .quickcheck(max_live_budget_suffices as fn(u64) -> TestResult);
 }
+
+/// A longer soak over 100,000 seeds and both policies: `cargo test --release -p
+/// chromatic-cli --test alloc_property -- --ignored`.
+#[test]
+#[ignore]
+fn soak_random_programs() {
+    for i in 0..100_000u64 {
+        let seed = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x1234_5678;
+        for policy in [Policy::Dense, Policy::RoundRobin] {
+            if let Err(message) = pipeline(&program(seed, true), Vec::new(), policy) {
+                panic!("seed {seed} {policy:?}: {message}");
+            }
+        }
+    }
+}

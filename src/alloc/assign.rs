@@ -663,8 +663,12 @@ impl Assigner<'_> {
                 ));
             }
             self.check_in_budget(want, view.pos)?;
-            let others: Vec<Value> = fixed.iter().map(|&(w, _)| w).filter(|&w| w != v).collect();
-            self.clear_window(want, view, false, &|w| others.contains(&w) || w == v)?;
+            let in_place: Vec<Value> = fixed
+                .iter()
+                .filter(|&&(w, l)| w != v && self.loc[w.index()] == Some(l))
+                .map(|&(w, _)| w)
+                .collect();
+            self.clear_window(want, view, false, &|w| in_place.contains(&w))?;
             self.relocate(v, want);
         }
         Ok(())
@@ -761,7 +765,7 @@ impl Assigner<'_> {
                 return Ok(Location::Reg { class, first, len });
             }
         }
-        if let Some(l) = self.free_reg(d.value, &avoid) {
+        if let Some(l) = self.free_reg(d.value, &|c, u| !avoid(c, u)) {
             return Ok(l);
         }
         self.split_for(d.value, view, &avoid, &defs, !d.early_clobber)
