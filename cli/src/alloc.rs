@@ -1,6 +1,6 @@
 //! `chromatic alloc FILE`: allocate a program and print the allocated program.
 
-use crate::options::{parse_regs, read_program};
+use crate::options::{parse_regs, read_program, Regs};
 use crate::Outcome;
 use chromatic::alloc::{allocate, AllocOptions, FunctionStats, Policy};
 
@@ -13,7 +13,7 @@ pub struct Args {
     target: Option<String>,
     /// Registers per class, e.g. `v=32,s=16` (default: the whole register file).
     #[arg(long, value_parser = parse_regs)]
-    regs: Option<Vec<(String, u16)>>,
+    regs: Option<Regs>,
     /// `dense` (lowest free register) or `round-robin`.
     #[arg(long, value_enum, default_value_t = PolicyArg::Dense)]
     policy: PolicyArg,
@@ -63,7 +63,7 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
         PolicyArg::RoundRobin => Policy::RoundRobin,
     };
     let opts = AllocOptions {
-        budget: args.regs.clone().unwrap_or_default(),
+        budget: args.regs.clone().unwrap_or_default().0,
         policy,
     };
     let (allocated, stats) = match allocate(&program, &opts) {

@@ -4,9 +4,14 @@
 use crate::diag::Source;
 use chromatic::Program;
 
+/// A register budget from the command line: `CLASS=K` pairs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Regs(pub Vec<(String, u16)>);
+
 /// Parses `CLASS=K,CLASS=K`.
-pub fn parse_regs(text: &str) -> Result<Vec<(String, u16)>, String> {
-    text.split(',')
+pub fn parse_regs(text: &str) -> Result<Regs, String> {
+    let pairs: Result<Vec<(String, u16)>, String> = text
+        .split(',')
         .filter(|s| !s.is_empty())
         .map(|item| {
             let (class, k) = item
@@ -17,7 +22,8 @@ pub fn parse_regs(text: &str) -> Result<Vec<(String, u16)>, String> {
                 .map_err(|_| format!("`{item}`: K must be a number of registers"))?;
             Ok((class.to_string(), k))
         })
-        .collect()
+        .collect();
+    pairs.map(Regs)
 }
 
 /// Reads and parses `path`; a parse error is rendered against the source.

@@ -1,7 +1,7 @@
 //! `chromatic verify ORIGINAL ALLOCATED`: check an allocation by independent dataflow.
 //! Exit 0 valid, 1 invalid, 2 unreadable input.
 
-use crate::options::{parse_regs, read_program};
+use crate::options::{parse_regs, read_program, Regs};
 use crate::Outcome;
 
 #[derive(Debug, clap::Args)]
@@ -12,7 +12,7 @@ pub struct Args {
     allocated: String,
     /// The register budget the allocation must respect, e.g. `v=32,s=16`.
     #[arg(long, value_parser = parse_regs)]
-    regs: Option<Vec<(String, u16)>>,
+    regs: Option<Regs>,
     /// Print the errors as JSON on standard output.
     #[arg(long)]
     json: bool,
@@ -22,7 +22,7 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
     let original = parsed(&args.original)?;
     let allocated = parsed(&args.allocated)?;
     let options = chromatic::alloc::AllocOptions {
-        budget: args.regs.clone().unwrap_or_default(),
+        budget: args.regs.clone().unwrap_or_default().0,
         ..Default::default()
     };
     let budget = chromatic::alloc::budget_of(&original.target, &options)?;

@@ -100,3 +100,147 @@ fn corpus_job_runs_every_file() {
         "{last}"
     );
 }
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn alloc_then_verify_round_trip_through_files() {
+    let allocated = temp_file("tied.alloc.chr", "");
+    let out = chromatic(&[
+        "alloc",
+        "corpus/tied_mac.chr",
+        "--regs",
+        "v=4",
+        "-o",
+        &allocated,
+        "--stats=json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stats: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("stats are JSON");
+    assert_eq!(stats[0]["classes"][1]["regs_used"], 4);
+    assert_eq!(stats[0]["occupancy"], 10);
+    let out = chromatic(&["verify", "corpus/tied_mac.chr", &allocated, "--regs", "v=4"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout(&out).ends_with("valid\n"));
+}
+
+#[test]
+fn verify_rejects_a_broken_allocation_with_exit_1() {
+    let allocated = temp_file("broken.alloc.chr", "");
+    assert_eq!(
+        chromatic(&["alloc", "corpus/straight_line.chr", "-o", &allocated])
+            .status
+            .code(),
+        Some(0)
+    );
+    let text = std::fs::read_to_string(&allocated).unwrap();
+    let good = "%m1:v1@v1 = v_mul_f32 %y@v1, %w@v3";
+    assert!(text.contains(good), "{text}");
+    let broken_path = temp_file(
+        "broken2.alloc.chr",
+        &text.replace(good, "%m1:v1@v1 = v_mul_f32 %y@v2, %w@v3"),
+    );
+    let out = chromatic(&["verify", "corpus/straight_line.chr", &broken_path, "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let errors: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("errors are JSON");
+    assert_eq!(errors[0]["kind"], "WrongValue", "{errors}");
+    assert_eq!(errors[0]["expected"], "%y[0]", "{errors}");
+}
+
+#[test]
+fn verify_of_unparsable_input_exits_2() {
+    let bad = temp_file("unparsable.chr", "target gfx9\nfunc @f {\n");
+    let out = chromatic(&["verify", "corpus/straight_line.chr", &bad]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn alloc_below_pressure_is_a_positioned_error() {
+    let out = chromatic(&["alloc", "corpus/tied_mac.chr", "--regs", "v=3"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("`v` needs 4 registers in block `entry` but the budget is 3"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("corpus/tied_mac.chr:11:11"), "{stderr}");
+}
+
+#[test]
+fn bad_budget_arguments_are_rejected_without_panic() {
+    for regs in ["v=x", "v", "q=4"] {
+        let out = chromatic(&["alloc", "corpus/tied_mac.chr", "--regs", regs]);
+        assert!(
+            matches!(out.status.code(), Some(1 | 2)),
+            "{regs}: {:?}",
+            out.status
+        );
+        assert!(
+            !String::from_utf8_lossy(&out.stderr).contains("panicked"),
+            "{regs}"
+        );
+    }
+}
+
+#[test]
+fn original_and_allocated_programs_run_alike() {
+    let allocated = temp_file("loop.alloc.chr", "");
+    assert_eq!(
+        chromatic(&["alloc", "corpus/divergent_loop.chr", "-o", &allocated])
+            .status
+            .code(),
+        Some(0)
+    );
+    for seed in ["0", "7"] {
+        let a = stdout(&chromatic(&[
+            "run",
+            "corpus/divergent_loop.chr",
+            "--seed",
+            seed,
+            "--lanes",
+            "8",
+        ]));
+        let b = stdout(&chromatic(&[
+            "run", &allocated, "--seed", seed, "--lanes", "8",
+        ]));
+        assert!(a.starts_with("@divergent_loop: digest "), "{a}");
+        assert_eq!(a, b);
+    }
+}
+
+#[test]
+fn mutate_check_prints_the_summary_line_last() {
+    let out = chromatic(&[
+        "mutate-check",
+        "corpus/swap_cycle3.chr",
+        "corpus/ptx_predicates.chr",
+        "--mutants",
+        "50",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = stdout(&out);
+    assert!(
+        text.contains("corpus/ptx_predicates.chr: not mutated: over budget"),
+        "{text}"
+    );
+    let last = text.lines().last().unwrap_or_default();
+    assert!(last.starts_with("mutants: 50  non-equivalent: "), "{last}");
+    assert!(last.ends_with("missed: 0"), "{last}");
+}

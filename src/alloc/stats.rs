@@ -8,7 +8,7 @@
 //! wrote (write-after-write): what a post-RA scheduler cannot reorder. `round-robin`
 //! register choice exists to lower it.
 
-use crate::analysis::Analysis;
+use crate::analysis::{cfg, dom, loops, Analysis};
 use crate::program::*;
 use crate::target::Target;
 
@@ -57,7 +57,11 @@ pub fn collect(
             false_deps: 0,
         })
         .collect();
-    let freq = crate::analysis::Analysis::new(allocated, target).freq;
+    let cfg = cfg::Graph::of_function(allocated);
+    let freq = loops::frequencies(
+        allocated,
+        &loops::Loops::new(&cfg, &dom::DomTree::new(&cfg)),
+    );
     for (b, block) in allocated.blocks.iter().enumerate() {
         count_copies(block, freq[b], &mut classes);
         count_false_deps(block, &mut classes);
