@@ -126,7 +126,14 @@ fn parse_target(line: &Line) -> Result<Target> {
     let spec = after.split(';').next().unwrap_or_default().trim();
     let result = match spec.strip_prefix("generic") {
         Some(classes) if classes.is_empty() || classes.starts_with(char::is_whitespace) => {
-            Target::generic(classes)
+            let classes_col = name.pos.col + "generic".len() as u32;
+            return generic_target(
+                classes,
+                Pos {
+                    line: line.no,
+                    col: classes_col,
+                },
+            );
         }
         _ => Target::builtin(spec),
     };
@@ -134,6 +141,52 @@ fn parse_target(line: &Line) -> Result<Target> {
         pos: name.pos,
         message: e.to_string(),
     })
+}
+
+/// `generic NAME=UNITS[:flag]*...`, with an error at the class description at fault.
+fn generic_target(classes: &str, start: Pos) -> Result<Target> {
+    let mut names = HashSet::new();
+    for (index, word) in words_with_offsets(classes) {
+        let pos = Pos {
+            line: start.line,
+            col: start.col + classes.get(..index).map_or(0, |t| t.chars().count()) as u32,
+        };
+        let single = Target::generic(word).map_err(|e| ParseError {
+            pos,
+            message: e.to_string(),
+        })?;
+        let name = &single.classes[0].name;
+        if !names.insert(name.clone()) {
+            return err(pos, format!("duplicate class `{name}`"));
+        }
+        if names.len() > usize::from(u8::MAX) + 1 {
+            return err(pos, "a generic target has at most 256 classes");
+        }
+    }
+    Target::generic(classes).map_err(|e| ParseError {
+        pos: start,
+        message: e.to_string(),
+    })
+}
+
+/// The whitespace-separated words of `text` with their byte offsets.
+fn words_with_offsets(text: &str) -> Vec<(usize, &str)> {
+    let mut words = Vec::new();
+    let mut start = None;
+    let ends = text
+        .char_indices()
+        .chain(std::iter::once((text.len(), ' ')));
+    for (i, c) in ends {
+        match (c.is_whitespace(), start) {
+            (true, Some(s)) => {
+                words.push((s, &text[s..i]));
+                start = None;
+            }
+            (false, None) => start = Some(i),
+            _ => {}
+        }
+    }
+    words
 }
 
 /// The number of lines of the function starting at `lines[0]`, up to its closing `}`.
@@ -536,20 +589,25 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
         let fixed = self.fixed(c)?;
         let loc = self.at_location(c)?;
         let value = self.define(name, class, size, pos)?;
+        if let Some((loc, loc_pos)) = fixed {
+            self.check_fixed(loc, value, loc_pos)?;
+        }
         let mut def = Def::new(value, pos);
-        def.fixed = fixed;
+        def.fixed = fixed.map(|(loc, _)| loc);
         def.loc = loc;
         Ok(def)
     }
 
-    fn fixed(&self, c: &mut Cursor<'_, 'a>) -> Result<Option<Location>> {
+    /// `fixed(LOC)`: the location and where it starts.
+    fn fixed(&self, c: &mut Cursor<'_, 'a>) -> Result<Option<(Location, Pos)>> {
         if !c.eat(Tok::Ident("fixed")) {
             return Ok(None);
         }
         c.expect(Tok::Punct('('), "`(` after `fixed`")?;
+        let pos = c.pos();
         let loc = self.location(c)?;
         c.expect(Tok::Punct(')'), "`)`")?;
-        Ok(Some(loc))
+        Ok(Some((loc, pos)))
     }
 
     fn at_location(&self, c: &mut Cursor<'_, 'a>) -> Result<Option<Location>> {
@@ -569,9 +627,10 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
         c.bump();
         let value = self.lookup(name, pos)?;
         let fixed = self.fixed(c)?;
-        if let Some(loc) = fixed {
-            self.check_fixed(loc, value, pos)?;
+        if let Some((loc, loc_pos)) = fixed {
+            self.check_fixed(loc, value, loc_pos)?;
         }
+        let fixed = fixed.map(|(loc, _)| loc);
         let loc = self.at_location(c)?;
         Ok(Use {
             value,
@@ -629,11 +688,6 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
         if opcode == "phi" {
             return self.phi(c, defs, op_pos);
         }
-        for def in &defs {
-            if let Some(loc) = def.fixed {
-                self.check_fixed(loc, def.value, def.pos)?;
-            }
-        }
         let operands = self.operands(c)?;
         let mut op = Op {
             opcode: opcode.to_string(),
@@ -680,17 +734,20 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
             let (word, pos) = c.ident("an attribute")?;
             match word {
                 "remat" => op.remat = true,
-                "reads" => op.effect = Effect::ReadsMemory,
-                "writes" => op.effect = Effect::WritesMemory,
-                "barrier" => op.effect = Effect::Barrier,
-                "control" => op.effect = Effect::Control,
+                "reads" | "writes" | "barrier" | "control" => set_effect(op, word, pos)?,
                 "early" => {
                     let def = self.early_index(c, op)?;
+                    if op.defs[def].tied.is_some() {
+                        return err(pos, tied_and_early(def));
+                    }
                     op.defs[def].early_clobber = true;
                 }
                 "tied" | "prefer" => {
                     let (def, operand) = self.def_operand_pair(c, op, word)?;
                     if word == "tied" {
+                        if op.defs[def].early_clobber {
+                            return err(pos, tied_and_early(def));
+                        }
                         op.defs[def].tied = Some(operand);
                     } else {
                         op.defs[def].prefer = Some(operand);
@@ -988,6 +1045,29 @@ fn block_freq(tokens: &[Token]) -> Result<Option<f64>> {
     Ok(Some(freq))
 }
 
+/// Records the effect `word` of an operation, which has at most one.
+fn set_effect(op: &mut Op, word: &str, pos: Pos) -> Result<()> {
+    if op.effect != Effect::None {
+        return err(
+            pos,
+            format!(
+                "second effect `{word}`: an operation has one of reads, writes, barrier, control"
+            ),
+        );
+    }
+    op.effect = match word {
+        "reads" => Effect::ReadsMemory,
+        "writes" => Effect::WritesMemory,
+        "barrier" => Effect::Barrier,
+        _ => Effect::Control,
+    };
+    Ok(())
+}
+
+fn tied_and_early(def: usize) -> String {
+    format!("definition {def} cannot be both `tied` (shares a use's register) and `early` (shares none)")
+}
+
 /// One phi argument per predecessor, naming only predecessors.
 fn check_phi_arity(f: &Function) -> Result<()> {
     let mut preds: Vec<Vec<Block>> = vec![Vec::new(); f.blocks.len()];
@@ -1102,7 +1182,55 @@ mod tests {
     fn bad_generic_class() {
         assert_eq!(
             error_of("target generic v=0\nfunc @f {\nb:\n  ret\n}\n"),
-            "1:8: class `v` has 0 units; a class has 1 to 1024"
+            "1:16: class `v` has 0 units; a class has 1 to 1024"
+        );
+        assert_eq!(
+            error_of("target generic s=8  v=4:weird\nfunc @f {\nb:\n  ret\n}\n"),
+            "1:21: bad class description `v=4:weird`: expected NAME=UNITS[:uniform][:aligned][:noswap]"
+        );
+        assert_eq!(
+            error_of("target generic v=8 s=4 v=4 ; twice\nfunc @f {\nb:\n  ret\n}\n"),
+            "1:24: duplicate class `v`"
+        );
+        assert_eq!(
+            error_of("target generic ; none\nfunc @f {\nb:\n  ret\n}\n"),
+            "1:15: a generic target needs at least one class"
+        );
+    }
+
+    #[test]
+    fn bad_effects_and_contradictory_constraints() {
+        assert_eq!(
+            error_in("a:\n  %x:v1 = foo\n  %y:v1 = bar %x reads writes\n  ret"),
+            "5:24: second effect `writes`: an operation has one of reads, writes, barrier, control"
+        );
+        assert_eq!(
+            error_in("a:\n  %x:v1 = foo\n  %y:v1 = bar %x tied(0) early\n  ret"),
+            "5:26: definition 0 cannot be both `tied` (shares a use's register) and `early` (shares none)"
+        );
+        assert_eq!(
+            error_in("a:\n  %x:v1 = foo\n  %y:v1, %z:v1 = bar %x early(1) tied(1=0)\n  ret"),
+            "5:34: definition 1 cannot be both `tied` (shares a use's register) and `early` (shares none)"
+        );
+    }
+
+    #[test]
+    fn bad_prefer_and_duplicate_phi_argument() {
+        assert_eq!(
+            error_in("a:\n  %x:v1 = foo\n  %y:v1 = bar 3, %x prefer(0)\n  ret"),
+            "5:28: `prefer` must name a value operand; operand 0 is not one"
+        );
+        assert_eq!(
+            error_in("a:\n  %x:v1 = foo\n  %y:v1 = bar %x prefer(4)\n  ret"),
+            "5:25: `prefer` must name a value operand; operand 4 is not one"
+        );
+        assert_eq!(
+            error_in("a:\n  %x:v1 = foo\n  jump c\nc:\n  %p:v1 = phi [a: %x], [a: %x]\n  ret"),
+            "7:24: second phi argument for predecessor `a`"
+        );
+        assert_eq!(
+            error_in("a:\n  %x:v1 = foo\n  ret %x fixed(s0)"),
+            "5:16: fixed location does not fit `%x`, a value of class `v` and size 1"
         );
     }
 
@@ -1230,19 +1358,23 @@ mod tests {
     fn bad_fixed_locations() {
         assert_eq!(
             error_in("a:\n  %x:s2 fixed(s[1:2]) = foo\n  ret"),
-            "4:3: fixed location is not 2-aligned"
+            "4:15: fixed location is not 2-aligned"
         );
         assert_eq!(
             error_in("a:\n  %x:v2 fixed(v3) = foo\n  ret"),
-            "4:3: fixed location does not fit `%x`, a value of class `v` and size 2"
+            "4:15: fixed location does not fit `%x`, a value of class `v` and size 2"
         );
         assert_eq!(
             error_in("a:\n  %x:s1 fixed(s102) = foo\n  ret"),
-            "4:3: fixed location is outside class `s` (102 units)"
+            "4:15: fixed location is outside class `s` (102 units)"
         );
         assert_eq!(
             error_in("a:\n  %x:v1 fixed(m3) = foo\n  ret"),
-            "4:3: a fixed location must be a register range"
+            "4:15: a fixed location must be a register range"
+        );
+        assert_eq!(
+            error_in("a:\n  %x:v1 = foo\n  jump b\nb:\n  %p:v1 fixed(s0) = phi [a: %x]\n  ret"),
+            "7:15: fixed location does not fit `%p`, a value of class `v` and size 1"
         );
     }
 
