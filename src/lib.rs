@@ -4,6 +4,8 @@
 //! ([`target`]), the `.chr` text format, the analyses, and the production allocator.
 //! `docs/ARCHITECTURE.md` is the map.
 
+#[cfg(feature = "arbitrary")]
+pub mod gen;
 pub mod program;
 pub mod target;
 
