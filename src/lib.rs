@@ -6,6 +6,8 @@
 
 pub mod alloc;
 pub mod analysis;
+#[cfg(feature = "arbitrary")]
+pub mod gen;
 mod lexer;
 pub mod parse;
 pub mod print;

@@ -1,0 +1,46 @@
+//! Random targets: a built-in one by name, or a `generic` target with one to three random
+//! classes (units, uniform, aligned and no-swap flags), built through [`Target::generic`]
+//! so that it prints and parses back like a hand-written one.
+
+use arbitrary::{Result, Unstructured};
+
+use super::{percent, GenConfig};
+use crate::target::{Target, BUILTIN_TARGETS};
+
+const CLASS_NAMES: &[&str] = &["s", "v", "p", "a", "q"];
+const FLAGS: &[&str] = &["uniform", "aligned", "noswap"];
+
+/// A built-in or generic target, as `cfg.generic_target` says.
+pub(super) fn random_target(u: &mut Unstructured, cfg: &GenConfig) -> Result<Target> {
+    if percent(u, cfg.generic_target)? {
+        let spec = generic_spec(u)?;
+        Target::generic(&spec).map_err(|_| arbitrary::Error::IncorrectFormat)
+    } else {
+        let name = u.choose(BUILTIN_TARGETS)?;
+        Target::builtin(name).map_err(|_| arbitrary::Error::IncorrectFormat)
+    }
+}
+
+/// `v=37:aligned s=12 ...`: distinct class names, 4 to 128 units each.
+fn generic_spec(u: &mut Unstructured) -> Result<String> {
+    let mut names: Vec<&str> = CLASS_NAMES.to_vec();
+    let count = u.int_in_range(1..=3)?;
+    let mut words = Vec::with_capacity(count);
+    for _ in 0..count {
+        let name = names.remove(u.choose_index(names.len())?);
+        let units: u16 = if u.ratio(1, 4)? {
+            u.int_in_range(4..=12)?
+        } else {
+            u.int_in_range(16..=128)?
+        };
+        let mut word = format!("{name}={units}");
+        for flag in FLAGS {
+            if u.ratio(1, 3)? {
+                word.push(':');
+                word.push_str(flag);
+            }
+        }
+        words.push(word);
+    }
+    Ok(words.join(" "))
+}
