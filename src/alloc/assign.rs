@@ -69,12 +69,14 @@ pub fn assign(
         visited: vec![false; f.blocks.len()],
         entry: vec![Vec::new(); f.blocks.len()],
         exit: vec![Vec::new(); f.blocks.len()],
+        fixed_in_then: Vec::new(),
         in_then_region: then_region_blocks(f, a),
         func: f.clone(),
         moves: Vec::new(),
         duplicates: Vec::new(),
         block: Block(0),
     };
+    s.fixed_in_then = fixed_units_in_then_regions(f, target, &s.in_then_region);
     for &b in &order {
         s.block(b)?;
     }
@@ -135,6 +137,27 @@ fn then_region_blocks(f: &Function, a: &Analysis) -> Vec<bool> {
     inside
 }
 
+/// Units of uniform classes that operands inside then-regions are fixed to, sorted.
+fn fixed_units_in_then_regions(f: &Function, target: &Target, inside: &[bool]) -> Vec<(ClassId, u16)> {
+    let mut units = Vec::new();
+    for (block, _) in f.blocks.iter().zip(inside).filter(|(_, &i)| i) {
+        let ops = block.insts.iter().filter_map(Inst::op);
+        let fixed = ops
+            .flat_map(|op| op.defs.iter().filter_map(|d| d.fixed).chain(op.uses().filter_map(|u| u.fixed)))
+            .chain(block.term.uses().iter().filter_map(|u| u.fixed));
+        for loc in fixed {
+            if let Location::Reg { class, first, len } = loc {
+                if target.class(class).uniform {
+                    units.extend((first..first + len).map(|u| (class, u)));
+                }
+            }
+        }
+    }
+    units.sort();
+    units.dedup();
+    units
+}
+
 /// One pending move of the parallel copy before the current instruction.
 #[derive(Clone, Copy, Debug)]
 struct Pending {
@@ -155,6 +178,8 @@ struct Assigner<'a> {
     entry: Vec<BoundaryState>,
     exit: Vec<BoundaryState>,
     in_then_region: Vec<bool>,
+    /// Units of uniform classes fixed by an operand inside a then-region.
+    fixed_in_then: Vec<(ClassId, u16)>,
     func: Function,
     moves: Vec<Pending>,
     /// Copies of tied operands that stay live, made before the current instruction.
@@ -170,6 +195,8 @@ struct InstView {
     read_at: Vec<Option<Location>>,
     killed: Vec<Value>,
     def_locs: Vec<Option<Location>>,
+    /// Copies made for fixed uses of values that stay in place; freed after the instruction.
+    copies: Vec<(Value, Location)>,
     pos: Pos,
 }
 
@@ -276,18 +303,26 @@ impl Assigner<'_> {
             })
     }
 
+    /// A free aligned window for `v` among `allowed` units. Uniform values first try to
+    /// stay off the units that instructions inside divergent then-regions need fixed:
+    /// there a uniform value cannot be moved out of the way.
     fn free_reg(&mut self, v: Value, allowed: &dyn Fn(ClassId, u16) -> bool) -> Option<Location> {
         let data = self.f.value(v);
         let (class, size) = (data.class, data.size);
         let align = self.align_of(v);
-        let first = self
-            .regs
-            .find_free(class, size, align, &|u| allowed(class, u))?;
-        Some(Location::Reg {
-            class,
-            first,
-            len: size,
-        })
+        let hinted = self.target.class(class).uniform && !self.fixed_in_then.is_empty();
+        let fixed = &self.fixed_in_then;
+        let first = if hinted {
+            let away = |u: u16| allowed(class, u) && !fixed.contains(&(class, u));
+            self.regs.find_free(class, size, align, &away)
+        } else {
+            None
+        };
+        let first = match first {
+            Some(first) => first,
+            None => self.regs.find_free(class, size, align, &|u| allowed(class, u))?,
+        };
+        Some(Location::Reg { class, first, len: size })
     }
 
     fn pressure_error(&self, v: Value) -> AllocError {
@@ -570,6 +605,7 @@ impl Assigner<'_> {
         let uses: Vec<Use> = op.uses().copied().collect();
         let mut view = InstView {
             read_at: vec![None; uses.len()],
+            copies: Vec::new(),
             uses,
             killed,
             def_locs: vec![None; op.defs.len()],
@@ -600,6 +636,11 @@ impl Assigner<'_> {
                 if let Some(l) = d.loc {
                     self.regs.release(l, d.value);
                 }
+            }
+        }
+        for &(v, copy) in &view.copies {
+            if self.loc[v.index()] != Some(copy) {
+                self.regs.release(copy, v);
             }
         }
         out.push(Inst {
@@ -653,15 +694,6 @@ impl Assigner<'_> {
             if self.loc[v.index()] == Some(want) {
                 continue;
             }
-            if self.pinned_uniform(v) {
-                return Err(self.error(
-                    view.pos,
-                    format!(
-                        "{} would have to move inside a divergent then-side",
-                        self.name(v)
-                    ),
-                ));
-            }
             self.check_in_budget(want, view.pos)?;
             let in_place: Vec<Value> = fixed
                 .iter()
@@ -669,9 +701,27 @@ impl Assigner<'_> {
                 .map(|&(w, _)| w)
                 .collect();
             self.clear_window(want, view, false, &|w| in_place.contains(&w))?;
-            self.relocate(v, want);
+            if self.pinned_uniform(v) {
+                self.copy_for_fixed_use(v, want, view);
+            } else {
+                self.relocate(v, want);
+            }
         }
         Ok(())
+    }
+
+    /// A uniform value that may not move in this block reaches its fixed register as a
+    /// copy that lives only for this instruction.
+    fn copy_for_fixed_use(&mut self, v: Value, want: Location, view: &mut InstView) {
+        let Some(here) = self.loc[v.index()] else { return };
+        self.duplicates.push(Move { dst: want, src: here, value: v });
+        self.regs.occupy(want, v);
+        view.copies.push((v, want));
+        for (k, u) in view.uses.iter().enumerate() {
+            if u.value == v && u.fixed == Some(want) {
+                view.read_at[k] = Some(want);
+            }
+        }
     }
 
     fn check_in_budget(&self, l: Location, pos: Pos) -> Result<(), AllocError> {
@@ -818,6 +868,7 @@ impl Assigner<'_> {
         let pos = self.f.block(b).term.pos();
         let mut view = InstView {
             read_at: vec![None; uses.len()],
+            copies: Vec::new(),
             uses,
             killed: Vec::new(),
             def_locs: Vec::new(),

@@ -1,0 +1,171 @@
+//! The properties the fuzz targets check, as functions of raw bytes, so that cargo-fuzz
+//! (`fuzz/fuzz_targets/`) and the regression replay under `cargo test`
+//! (`cli/tests/fuzz_regressions.rs`) run exactly the same code. Each panics when the
+//! property fails; an input that does not decode into a case is ignored.
+
+use arbitrary::Unstructured;
+use chromatic::alloc::parallel_copy::sequentialise;
+use chromatic::alloc::{allocate, AllocError, AllocOptions, Policy};
+use chromatic::gen::{generate, GenConfig};
+use chromatic::{ClassId, InstKind, Location, Move, Program, Target, Value};
+use chromatic_verifier::interp::{run, Config};
+use chromatic_verifier::mutate::{mutate, Rng};
+
+/// Arbitrary bytes never panic the parser; what parses prints and re-parses to the same
+/// canonical text.
+pub fn parse(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    if let Ok(p) = chromatic::parse(text) {
+        let printed = chromatic::print(&p);
+        let again = chromatic::parse(&printed).unwrap_or_else(|e| panic!("reprint does not parse: {e}\n{printed}"));
+        assert_eq!(chromatic::print(&again), printed);
+    }
+}
+
+/// A random program, random budgets and policy: the allocation verifies and behaves like
+/// the original, or the allocator returns an error (never a panic, never a wrong
+/// allocation). Returns whether a program with room to spare (whole register file, no
+/// conflicting fixed registers, MaxLive at most half of every class) was rejected, so that
+/// callers can count the allocator's known limits (unstructured divergent control flow).
+pub fn alloc_verify(data: &[u8]) -> bool {
+    let mut u = Unstructured::new(data);
+    let conflicting_fixed = u.ratio(1, 8).unwrap_or(false);
+    let cfg = GenConfig { conflicting_fixed, ..GenConfig::default() };
+    let Ok(p) = generate(&mut u, &cfg) else { return false };
+    let policy = if u.arbitrary().unwrap_or(false) { Policy::RoundRobin } else { Policy::Dense };
+    let full = u.ratio(1, 2).unwrap_or(true);
+    let budget = if full { Vec::new() } else { random_budget(&mut u, &p.target) };
+    let opts = AllocOptions { budget, policy };
+    match allocate(&p, &opts) {
+        Ok((a, _)) => {
+            check_allocation(&p, &a, &opts);
+            false
+        }
+        Err(AllocError::Pressure { .. }) => false,
+        Err(_) => full && !conflicting_fixed && has_room(&p),
+    }
+}
+
+fn random_budget(u: &mut Unstructured, t: &Target) -> Vec<(String, u16)> {
+    t.classes
+        .iter()
+        .map(|c| (c.name.clone(), u.int_in_range(1..=c.units).unwrap_or(c.units)))
+        .collect()
+}
+
+/// Whether MaxLive is at most half of every class in every function.
+fn has_room(p: &Program) -> bool {
+    p.functions.iter().all(|f| {
+        let a = chromatic::analysis::Analysis::new(f, &p.target);
+        p.target.class_ids().all(|c| 2 * a.pressure.max_live(c) <= u32::from(p.target.class(c).units))
+    })
+}
+
+fn check_allocation(p: &Program, a: &Program, opts: &AllocOptions) {
+    let budget = chromatic::alloc::budget_of(&p.target, opts).expect("budget resolved");
+    let errors = chromatic_verifier::verify_program(p, a, Some(&budget));
+    assert!(errors.is_empty(), "{}\n{}\n{}", errors[0], chromatic::print(p), chromatic::print(a));
+    for (f, g) in p.functions.iter().zip(&a.functions) {
+        for seed in 0..2 {
+            let config = Config { seed, ..Config::default() };
+            let (x, y) = (run(f, &p.target, &config), run(g, &a.target, &config));
+            assert_eq!(x.first_divergence(&y), None, "traces differ, seed {seed}\n{}", chromatic::print(a));
+        }
+    }
+}
+
+/// Random parallel copies (cycles, tuples, overlapping ranges) on a class with or without
+/// swap: the sequence has the parallel effect on every unit it touches.
+pub fn parallel_copy(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    let swap = u.arbitrary().unwrap_or(true);
+    let busy_all = u.arbitrary().unwrap_or(false);
+    let target = Target::generic(if swap { "v=16" } else { "v=16:noswap" }).expect("target");
+    let moves = random_moves(&mut u);
+    let busy = |_: ClassId, _: u16| busy_all;
+    let seq = sequentialise(&moves, &target, &busy, 0);
+    let start: Vec<u32> = (100..116).collect();
+    let (got, want) = (simulate(&seq, start.clone()), simulate(&[InstKind::ParallelCopy(moves.clone())], start));
+    for unit in 0..16u16 {
+        let touched = moves.iter().any(|m| covers(m.dst, unit) || covers(m.src, unit));
+        if busy_all || touched {
+            assert_eq!(got[usize::from(unit)], want[usize::from(unit)], "unit {unit}: {moves:?} -> {seq:?}");
+        }
+    }
+    assert!(seq.iter().all(|i| !matches!(i, InstKind::ParallelCopy(m) if m.iter().any(|m| m.src == m.dst))));
+}
+
+fn random_moves(u: &mut Unstructured) -> Vec<Move> {
+    let mut moves = Vec::new();
+    let mut written = [false; 16];
+    let count = u.int_in_range(0..=10).unwrap_or(0);
+    for i in 0..count {
+        let len: u16 = u.int_in_range(1..=4).unwrap_or(1);
+        let d: u16 = u.int_in_range(0..=16 - len).unwrap_or(0);
+        let s: u16 = u.int_in_range(0..=16 - len).unwrap_or(0);
+        let range = usize::from(d)..usize::from(d + len);
+        if written[range.clone()].iter().any(|&w| w) {
+            continue;
+        }
+        written[range].iter_mut().for_each(|w| *w = true);
+        let reg = |first| Location::Reg { class: ClassId(0), first, len };
+        moves.push(Move { dst: reg(d), src: reg(s), value: Value(i) });
+    }
+    moves
+}
+
+fn covers(l: Location, unit: u16) -> bool {
+    matches!(l, Location::Reg { first, len, .. } if (first..first + len).contains(&unit))
+}
+
+/// Runs moves on a file of tokens (and memory slots).
+fn simulate(insts: &[InstKind], mut regs: Vec<u32>) -> Vec<u32> {
+    let mut slots = std::collections::BTreeMap::new();
+    let units = |l: Location| match l {
+        Location::Reg { first, len, .. } => (usize::from(first)..usize::from(first + len)).collect::<Vec<_>>(),
+        _ => Vec::new(),
+    };
+    for inst in insts {
+        match inst {
+            InstKind::ParallelCopy(ms) => {
+                let reads: Vec<Vec<u32>> = ms.iter().map(|m| units(m.src).iter().map(|&k| regs[k]).collect()).collect();
+                for (m, r) in ms.iter().zip(reads) {
+                    for (k, t) in units(m.dst).into_iter().zip(r) {
+                        regs[k] = t;
+                    }
+                }
+            }
+            InstKind::Swap(a, b) => {
+                for (x, y) in units(*a).into_iter().zip(units(*b)) {
+                    regs.swap(x, y);
+                }
+            }
+            InstKind::Spill(m) => {
+                slots.insert(m.dst, regs[units(m.src)[0]]);
+            }
+            InstKind::Reload(m) => regs[units(m.dst)[0]] = slots[&m.src],
+            InstKind::Op(_) | InstKind::Remat { .. } => panic!("sequentialise emitted {inst:?}"),
+        }
+    }
+    regs
+}
+
+/// A random mutation of a correct allocation: when the interpreter shows the behaviour
+/// changed, the verifier must reject it.
+pub fn verifier_mutants(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    let Ok(p) = generate(&mut u, &GenConfig::default()) else { return };
+    let Ok((a, _)) = allocate(&p, &AllocOptions::default()) else { return };
+    let mut rng = Rng::new(u.arbitrary().unwrap_or(0));
+    for (f, g) in p.functions.iter().zip(&a.functions) {
+        let Some((kind, mutant)) = mutate(g, &p.target, &mut rng) else { continue };
+        let changed = (0..2).any(|seed| {
+            let config = Config { seed, ..Config::default() };
+            run(f, &p.target, &config).first_divergence(&run(&mutant, &p.target, &config)).is_some()
+        });
+        if changed {
+            let errors = chromatic_verifier::verify(f, &mutant, &p.target, None);
+            assert!(!errors.is_empty(), "{kind:?} mutant changes behaviour but verifies\n{}", chromatic::print(&p));
+        }
+    }
+}

@@ -1,0 +1,68 @@
+//! Replays every stored fuzz regression (`fuzz/regressions/<target>/*`) and a fixed sweep
+//! of seeded inputs through the same checks the cargo-fuzz targets run.
+
+use chromatic_cli::fuzz_checks;
+use std::path::PathBuf;
+
+type Check = fn(&[u8]);
+
+fn alloc_verify(data: &[u8]) {
+    fuzz_checks::alloc_verify(data);
+}
+
+const TARGETS: [(&str, Check); 4] = [
+    ("parse", fuzz_checks::parse),
+    ("alloc_verify", alloc_verify),
+    ("parallel_copy", fuzz_checks::parallel_copy),
+    ("verifier_mutants", fuzz_checks::verifier_mutants),
+];
+
+/// `len` bytes of splitmix64 output for `seed`.
+fn bytes(seed: u64, len: usize) -> Vec<u8> {
+    let mut state = seed;
+    let mut out = Vec::with_capacity(len + 8);
+    while out.len() < len {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        out.extend_from_slice(&(z ^ (z >> 31)).to_le_bytes());
+    }
+    out.truncate(len);
+    out
+}
+
+#[test]
+fn stored_regressions_replay() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fuzz/regressions");
+    for (name, check) in TARGETS {
+        let Ok(entries) = std::fs::read_dir(root.join(name)) else { continue };
+        for entry in entries {
+            let path = entry.expect("regression entry").path();
+            let data = std::fs::read(&path).expect("regression file");
+            check(&data);
+        }
+    }
+}
+
+#[test]
+fn seeded_sweep_of_every_target() {
+    for (_, check) in TARGETS {
+        for seed in 0..SWEEP {
+            check(&bytes(seed, 4096));
+        }
+    }
+}
+
+/// Roomy programs the allocator rejects (unstructured divergent control flow it cannot
+/// place copies for) are counted and must stay rare: at most 1 in 20 in the sweep.
+#[test]
+fn roomy_programs_are_rarely_rejected() {
+    let rejected = (0..SWEEP).filter(|&seed| fuzz_checks::alloc_verify(&bytes(seed, 4096))).count();
+    println!("roomy programs rejected: {rejected} of {SWEEP}");
+    assert!(rejected * 20 <= SWEEP as usize, "{rejected} of {SWEEP}");
+}
+
+/// Seeds per target in the sweep: enough to reach every generator feature, small enough
+/// for CI.
+const SWEEP: u64 = 2000;
