@@ -1,12 +1,66 @@
-//! The `chromatic` command-line tool.
+//! The `chromatic` command-line tool: one module per command, this file only dispatches.
+//!
+//! Exit codes: 0 success, 1 a problem found in the input (parse, validation, allocation or
+//! verification error), 2 unreadable input or bad arguments.
+
+mod alloc;
+mod check;
+mod corpus;
+mod diag;
+mod fmt;
+mod mutate_check;
+mod options;
+mod pipeline;
+mod run;
+mod verify;
 
 use clap::Parser;
+use std::process::ExitCode;
 
 /// chromatic: a GPU register allocator that proves its own work.
 #[derive(Debug, Parser)]
 #[command(version, about)]
-enum Cli {}
+enum Cli {
+    /// Parse and validate programs; print blocks, instructions, values and MaxLive per class.
+    Check(check::Args),
+    /// Print a program in canonical form.
+    Fmt(fmt::Args),
+    /// Allocate registers; print the allocated program.
+    Alloc(alloc::Args),
+    /// Check an allocation against its original by independent dataflow.
+    Verify(verify::Args),
+    /// Run a program on the reference interpreter and print its trace digest.
+    Run(run::Args),
+    /// Break correct allocations on purpose and count what the verifier catches.
+    MutateCheck(mutate_check::Args),
+    /// Run the pipeline on every `.chr` file under a directory, in parallel.
+    Corpus(corpus::Args),
+}
 
-fn main() {
-    match Cli::parse() {}
+/// What a command reports back to `main`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Ok,
+    /// The input has a problem (exit 1).
+    Problem,
+}
+
+fn main() -> ExitCode {
+    let result = match Cli::parse() {
+        Cli::Check(args) => check::run(&args),
+        Cli::Fmt(args) => fmt::run(&args),
+        Cli::Alloc(args) => alloc::run(&args),
+        Cli::Verify(args) => verify::run(&args),
+        Cli::Run(args) => run::run(&args),
+        Cli::MutateCheck(args) => mutate_check::run(&args),
+        Cli::Corpus(args) => corpus::run(&args),
+    };
+    match result {
+        Ok(Outcome::Ok) => ExitCode::SUCCESS,
+        Ok(Outcome::Problem) => ExitCode::from(1),
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
 }

@@ -22,6 +22,7 @@ mod cfg;
 mod features;
 mod knobs;
 mod phis;
+mod renumber;
 mod shrink;
 mod ssa;
 mod targets;

@@ -1,3 +1,57 @@
 //! The independent verifier: checks an allocated program against its original by its own
-//! dataflow, trusting nothing the allocator says. Uses only the root crate's program model
-//! and parser.
+//! dataflow, trusting nothing the allocator says. Uses only the root crate's program model,
+//! parser and printer; its control-flow facts ([`cfg`]) are computed here.
+//!
+//! # The checker ([`verify`])
+//!
+//! In the spirit of CompCert's validator (Rideau & Leroy, CC 2010) and regalloc2's checker,
+//! without their holes (NOTES §4):
+//!
+//! 1. *Structure* (`structure.rs`): same blocks (plus split-edge blocks), same terminators
+//!    and phis, every original operation exactly once, unchanged; only parallel copies,
+//!    swaps, spills, reloads and remats added. Order is a rule of its own.
+//! 2. *Constraints* (`constraints.rs`): class, size, range, budget, alignment of every
+//!    operand location; fixed, tied, early-clobber; shape of artefacts.
+//! 3. *Dataflow* (`dataflow.rs`): a forward analysis over location units.
+//!
+//! ## The lattice
+//!
+//! A *unit* is one register of a class (`v5`), one memory slot (`m3`), or one lane of a
+//! register (`v7.l2`). The state at a point maps each unit the function names to a label:
+//!
+//! ```text
+//!   ⊤ (unreached)
+//!   (value, part)        part i of an original SSA value, 0 ≤ i < size
+//!   Undefined | Conflict ⊥ (never written on some path | different on two paths)
+//! ```
+//!
+//! with meet `x ⊓ x = x`, `⊤ ⊓ x = x`, and any other pair going to ⊥. The entry holds ⊥
+//! everywhere. Transfer: an op checks that each use location holds `(v, 0..size)` in
+//! order, then writes `(d, i)` to each def unit; a parallel copy (and a swap, spill, reload)
+//! reads every source before writing, copying labels unit by unit, so a copy from ⊥ gives ⊥
+//! (regalloc2 kept the destination's old value); a remat writes its value's labels if the
+//! original defines it by a `remat` op. On an edge into block `b`, a unit of a phi's
+//! location holding the edge's argument part i becomes `(phi, i)`, anything else ⊥; every
+//! phi argument is also checked at the end of its predecessor. Units of uniform registers and
+//! lanes take their meet over the *linear* CFG; per-lane registers and slots over the
+//! *logical* CFG. Labels carry no value from the allocator (move annotations are ignored),
+//! so the analysis is exact per SSA value and sound for any number of iterations.
+//!
+//! # The interpreter ([`interp`]) and the mutation engine ([`mutate`])
+//!
+//! An executable SIMT semantics in which every op is an uninterpreted function, run on
+//! both programs to compare traces; and random wrong allocations to measure the checker.
+
+pub mod cfg;
+pub mod check;
+mod constraints;
+mod dataflow;
+pub mod error;
+pub mod interp;
+pub mod mutate;
+mod sink;
+mod structure;
+mod unit;
+
+pub use check::{verify, verify_program};
+pub use error::{ErrorKind, Point, VerifyError};

@@ -1,0 +1,119 @@
+//! `chromatic alloc FILE`: allocate a program and print the allocated program.
+
+use crate::options::{parse_regs, read_program, Regs};
+use crate::Outcome;
+use chromatic::alloc::{allocate, AllocOptions, FunctionStats, Policy};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The `.chr` file to allocate.
+    file: String,
+    /// Allocate for this target instead of the file's (class names must match).
+    #[arg(long)]
+    target: Option<String>,
+    /// Registers per class, e.g. `v=32,s=16` (default: the whole register file).
+    #[arg(long, value_parser = parse_regs)]
+    regs: Option<Regs>,
+    /// `dense` (lowest free register) or `round-robin`.
+    #[arg(long, value_enum, default_value_t = PolicyArg::Dense)]
+    policy: PolicyArg,
+    /// Write the allocated program here instead of standard output.
+    #[arg(short, long)]
+    output: Option<String>,
+    /// Print statistics (`--stats` as a table, `--stats=json`) — to standard output with
+    /// `-o`, else to standard error.
+    #[arg(long, num_args = 0..=1, default_missing_value = "table")]
+    stats: Option<StatsFormat>,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum PolicyArg {
+    Dense,
+    RoundRobin,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StatsFormat {
+    Table,
+    Json,
+}
+
+pub fn run(args: &Args) -> anyhow::Result<Outcome> {
+    let (source, program) = read_program(&args.file)?;
+    let mut program = match program {
+        Ok(p) => p,
+        Err(rendered) => {
+            eprint!("{rendered}");
+            return Ok(Outcome::Problem);
+        }
+    };
+    if let Some(name) = &args.target {
+        let target =
+            chromatic::Target::builtin(name).map_err(|e| anyhow::anyhow!("--target: {e}"))?;
+        let text = chromatic::print(&program).replacen(
+            &format!("target {}", program.target.header()),
+            &format!("target {}", target.header()),
+            1,
+        );
+        program = chromatic::parse(&text)
+            .map_err(|e| anyhow::anyhow!("--target {name}: the program does not fit it: {e}"))?;
+    }
+    let policy = match args.policy {
+        PolicyArg::Dense => Policy::Dense,
+        PolicyArg::RoundRobin => Policy::RoundRobin,
+    };
+    let opts = AllocOptions {
+        budget: args.regs.clone().unwrap_or_default().0,
+        policy,
+    };
+    let (allocated, stats) = match allocate(&program, &opts) {
+        Ok(result) => result,
+        Err(e) => {
+            let pos = e.pos().unwrap_or_default();
+            eprint!("{}", source.render(pos, &e.to_string()));
+            return Ok(Outcome::Problem);
+        }
+    };
+    let text = chromatic::print(&allocated);
+    let stats_text = args.stats.map(|format| render_stats(&stats, format));
+    match &args.output {
+        Some(path) => {
+            std::fs::write(path, text).map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
+            stats_text.iter().for_each(|s| print!("{s}"));
+        }
+        None => {
+            print!("{text}");
+            stats_text.iter().for_each(|s| eprint!("{s}"));
+        }
+    }
+    Ok(Outcome::Ok)
+}
+
+pub fn render_stats(stats: &[FunctionStats], format: StatsFormat) -> String {
+    if format == StatsFormat::Json {
+        return serde_json::to_string_pretty(stats).unwrap_or_default() + "\n";
+    }
+    let mut out = String::new();
+    for f in stats {
+        let occupancy = f.occupancy.map_or(String::from("-"), |o| o.to_string());
+        out += &format!(
+            "@{}: {} instructions, occupancy {occupancy}, {} µs\n",
+            f.function, f.instructions, f.alloc_time_us
+        );
+        out += "  class  max_live  regs_used  copies  swaps  copy_units  weighted  false_deps\n";
+        for c in &f.classes {
+            out += &format!(
+                "  {:<5}  {:>8}  {:>9}  {:>6}  {:>5}  {:>10}  {:>8}  {:>10}\n",
+                c.class,
+                c.max_live,
+                c.regs_used,
+                c.copies,
+                c.swaps,
+                c.copy_units,
+                c.weighted_copies,
+                c.false_deps
+            );
+        }
+    }
+    out
+}

@@ -1,0 +1,34 @@
+//! Options shared by several commands: the register budget (`--regs v=32,s=16`) and how to
+//! read a program, with positioned errors.
+
+use crate::diag::Source;
+use chromatic::Program;
+
+/// A register budget from the command line: `CLASS=K` pairs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Regs(pub Vec<(String, u16)>);
+
+/// Parses `CLASS=K,CLASS=K`.
+pub fn parse_regs(text: &str) -> Result<Regs, String> {
+    let pairs: Result<Vec<(String, u16)>, String> = text
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(|item| {
+            let (class, k) = item
+                .split_once('=')
+                .ok_or_else(|| format!("`{item}`: expected CLASS=K"))?;
+            let k: u16 = k
+                .parse()
+                .map_err(|_| format!("`{item}`: K must be a number of registers"))?;
+            Ok((class.to_string(), k))
+        })
+        .collect();
+    pairs.map(Regs)
+}
+
+/// Reads and parses `path`; a parse error is rendered against the source.
+pub fn read_program(path: &str) -> anyhow::Result<(Source, Result<Program, String>)> {
+    let source = Source::read(path)?;
+    let program = chromatic::parse(&source.text).map_err(|e| source.render(e.pos, &e.message));
+    Ok((source, program))
+}

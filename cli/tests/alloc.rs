@@ -1,0 +1,328 @@
+//! The production allocator, feature by feature, on corpus programs: exact locations and
+//! copy counts, every allocation checked by the independent verifier and the interpreter.
+
+use chromatic::alloc::{allocate, AllocError, AllocOptions, ClassStats, Policy};
+use chromatic::{parse, print, Program};
+use chromatic_verifier::interp::{run, Config};
+use std::path::PathBuf;
+
+fn corpus(name: &str) -> Program {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../corpus")
+        .join(name);
+    parse(&std::fs::read_to_string(&path).expect("corpus file")).expect("corpus parses")
+}
+
+fn corpus_names() -> Vec<String> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../corpus");
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("corpus dir")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".chr"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Allocates and insists on a verified, trace-equivalent result.
+fn allocate_verified(
+    p: &Program,
+    opts: &AllocOptions,
+) -> (Program, Vec<chromatic::alloc::FunctionStats>) {
+    let (a, stats) = allocate(p, opts).unwrap_or_else(|e| panic!("{e}"));
+    let budget = chromatic::alloc::budget_of(&p.target, opts).unwrap();
+    let errors = chromatic_verifier::verify_program(p, &a, Some(&budget));
+    assert!(errors.is_empty(), "{}\n{}", errors[0], print(&a));
+    for (f, g) in p.functions.iter().zip(&a.functions) {
+        for seed in 0..4 {
+            let config = Config {
+                seed,
+                ..Config::default()
+            };
+            let (x, y) = (run(f, &p.target, &config), run(g, &a.target, &config));
+            assert_eq!(x.first_divergence(&y), None, "seed {seed}\n{}", print(&a));
+        }
+    }
+    (a, stats)
+}
+
+fn class<'s>(stats: &'s [ClassStats], name: &str) -> &'s ClassStats {
+    stats
+        .iter()
+        .find(|c| c.class == name)
+        .expect("class in stats")
+}
+
+fn line_with<'t>(text: &'t str, needle: &str) -> &'t str {
+    text.lines()
+        .find(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle}:\n{text}"))
+}
+
+#[test]
+fn three_phi_cycle_lowers_to_two_swaps() {
+    let (a, stats) = allocate_verified(&corpus("swap_cycle3.chr"), &AllocOptions::default());
+    let v = class(&stats[0].classes, "v");
+    assert_eq!((v.copies, v.swaps, v.regs_used), (0, 2, 3));
+    assert_eq!(print(&a).matches("  swap ").count(), 2);
+}
+
+#[test]
+fn cycle_without_swap_goes_through_a_free_register() {
+    let (_, stats) = allocate_verified(&corpus("swap_cycle3_noswap.chr"), &AllocOptions::default());
+    let v = class(&stats[0].classes, "v");
+    assert_eq!(
+        (v.copies, v.swaps, v.regs_used),
+        (4, 0, 4),
+        "3 moves + 1 save of the cycle"
+    );
+}
+
+#[test]
+fn fragmented_tuple_exchanges_with_dying_operands() {
+    let (a, stats) = allocate_verified(&corpus("fragmentation.chr"), &AllocOptions::default());
+    let text = print(&a);
+    assert!(
+        line_with(&text, "load.v4").starts_with("  %q:v4@v[0:3] = load.v4"),
+        "{text}"
+    );
+    let v = class(&stats[0].classes, "v");
+    assert_eq!((v.swaps, v.copies, v.regs_used, v.max_live), (2, 0, 8, 8));
+}
+
+#[test]
+fn fixed_register_conflict_moves_the_occupant() {
+    let (a, stats) = allocate_verified(&corpus("fixed_conflict.chr"), &AllocOptions::default());
+    let text = print(&a);
+    assert!(
+        line_with(&text, "v_intrinsic").starts_with("  %c:v1 fixed(v0)@v0"),
+        "{text}"
+    );
+    assert!(
+        line_with(&text, "v_call").contains("%d@v0") || text.contains("<- v"),
+        "{text}"
+    );
+    assert!(
+        line_with(&text, "ret").contains("%e fixed(v0)@v0"),
+        "{text}"
+    );
+    assert!(class(&stats[0].classes, "v").copies >= 1);
+}
+
+#[test]
+fn tied_operand_still_live_is_copied_first() {
+    let (a, stats) = allocate_verified(&corpus("tied_still_live.chr"), &AllocOptions::default());
+    let text = print(&a);
+    let inc = line_with(&text, "= inc");
+    let copy = text
+        .lines()
+        .take_while(|l| !l.contains("= inc"))
+        .last()
+        .unwrap_or_default();
+    assert!(
+        copy.starts_with("  parallel_copy") && copy.ends_with("%x"),
+        "{copy}"
+    );
+    let tied_at = inc
+        .split('@')
+        .nth(1)
+        .unwrap_or_default()
+        .split(' ')
+        .next()
+        .unwrap_or_default();
+    assert!(
+        inc.contains(&format!("%x@{tied_at} tied(0)")),
+        "def and tied use share {tied_at}: {inc}"
+    );
+    assert_eq!(class(&stats[0].classes, "v").copies, 2);
+}
+
+#[test]
+fn uniform_value_live_through_divergent_then_side_is_kept_apart() {
+    let (a, stats) = allocate_verified(
+        &corpus("divergent_uniform_live_through_else.chr"),
+        &AllocOptions::default(),
+    );
+    let s = class(&stats[0].classes, "s");
+    assert_eq!((s.max_live, s.regs_used, s.copies), (8, 8, 0));
+    let text = print(&a);
+    let desc = line_with(&text, "%desc:s4@");
+    assert!(desc.contains("@s[0:3]"), "{desc}");
+    for def in ["%t0:s2@", "%t1:s1@"] {
+        let l = line_with(&text, def);
+        assert!(
+            !l.contains("@s0 ") && !l.contains("@s[0:1]") && !l.contains("@s[2:3]"),
+            "{l}"
+        );
+    }
+}
+
+#[test]
+fn budget_below_pressure_is_a_positioned_error() {
+    let p = corpus("high_pressure_block.chr");
+    let opts = AllocOptions {
+        budget: vec![("v".into(), 40)],
+        policy: Policy::Dense,
+    };
+    let err = allocate(&p, &opts).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            AllocError::Pressure {
+                needed: 41,
+                budget: 40,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(err.pos().map(|p| p.line), Some(47));
+    assert!(
+        err.to_string()
+            .contains("`v` needs 41 registers in block `entry` but the budget is 40"),
+        "{err}"
+    );
+}
+
+#[test]
+fn unknown_budget_class_is_an_error() {
+    let opts = AllocOptions {
+        budget: vec![("q".into(), 4)],
+        policy: Policy::Dense,
+    };
+    let err = allocate(&corpus("straight_line.chr"), &opts).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the budget names class `q`, which the target does not have"
+    );
+}
+
+/// Classes whose values are all single units and carry no fixed register reach the SSA
+/// optimum: registers used == MaxLive. Other classes are reported, never hidden.
+#[test]
+fn scalar_classes_use_exactly_max_live_registers() {
+    let mut exceptions = Vec::new();
+    for name in corpus_names() {
+        let p = corpus(&name);
+        let Ok((_, stats)) = allocate(&p, &AllocOptions::default()) else {
+            continue;
+        };
+        for (f, s) in p.functions.iter().zip(&stats) {
+            for c in &s.classes {
+                let id = p.target.class_by_name(&c.class).unwrap();
+                let constrained =
+                    f.values.iter().any(|v| v.class == id && v.size > 1) || has_fixed(f, id);
+                if constrained {
+                    if u32::from(c.regs_used) != c.max_live {
+                        exceptions.push(format!(
+                            "{name} {} {}: {} > {}",
+                            f.name, c.class, c.regs_used, c.max_live
+                        ));
+                    }
+                } else {
+                    assert_eq!(
+                        u32::from(c.regs_used),
+                        c.max_live,
+                        "{name} @{} class {}",
+                        f.name,
+                        c.class
+                    );
+                }
+            }
+        }
+    }
+    println!("tuple/fixed exceptions: {exceptions:#?}");
+}
+
+fn has_fixed(f: &chromatic::Function, class: chromatic::ClassId) -> bool {
+    f.blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .filter_map(|i| i.op())
+        .any(|op| {
+            op.defs
+                .iter()
+                .any(|d| d.fixed.is_some() && f.value(d.value).class == class)
+                || op
+                    .uses()
+                    .any(|u| u.fixed.is_some() && f.value(u.value).class == class)
+        })
+        || f.blocks
+            .iter()
+            .flat_map(|b| b.term.uses())
+            .any(|u| u.fixed.is_some() && f.value(u.value).class == class)
+}
+
+#[test]
+fn whole_corpus_verifies_under_both_policies() {
+    for policy in [Policy::Dense, Policy::RoundRobin] {
+        let opts = AllocOptions {
+            budget: Vec::new(),
+            policy,
+        };
+        for name in corpus_names() {
+            let p = corpus(&name);
+            match allocate(&p, &opts) {
+                Ok(_) => {
+                    allocate_verified(&p, &opts);
+                }
+                Err(AllocError::Pressure { class, .. }) => {
+                    assert!(
+                        ["ptx_predicates.chr", "gen9_flags.chr"].contains(&name.as_str()),
+                        "{name}: {class}"
+                    );
+                }
+                Err(e) => panic!("{name}: {e}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn every_corpus_program_fits_its_max_live_budget_or_reports_why() {
+    for name in corpus_names() {
+        let p = corpus(&name);
+        let f = &p.functions[0];
+        let a = chromatic::analysis::Analysis::new(f, &p.target);
+        let budget: Vec<(String, u16)> = p
+            .target
+            .class_ids()
+            .map(|c| {
+                (
+                    p.target.class(c).name.clone(),
+                    (a.pressure.max_live(c) as u16).clamp(1, p.target.class(c).units),
+                )
+            })
+            .collect();
+        let opts = AllocOptions {
+            budget,
+            policy: Policy::Dense,
+        };
+        match allocate(&p, &opts) {
+            Ok(_) => {
+                allocate_verified(&p, &opts);
+            }
+            Err(e) => {
+                let message = e.to_string();
+                let explained = matches!(
+                    e,
+                    AllocError::Pressure { .. } | AllocError::Constraint { .. }
+                );
+                assert!(explained, "{name}: {message}");
+                println!("{name}: at budget = MaxLive: {message}");
+            }
+        }
+    }
+}
+
+#[test]
+fn fixed_operands_that_trade_registers_swap_once() {
+    let src = "target gfx9\nfunc @f {\nentry:\n  %a:v1 fixed(v0) = mov 1\n  %b:v1 fixed(v1) = mov 2\n  %c:v1 = call %a fixed(v1), %b fixed(v0)\n  ret %c, %a, %b\n}\n";
+    let (a, stats) = allocate_verified(&parse(src).unwrap(), &AllocOptions::default());
+    let text = print(&a);
+    assert!(
+        text.contains("  swap v0, v1\n  %c:v1@v2 = call %a fixed(v1)@v1, %b fixed(v0)@v0\n"),
+        "{text}"
+    );
+    assert_eq!(class(&stats[0].classes, "v").swaps, 1);
+}

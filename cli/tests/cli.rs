@@ -1,0 +1,246 @@
+//! The `chromatic` binary end to end: exit codes, positioned errors, canonical output.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn chromatic(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_chromatic"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("the binary runs")
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn temp_file(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("chromatic-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("temp file");
+    path.display().to_string()
+}
+
+/// s=8 comes from the linear CFG: %desc (4 units), live into the else-side, is live
+/// through the then-side next to %scale, %t0 and %t1 (1 + 2 + 1).
+#[test]
+fn check_summarises_a_corpus_file() {
+    let out = chromatic(&["check", "corpus/divergent_uniform_live_through_else.chr"]);
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        stdout,
+        "corpus/divergent_uniform_live_through_else.chr: target gfx9\n  @divergent_uniform_live_through_else: 4 blocks, 11 instructions, 10 values, max_live s=8 v=2\n"
+    );
+}
+
+#[test]
+fn check_points_at_the_error_and_exits_1() {
+    let path = temp_file(
+        "bad.chr",
+        "target gfx9\nfunc @f {\nb:\n  %x:v1 = foo %y\n  ret\n}\n",
+    );
+    let out = chromatic(&["check", &path]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("error: undefined value `%y`"), "{stderr}");
+    assert!(stderr.contains(&format!("{path}:4:15")), "{stderr}");
+}
+
+#[test]
+fn check_reports_ssa_errors_with_positions() {
+    let src = "target gfx9\nfunc @f {\na:\n  %c:s1 = c\n  branch uniform %c, b, d\nb:\n  %x:v1 = x\n  jump d\nd:\n  ret %x\n}\n";
+    let path = temp_file("ssa.chr", src);
+    let out = chromatic(&["check", &path]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("the definition of `%x` does not dominate this use"),
+        "{stderr}"
+    );
+    assert!(stderr.contains(&format!("{path}:10:7")), "{stderr}");
+}
+
+#[test]
+fn unreadable_input_exits_2() {
+    let out = chromatic(&["check", "does/not/exist.chr"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read"));
+}
+
+#[test]
+fn fmt_prints_the_canonical_form() {
+    let path = temp_file(
+        "messy.chr",
+        "target  gfx9 ; t\nfunc @f {\nb:   ; entry\n  %x:v1=foo   1,2\n    ret %x\n}\n",
+    );
+    let out = chromatic(&["fmt", &path]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "target gfx9\n\nfunc @f {\nb:\n  %x:v1 = foo 1, 2\n  ret %x\n}\n"
+    );
+}
+
+#[test]
+fn corpus_job_runs_every_file() {
+    let out = chromatic(&["corpus", "corpus"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("files: ") && last.ends_with("failed: 0"),
+        "{last}"
+    );
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn alloc_then_verify_round_trip_through_files() {
+    let allocated = temp_file("tied.alloc.chr", "");
+    let out = chromatic(&[
+        "alloc",
+        "corpus/tied_mac.chr",
+        "--regs",
+        "v=4",
+        "-o",
+        &allocated,
+        "--stats=json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stats: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("stats are JSON");
+    assert_eq!(stats[0]["classes"][1]["regs_used"], 4);
+    assert_eq!(stats[0]["occupancy"], 10);
+    let out = chromatic(&["verify", "corpus/tied_mac.chr", &allocated, "--regs", "v=4"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout(&out).ends_with("valid\n"));
+}
+
+#[test]
+fn verify_rejects_a_broken_allocation_with_exit_1() {
+    let allocated = temp_file("broken.alloc.chr", "");
+    assert_eq!(
+        chromatic(&["alloc", "corpus/straight_line.chr", "-o", &allocated])
+            .status
+            .code(),
+        Some(0)
+    );
+    let text = std::fs::read_to_string(&allocated).unwrap();
+    let good = "%m1:v1@v1 = v_mul_f32 %y@v1, %w@v3";
+    assert!(text.contains(good), "{text}");
+    let broken_path = temp_file(
+        "broken2.alloc.chr",
+        &text.replace(good, "%m1:v1@v1 = v_mul_f32 %y@v2, %w@v3"),
+    );
+    let out = chromatic(&["verify", "corpus/straight_line.chr", &broken_path, "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let errors: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("errors are JSON");
+    assert_eq!(errors[0]["kind"], "WrongValue", "{errors}");
+    assert_eq!(errors[0]["expected"], "%y[0]", "{errors}");
+}
+
+#[test]
+fn verify_of_unparsable_input_exits_2() {
+    let bad = temp_file("unparsable.chr", "target gfx9\nfunc @f {\n");
+    let out = chromatic(&["verify", "corpus/straight_line.chr", &bad]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn alloc_below_pressure_is_a_positioned_error() {
+    let out = chromatic(&["alloc", "corpus/tied_mac.chr", "--regs", "v=3"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("`v` needs 4 registers in block `entry` but the budget is 3"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("corpus/tied_mac.chr:11:11"), "{stderr}");
+}
+
+#[test]
+fn bad_budget_arguments_are_rejected_without_panic() {
+    for regs in ["v=x", "v", "q=4"] {
+        let out = chromatic(&["alloc", "corpus/tied_mac.chr", "--regs", regs]);
+        assert!(
+            matches!(out.status.code(), Some(1 | 2)),
+            "{regs}: {:?}",
+            out.status
+        );
+        assert!(
+            !String::from_utf8_lossy(&out.stderr).contains("panicked"),
+            "{regs}"
+        );
+    }
+}
+
+#[test]
+fn original_and_allocated_programs_run_alike() {
+    let allocated = temp_file("loop.alloc.chr", "");
+    assert_eq!(
+        chromatic(&["alloc", "corpus/divergent_loop.chr", "-o", &allocated])
+            .status
+            .code(),
+        Some(0)
+    );
+    for seed in ["0", "7"] {
+        let a = stdout(&chromatic(&[
+            "run",
+            "corpus/divergent_loop.chr",
+            "--seed",
+            seed,
+            "--lanes",
+            "8",
+        ]));
+        let b = stdout(&chromatic(&[
+            "run", &allocated, "--seed", seed, "--lanes", "8",
+        ]));
+        assert!(a.starts_with("@divergent_loop: digest "), "{a}");
+        assert_eq!(a, b);
+    }
+}
+
+#[test]
+fn mutate_check_prints_the_summary_line_last() {
+    let out = chromatic(&[
+        "mutate-check",
+        "corpus/swap_cycle3.chr",
+        "corpus/ptx_predicates.chr",
+        "--mutants",
+        "50",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = stdout(&out);
+    assert!(
+        text.contains("corpus/ptx_predicates.chr: not mutated: over budget"),
+        "{text}"
+    );
+    let last = text.lines().last().unwrap_or_default();
+    assert!(last.starts_with("mutants: 50  non-equivalent: "), "{last}");
+    assert!(last.ends_with("missed: 0"), "{last}");
+}

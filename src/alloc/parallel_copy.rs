@@ -1,0 +1,437 @@
+//! Sequentialising a parallel copy into moves, swaps and (rarely) a temporary spill.
+//!
+//! The classic algorithm (Boissinot et al., "Revisiting Out-of-SSA Translation for
+//! Correctness, Code Quality, and Efficiency", CGO 2009; Mesa ACO's `handle_operands`),
+//! done per register unit so that tuples whose ranges overlap partially are handled
+//! exactly: repeatedly emit every move whose destination no pending move still reads;
+//! what remains are cycles, broken by a `swap` where the class has one, else by saving one
+//! destination in a free unit of the class, else in a temporary memory slot. Consecutive
+//! unit moves of one value are merged back into tuple moves, and no move has its source
+//! equal to its destination.
+
+use crate::program::{InstKind, Location, Move, Value};
+use crate::target::{ClassId, Target};
+
+/// Where a unit's old content can be read from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Src {
+    Unit(u16),
+    Slot(u32),
+}
+
+#[derive(Clone, Copy, Debug)]
+struct UnitMove {
+    class: ClassId,
+    dst: u16,
+    src: Src,
+    value: Value,
+}
+
+/// Lowers `moves` (distinct destinations, register locations) into a sequence of
+/// instructions with the same effect. `busy(class, unit)` says whether a unit holds a
+/// value that must survive (it may not be used as a temporary); `temp_slot` is a memory
+/// slot free at this point.
+pub fn sequentialise(
+    moves: &[Move],
+    target: &Target,
+    busy: &dyn Fn(ClassId, u16) -> bool,
+    temp_slot: u32,
+) -> Vec<InstKind> {
+    let mut pending = expand(moves);
+    let mut out: Vec<InstKind> = Vec::new();
+    while !pending.is_empty() {
+        let (ready, rest): (Vec<UnitMove>, Vec<UnitMove>) = pending.iter().partition(|m| {
+            !pending
+                .iter()
+                .any(|o| o.class == m.class && o.src == Src::Unit(m.dst))
+        });
+        pending = rest;
+        if !ready.is_empty() {
+            out.extend(ready.iter().map(emit));
+            continue;
+        }
+        break_cycle(&mut pending, &mut out, target, moves, busy, temp_slot);
+    }
+    merge_adjacent(out)
+}
+
+fn expand(moves: &[Move]) -> Vec<UnitMove> {
+    let mut units = Vec::new();
+    for m in moves {
+        if let (
+            Location::Reg {
+                class,
+                first: d,
+                len,
+            },
+            Location::Reg { first: s, .. },
+        ) = (m.dst, m.src)
+        {
+            for k in 0..len {
+                if d + k != s + k {
+                    units.push(UnitMove {
+                        class,
+                        dst: d + k,
+                        src: Src::Unit(s + k),
+                        value: m.value,
+                    });
+                }
+            }
+        }
+    }
+    units
+}
+
+fn reg(class: ClassId, unit: u16) -> Location {
+    Location::Reg {
+        class,
+        first: unit,
+        len: 1,
+    }
+}
+
+fn emit(m: &UnitMove) -> InstKind {
+    match m.src {
+        Src::Unit(s) => InstKind::ParallelCopy(vec![Move {
+            dst: reg(m.class, m.dst),
+            src: reg(m.class, s),
+            value: m.value,
+        }]),
+        Src::Slot(slot) => InstKind::Reload(Move {
+            dst: reg(m.class, m.dst),
+            src: Location::Slot {
+                first: slot,
+                len: 1,
+            },
+            value: m.value,
+        }),
+    }
+}
+
+/// Every pending destination is still read: break a cycle at a move that reads a unit.
+fn break_cycle(
+    pending: &mut Vec<UnitMove>,
+    out: &mut Vec<InstKind>,
+    target: &Target,
+    moves: &[Move],
+    busy: &dyn Fn(ClassId, u16) -> bool,
+    temp_slot: u32,
+) {
+    let Some(at) = pending.iter().position(|m| matches!(m.src, Src::Unit(_))) else {
+        return;
+    };
+    let m = pending[at];
+    let Src::Unit(src) = m.src else {
+        return;
+    };
+    let same_class = move |o: &UnitMove| o.class == m.class;
+    if target.class(m.class).has_swap {
+        out.push(InstKind::Swap(reg(m.class, m.dst), reg(m.class, src)));
+        pending.remove(at);
+        for o in pending.iter_mut().filter(|o| same_class(o)) {
+            if o.src == Src::Unit(src) {
+                o.src = Src::Unit(m.dst);
+            } else if o.src == Src::Unit(m.dst) {
+                o.src = Src::Unit(src);
+            }
+        }
+        pending.retain(|o| o.src != Src::Unit(o.dst));
+        return;
+    }
+    let old = occupant_value(pending, m.class, m.dst);
+    let to = match free_temp(m.class, target, moves, pending, busy) {
+        Some(t) => {
+            out.push(InstKind::ParallelCopy(vec![Move {
+                dst: reg(m.class, t),
+                src: reg(m.class, m.dst),
+                value: old,
+            }]));
+            Src::Unit(t)
+        }
+        None => {
+            let slot = temp_slot
+                + out
+                    .iter()
+                    .filter(|i| matches!(i, InstKind::Spill(_)))
+                    .count() as u32;
+            out.push(InstKind::Spill(Move {
+                dst: Location::Slot {
+                    first: slot,
+                    len: 1,
+                },
+                src: reg(m.class, m.dst),
+                value: old,
+            }));
+            Src::Slot(slot)
+        }
+    };
+    for o in pending
+        .iter_mut()
+        .filter(|o| same_class(o) && o.src == Src::Unit(m.dst))
+    {
+        o.src = to;
+    }
+}
+
+/// The value a pending move reads from `unit` (the content about to be overwritten).
+fn occupant_value(pending: &[UnitMove], class: ClassId, unit: u16) -> Value {
+    pending
+        .iter()
+        .find(|o| o.class == class && o.src == Src::Unit(unit))
+        .map_or(Value(0), |o| o.value)
+}
+
+/// A unit of `class` that no move touches, no pending move reads, and no live value holds.
+fn free_temp(
+    class: ClassId,
+    target: &Target,
+    moves: &[Move],
+    pending: &[UnitMove],
+    busy: &dyn Fn(ClassId, u16) -> bool,
+) -> Option<u16> {
+    let touched = |u: u16| {
+        moves.iter().any(|m| {
+            [m.dst, m.src].iter().any(|l| match *l {
+                Location::Reg {
+                    class: c,
+                    first,
+                    len,
+                } => c == class && (first..first + len).contains(&u),
+                _ => false,
+            })
+        }) || pending
+            .iter()
+            .any(|o| o.class == class && o.src == Src::Unit(u))
+    };
+    (0..target.class(class).units).find(|&u| !busy(class, u) && !touched(u))
+}
+
+/// Merges runs of single-unit copies of one value whose destinations and sources are both
+/// consecutive, when the later move does not read what the earlier one wrote.
+fn merge_adjacent(insts: Vec<InstKind>) -> Vec<InstKind> {
+    let mut out: Vec<InstKind> = Vec::with_capacity(insts.len());
+    for inst in insts {
+        if let (Some(InstKind::ParallelCopy(prev)), InstKind::ParallelCopy(next)) =
+            (out.last_mut(), &inst)
+        {
+            if let ([p], [n]) = (&mut prev[..], &next[..]) {
+                if let Some(merged) = extend(p, n) {
+                    *p = merged;
+                    continue;
+                }
+            }
+        }
+        out.push(inst);
+    }
+    out
+}
+
+fn extend(p: &Move, n: &Move) -> Option<Move> {
+    let (
+        Location::Reg {
+            class,
+            first: pd,
+            len,
+        },
+        Location::Reg { first: ps, .. },
+        Location::Reg {
+            class: nc,
+            first: nd,
+            len: 1,
+        },
+        Location::Reg { first: ns, .. },
+    ) = (p.dst, p.src, n.dst, n.src)
+    else {
+        return None;
+    };
+    let reads_written = (pd..pd + len).contains(&ns);
+    let consecutive = nc == class && nd == pd + len && ns == ps + len && n.value == p.value;
+    (consecutive && !reads_written).then(|| Move {
+        dst: Location::Reg {
+            class,
+            first: pd,
+            len: len + 1,
+        },
+        src: Location::Reg {
+            class,
+            first: ps,
+            len: len + 1,
+        },
+        value: p.value,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quickcheck::{QuickCheck, TestResult};
+
+    fn target(swap: bool) -> Target {
+        let spec = if swap { "v=12" } else { "v=12:noswap" };
+        Target::generic(spec).unwrap()
+    }
+
+    fn mv(d: u16, s: u16, len: u16, v: u32) -> Move {
+        let c = ClassId(0);
+        Move {
+            dst: Location::Reg {
+                class: c,
+                first: d,
+                len,
+            },
+            src: Location::Reg {
+                class: c,
+                first: s,
+                len,
+            },
+            value: Value(v),
+        }
+    }
+
+    /// Runs `insts` on a register file of tokens (plus memory slots) and returns it.
+    fn simulate(insts: &[InstKind], mut regs: Vec<u32>) -> Vec<u32> {
+        let mut slots = std::collections::BTreeMap::new();
+        let unit = |l: Location| match l {
+            Location::Reg { first, .. } => usize::from(first),
+            _ => unreachable!("register expected"),
+        };
+        for inst in insts {
+            match inst {
+                InstKind::ParallelCopy(ms) => {
+                    let reads: Vec<Vec<u32>> = ms
+                        .iter()
+                        .map(|m| {
+                            (0..m.src.len())
+                                .map(|k| regs[unit(m.src) + usize::from(k)])
+                                .collect()
+                        })
+                        .collect();
+                    for (m, r) in ms.iter().zip(reads) {
+                        for (k, t) in r.into_iter().enumerate() {
+                            regs[unit(m.dst) + k] = t;
+                        }
+                    }
+                }
+                InstKind::Swap(a, b) => regs.swap(unit(*a), unit(*b)),
+                InstKind::Spill(m) => {
+                    slots.insert(m.dst, regs[unit(m.src)]);
+                }
+                InstKind::Reload(m) => regs[unit(m.dst)] = slots[&m.src],
+                InstKind::Op(_) | InstKind::Remat { .. } => unreachable!("not emitted"),
+            }
+        }
+        regs
+    }
+
+    fn parallel(moves: &[Move], regs: &[u32]) -> Vec<u32> {
+        simulate(&[InstKind::ParallelCopy(moves.to_vec())], regs.to_vec())
+    }
+
+    /// Sequentialises `moves` and compares with the parallel semantics on every unit a
+    /// move touches, and on every unit when all units are busy (no temporaries allowed).
+    fn check(moves: &[Move], swap: bool, busy_all: bool) -> Vec<InstKind> {
+        let regs: Vec<u32> = (100..112).collect();
+        let t = target(swap);
+        let busy = |_: ClassId, _: u16| busy_all;
+        let seq = sequentialise(moves, &t, &busy, 0);
+        let (got, want) = (simulate(&seq, regs.clone()), parallel(moves, &regs));
+        let touched = |u: usize| {
+            moves.iter().any(|m| {
+                [m.dst, m.src].iter().any(|l| match *l {
+                    Location::Reg { first, len, .. } => {
+                        (usize::from(first)..usize::from(first + len)).contains(&u)
+                    }
+                    _ => false,
+                })
+            })
+        };
+        for u in 0..regs.len() {
+            if busy_all || touched(u) {
+                assert_eq!(got[u], want[u], "unit {u}: {seq:?}");
+            }
+        }
+        seq
+    }
+
+    #[test]
+    fn three_cycle_with_swaps_takes_two_swaps() {
+        let seq = check(
+            &[mv(0, 1, 1, 0), mv(1, 2, 1, 1), mv(2, 0, 1, 2)],
+            true,
+            false,
+        );
+        assert_eq!(
+            seq.iter()
+                .filter(|i| matches!(i, InstKind::Swap(..)))
+                .count(),
+            2
+        );
+        assert_eq!(seq.len(), 2);
+    }
+
+    #[test]
+    fn cycle_without_swap_uses_a_free_register() {
+        let seq = check(&[mv(0, 1, 1, 0), mv(1, 0, 1, 1)], false, false);
+        assert_eq!(seq.len(), 3);
+        assert!(seq.iter().all(|i| matches!(i, InstKind::ParallelCopy(_))));
+    }
+
+    #[test]
+    fn cycle_without_swap_or_free_register_uses_a_slot() {
+        let seq = check(
+            &[mv(0, 1, 1, 0), mv(1, 2, 1, 1), mv(2, 0, 1, 2)],
+            false,
+            true,
+        );
+        assert!(matches!(seq[0], InstKind::Spill(_)));
+        assert!(seq.iter().any(|i| matches!(i, InstKind::Reload(_))));
+    }
+
+    #[test]
+    fn tuples_move_whole_and_chains_order_correctly() {
+        let seq = check(&[mv(4, 0, 4, 0), mv(0, 8, 2, 1)], true, false);
+        assert_eq!(seq.len(), 2);
+        assert!(matches!(&seq[0], InstKind::ParallelCopy(m) if m[0].dst.len() == 4));
+    }
+
+    #[test]
+    fn overlapping_tuple_shift_is_exact() {
+        check(&[mv(1, 0, 4, 0)], true, false);
+        check(&[mv(0, 1, 4, 0)], false, false);
+        check(&[mv(2, 0, 4, 0), mv(0, 4, 2, 1)], false, true);
+    }
+
+    #[test]
+    fn fan_out_and_identity_moves() {
+        let seq = check(
+            &[mv(3, 3, 1, 0), mv(4, 1, 1, 1), mv(5, 1, 1, 1)],
+            true,
+            false,
+        );
+        assert_eq!(seq.len(), 2, "no move from a register to itself");
+    }
+
+    fn random_parallel_copy(spec: Vec<(u8, u8, u8)>, swap: bool, busy: bool) -> TestResult {
+        let mut moves: Vec<Move> = Vec::new();
+        let mut written = [false; 12];
+        for (i, (d, s, len)) in spec.into_iter().enumerate() {
+            let len = u16::from(len % 3) + 1;
+            let (d, s) = (u16::from(d) % (13 - len), u16::from(s) % (13 - len));
+            let range = usize::from(d)..usize::from(d + len);
+            if written[range.clone()].iter().any(|&w| w) {
+                continue;
+            }
+            written[range].iter_mut().for_each(|w| *w = true);
+            moves.push(mv(d, s, len, i as u32));
+        }
+        check(&moves, swap, busy);
+        TestResult::passed()
+    }
+
+    #[test]
+    fn random_parallel_copies_sequentialise_exactly() {
+        QuickCheck::new()
+            .tests(3000)
+            .quickcheck(random_parallel_copy as fn(Vec<(u8, u8, u8)>, bool, bool) -> TestResult);
+    }
+}

@@ -1,0 +1,301 @@
+//! Control-flow graphs: successors, predecessors, reverse post-order, critical edges and
+//! edge splitting.
+//!
+//! [`Graph`] is a plain directed graph over dense node indices, so the same code serves the
+//! logical CFG, the linear CFG (`divergence`) and the reverse graph used for
+//! post-dominators. Successor lists keep terminator order (then before else) without
+//! duplicates; predecessor lists are in increasing block order.
+
+use crate::program::{Block, BlockData, Function, Terminator};
+use std::collections::HashSet;
+
+/// A directed graph over nodes `0..n` with a distinguished entry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Graph {
+    succs: Vec<Vec<Block>>,
+    preds: Vec<Vec<Block>>,
+    rpo: Vec<Block>,
+    rpo_index: Vec<u32>,
+}
+
+/// `rpo_index` of a node not reachable from the entry.
+const UNREACHED: u32 = u32::MAX;
+
+impl Graph {
+    /// Builds the graph from successor lists; `entry` starts the reverse post-order.
+    pub fn from_succs(succs: Vec<Vec<Block>>, entry: Block) -> Graph {
+        let mut preds = vec![Vec::new(); succs.len()];
+        for (b, ss) in succs.iter().enumerate() {
+            for s in ss {
+                preds[s.index()].push(Block(b as u32));
+            }
+        }
+        let rpo = reverse_post_order(&succs, entry);
+        let mut rpo_index = vec![UNREACHED; succs.len()];
+        for (i, b) in rpo.iter().enumerate() {
+            rpo_index[b.index()] = i as u32;
+        }
+        Graph {
+            succs,
+            preds,
+            rpo,
+            rpo_index,
+        }
+    }
+
+    /// The logical CFG of a function, entry block 0.
+    pub fn of_function(f: &Function) -> Graph {
+        let succs = f.blocks.iter().map(block_succs).collect();
+        Graph::from_succs(succs, Block(0))
+    }
+
+    pub fn len(&self) -> usize {
+        self.succs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.succs.is_empty()
+    }
+
+    pub fn succs(&self, b: Block) -> &[Block] {
+        &self.succs[b.index()]
+    }
+
+    pub fn preds(&self, b: Block) -> &[Block] {
+        &self.preds[b.index()]
+    }
+
+    /// Nodes reachable from the entry, in reverse post-order.
+    pub fn rpo(&self) -> &[Block] {
+        &self.rpo
+    }
+
+    /// Position in reverse post-order, `None` when unreachable.
+    pub fn rpo_index(&self, b: Block) -> Option<u32> {
+        Some(self.rpo_index[b.index()]).filter(|&i| i != UNREACHED)
+    }
+
+    pub fn is_reachable(&self, b: Block) -> bool {
+        self.rpo_index(b).is_some()
+    }
+
+    /// Edges from a node with several successors to a node with several predecessors.
+    pub fn critical_edges(&self) -> Vec<(Block, Block)> {
+        let mut edges = Vec::new();
+        for (b, ss) in self.succs.iter().enumerate() {
+            if ss.len() > 1 {
+                for &s in ss {
+                    if self.preds[s.index()].len() > 1 {
+                        edges.push((Block(b as u32), s));
+                    }
+                }
+            }
+        }
+        edges
+    }
+}
+
+/// A block's successors in terminator order, without duplicates.
+fn block_succs(block: &BlockData) -> Vec<Block> {
+    let mut ss: Vec<Block> = Vec::with_capacity(2);
+    for s in block.term.successors() {
+        if !ss.contains(&s) {
+            ss.push(s);
+        }
+    }
+    ss
+}
+
+/// Iterative depth-first search; successors visited in order.
+fn reverse_post_order(succs: &[Vec<Block>], entry: Block) -> Vec<Block> {
+    let mut order = Vec::with_capacity(succs.len());
+    if succs.is_empty() {
+        return order;
+    }
+    let mut visited = vec![false; succs.len()];
+    let mut stack = vec![(entry, 0usize)];
+    visited[entry.index()] = true;
+    while let Some((b, next)) = stack.last_mut() {
+        if let Some(&s) = succs[b.index()].get(*next) {
+            *next += 1;
+            if !visited[s.index()] {
+                visited[s.index()] = true;
+                stack.push((s, 0));
+            }
+        } else {
+            order.push(*b);
+            stack.pop();
+        }
+    }
+    order.reverse();
+    order
+}
+
+/// Splits the edge `from → to` with a new block holding only `jump to`; phi arguments in
+/// `to` that came from `from` now come from the new block. Returns the new block, which is
+/// appended and named `from.to` (with a numeric suffix if that name is taken).
+pub fn split_edge(f: &mut Function, from: Block, to: Block) -> Block {
+    let mut names = block_names(f);
+    split_named(f, from, to, &mut names)
+}
+
+/// Splits each of `edges` as [`split_edge`] does, returning the new blocks in order.
+pub fn split_edges(f: &mut Function, edges: &[(Block, Block)]) -> Vec<Block> {
+    let mut names = block_names(f);
+    edges
+        .iter()
+        .map(|&(from, to)| split_named(f, from, to, &mut names))
+        .collect()
+}
+
+/// Splits every critical edge of `f`, returning the new blocks in edge order.
+pub fn split_critical_edges(f: &mut Function) -> Vec<Block> {
+    let edges = Graph::of_function(f).critical_edges();
+    split_edges(f, &edges)
+}
+
+fn block_names(f: &Function) -> HashSet<String> {
+    f.blocks.iter().map(|b| b.name.clone()).collect()
+}
+
+fn split_named(f: &mut Function, from: Block, to: Block, names: &mut HashSet<String>) -> Block {
+    let new = Block(f.blocks.len() as u32);
+    let base = format!("{}.{}", f.block(from).name, f.block(to).name);
+    let mut name = base.clone();
+    let mut n = 1;
+    while names.contains(&name) {
+        name = format!("{base}.{n}");
+        n += 1;
+    }
+    names.insert(name.clone());
+    let pos = f.block(from).term.pos();
+    redirect(&mut f.blocks[from.index()].term, to, new);
+    for phi in &mut f.blocks[to.index()].phis {
+        for arg in &mut phi.args {
+            if arg.block == from {
+                arg.block = new;
+            }
+        }
+    }
+    f.blocks.push(BlockData {
+        name,
+        pos,
+        freq: None,
+        phis: Vec::new(),
+        insts: Vec::new(),
+        term: Terminator::Jump { target: to, pos },
+    });
+    new
+}
+
+fn redirect(term: &mut Terminator, old: Block, new: Block) {
+    match term {
+        Terminator::Jump { target, .. } => {
+            if *target == old {
+                *target = new;
+            }
+        }
+        Terminator::Branch {
+            then_block,
+            else_block,
+            ..
+        } => {
+            for b in [then_block, else_block] {
+                if *b == old {
+                    *b = new;
+                }
+            }
+        }
+        Terminator::Ret { .. } => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse;
+
+    const DIAMOND_WITH_CRITICAL_EDGE: &str = "target gfx9
+func @f {
+a:
+  %x:v1 = foo
+  branch uniform %x, b, c
+b:
+  %y:v1 = bar
+  branch uniform %y, c, d
+c:
+  %p:v1 = phi [a: %x], [b: %y]
+  jump d
+d:
+  %q:v1 = phi [b: %y], [c: %p]
+  ret %q
+}
+";
+
+    #[test]
+    fn succs_preds_rpo() {
+        let p = parse(DIAMOND_WITH_CRITICAL_EDGE).unwrap();
+        let g = Graph::of_function(&p.functions[0]);
+        assert_eq!(g.succs(Block(1)), [Block(2), Block(3)]);
+        assert_eq!(g.preds(Block(3)), [Block(1), Block(2)]);
+        assert_eq!(g.rpo(), [Block(0), Block(1), Block(2), Block(3)]);
+        assert_eq!(
+            g.critical_edges(),
+            [
+                (Block(0), Block(2)),
+                (Block(1), Block(2)),
+                (Block(1), Block(3))
+            ]
+        );
+    }
+
+    #[test]
+    fn splitting_an_edge_rewrites_terminator_and_phis() {
+        let mut p = parse(DIAMOND_WITH_CRITICAL_EDGE).unwrap();
+        let f = &mut p.functions[0];
+        let new = split_edge(f, Block(1), Block(3));
+        assert_eq!(f.block(new).name, "b.d");
+        let text = crate::print(&p);
+        assert!(text.contains("  branch uniform %y, c, b.d\n"), "{text}");
+        assert!(text.contains("%q:v1 = phi [b.d: %y], [c: %p]"), "{text}");
+        assert!(text.ends_with("b.d:\n  jump d\n}\n"), "{text}");
+        let g = Graph::of_function(&p.functions[0]);
+        assert!(!g.critical_edges().contains(&(Block(1), Block(3))));
+        assert!(parse(&text).is_ok());
+    }
+
+    #[test]
+    fn splitting_all_critical_edges_keeps_phis_valid() {
+        let mut p = parse(DIAMOND_WITH_CRITICAL_EDGE).unwrap();
+        let f = &mut p.functions[0];
+        let new = split_critical_edges(f);
+        assert_eq!(new, [Block(4), Block(5), Block(6)]);
+        let names: Vec<&str> = new.iter().map(|&b| &*f.block(b).name).collect();
+        assert_eq!(names, ["a.c", "b.c", "b.d"]);
+        let text = crate::print(&p);
+        assert!(text.contains("%p:v1 = phi [a.c: %x], [b.c: %y]"), "{text}");
+        assert!(text.contains("%q:v1 = phi [b.d: %y], [c: %p]"), "{text}");
+        let f = &p.functions[0];
+        assert!(Graph::of_function(f).critical_edges().is_empty());
+        assert_eq!(crate::analysis::ssa::validate(f, &p.target), Ok(()));
+    }
+
+    #[test]
+    fn split_names_stay_unique() {
+        let src = "target gfx9\nfunc @f {\na:\n  %x:v1 = foo\n  branch uniform %x, b, a.b\nb:\n  ret\na.b:\n  jump b\n}\n";
+        let mut p = parse(src).unwrap();
+        let f = &mut p.functions[0];
+        let new = split_edges(f, &[(Block(0), Block(1)), (Block(0), Block(2))]);
+        let names: Vec<&str> = new.iter().map(|&b| &*f.block(b).name).collect();
+        assert_eq!(names, ["a.b.1", "a.a.b"]);
+    }
+
+    #[test]
+    fn unreachable_blocks_have_no_rpo_index() {
+        let src = "target gfx9\nfunc @f {\na:\n  ret\nz:\n  jump a\n}\n";
+        let g = Graph::of_function(&parse(src).unwrap().functions[0]);
+        assert_eq!(g.rpo(), [Block(0)]);
+        assert!(!g.is_reachable(Block(1)));
+        assert_eq!(g.preds(Block(0)), [Block(1)]);
+    }
+}

@@ -1,0 +1,166 @@
+//! The linear CFG of divergent control flow (Mesa ACO's "linear" vs "logical" CFG).
+//!
+//! Under `branch divergent %p, T, E` the hardware runs the then-side and then the
+//! else-side for the whole wave, masking lanes with EXEC. Per-lane writes respect the mask,
+//! so per-lane values follow the logical CFG; uniform (scalar) writes do not, so uniform
+//! values follow the linear CFG: the logical edges plus, for each divergent branch in B
+//! whose immediate post-dominator is J with T ≠ J and E ≠ J, an edge to E from every block
+//! of the then-region (blocks reachable from T without passing J or E) that has a
+//! successor outside the region. The rule is stated in `docs/FORMAT.md`; the verifier
+//! implements it independently.
+//!
+//! Two readings of that rule are made explicit here: a `ret` block of the then-region
+//! counts as having a successor outside it (the virtual exit: lanes that return stop, the
+//! wave goes on to E, so uniform values live into E must survive it; when B's only
+//! post-dominator is the virtual exit the region runs to the returns), and divergent
+//! branches in unreachable blocks are ignored (they never run).
+
+use super::cfg::Graph;
+use super::dom::PostDomTree;
+use crate::program::{Block, BranchKind, Function, Terminator};
+
+/// The linear CFG and the joins of divergent branches.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Divergence {
+    pub linear: Graph,
+    /// Blocks that are the immediate post-dominator of some divergent branch, sorted.
+    pub joins: Vec<Block>,
+}
+
+impl Divergence {
+    pub fn new(f: &Function, cfg: &Graph, pdom: &PostDomTree) -> Divergence {
+        let mut succs: Vec<Vec<Block>> = (0..cfg.len())
+            .map(|b| cfg.succs(Block(b as u32)).to_vec())
+            .collect();
+        let mut joins = Vec::new();
+        let mut stamp = vec![u32::MAX; cfg.len()];
+        for &b in cfg.rpo() {
+            let Terminator::Branch {
+                kind: BranchKind::Divergent,
+                then_block,
+                else_block,
+                ..
+            } = f.block(b).term
+            else {
+                continue;
+            };
+            let join = pdom.ipdom(b);
+            joins.extend(join);
+            if join == Some(then_block) || join == Some(else_block) {
+                continue;
+            }
+            for exit in then_region_exits(cfg, b, (then_block, else_block, join), &mut stamp) {
+                if !succs[exit.index()].contains(&else_block) {
+                    succs[exit.index()].push(else_block);
+                }
+            }
+        }
+        joins.sort();
+        joins.dedup();
+        Divergence {
+            linear: Graph::from_succs(succs, Block(0)),
+            joins,
+        }
+    }
+
+    pub fn is_join(&self, b: Block) -> bool {
+        self.joins.binary_search(&b).is_ok()
+    }
+}
+
+/// Blocks reachable from `then_block` without passing `else_block` or `join` that have a
+/// successor outside that region or end in `ret`. `stamp` marks region blocks with the branch block's
+/// index, so no per-branch clearing is needed.
+fn then_region_exits(
+    cfg: &Graph,
+    branch: Block,
+    (then_block, else_block, join): (Block, Block, Option<Block>),
+    stamp: &mut [u32],
+) -> Vec<Block> {
+    let stop = |b: Block| b == else_block || Some(b) == join;
+    let mark = branch.0;
+    let mut stack = vec![then_block];
+    let mut region = Vec::new();
+    stamp[then_block.index()] = mark;
+    while let Some(b) = stack.pop() {
+        region.push(b);
+        for &s in cfg.succs(b) {
+            if !stop(s) && stamp[s.index()] != mark {
+                stamp[s.index()] = mark;
+                stack.push(s);
+            }
+        }
+    }
+    region.sort();
+    region.retain(|b| {
+        let succs = cfg.succs(*b);
+        succs.is_empty() || succs.iter().any(|s| stamp[s.index()] != mark)
+    });
+    region
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::dom::PostDomTree;
+
+    fn linear_of(src: &str) -> (Graph, Divergence) {
+        let f = &crate::parse(src).unwrap().functions[0];
+        let cfg = Graph::of_function(f);
+        let pdom = PostDomTree::new(f, &cfg);
+        let d = Divergence::new(f, &cfg, &pdom);
+        (cfg, d)
+    }
+
+    #[test]
+    fn then_side_falls_into_else_side() {
+        let src = "target gfx9\nfunc @f {\na:\n  %p:s2 = cmp\n  branch divergent %p, t1, e\nt1:\n  jump t2\nt2:\n  jump j\ne:\n  jump j\nj:\n  ret\n}\n";
+        let (cfg, d) = linear_of(src);
+        assert_eq!(cfg.succs(Block(2)), [Block(4)]);
+        assert_eq!(d.linear.succs(Block(2)), [Block(4), Block(3)]);
+        assert_eq!(d.linear.succs(Block(1)), [Block(2)]);
+        assert_eq!(d.linear.preds(Block(3)), [Block(0), Block(2)]);
+        assert_eq!(d.joins, [Block(4)]);
+    }
+
+    #[test]
+    fn early_return_in_then_side_links_every_return_to_else() {
+        let src = "target gfx9\nfunc @f {\na:\n  %p:s2 = cmp\n  branch divergent %p, t, e\nt:\n  branch uniform %p, r, j\nr:\n  ret\ne:\n  jump j\nj:\n  ret\n}\n";
+        let (cfg, d) = linear_of(src);
+        // `r` returns, so `a` has no post-dominator but the virtual exit: the then-region
+        // is {t, r, j}, and both of its returns fall into `e`.
+        assert_eq!(d.linear.succs(Block(1)), cfg.succs(Block(1)));
+        assert_eq!(d.linear.succs(Block(2)), [Block(3)]);
+        assert_eq!(d.linear.succs(Block(4)), [Block(3)]);
+        assert_eq!(d.linear.preds(Block(3)), [Block(0), Block(2), Block(4)]);
+        assert!(d.joins.is_empty());
+    }
+
+    #[test]
+    fn both_sides_returning_have_no_join_but_still_link() {
+        let src = "target gfx9\nfunc @f {\na:\n  %p:s2 = cmp\n  branch divergent %p, t, e\nt:\n  ret\ne:\n  ret\n}\n";
+        let (_, d) = linear_of(src);
+        assert_eq!(d.linear.succs(Block(1)), [Block(2)]);
+        assert!(d.joins.is_empty());
+    }
+
+    #[test]
+    fn unreachable_divergent_branch_adds_nothing() {
+        let src = "target gfx9\nfunc @f {\na:\n  %p:s2 = cmp\n  branch uniform %p, t, e\nt:\n  jump j\ne:\n  jump j\nj:\n  ret\nz:\n  branch divergent %p, t, e\n}\n";
+        let (cfg, d) = linear_of(src);
+        for b in 0..5 {
+            assert_eq!(cfg.succs(Block(b)), d.linear.succs(Block(b)), "block {b}");
+        }
+        assert!(d.joins.is_empty());
+    }
+
+    #[test]
+    fn if_then_and_uniform_branches_add_no_edges() {
+        let src = "target gfx9\nfunc @f {\na:\n  %p:s2 = cmp\n  branch divergent %p, t, j\nt:\n  jump j\nj:\n  branch uniform %p, k, l\nk:\n  jump l\nl:\n  ret\n}\n";
+        let (cfg, d) = linear_of(src);
+        for b in 0..5 {
+            assert_eq!(cfg.succs(Block(b)), d.linear.succs(Block(b)));
+        }
+        assert_eq!(d.joins, [Block(2)]);
+    }
+}

@@ -1,0 +1,413 @@
+//! Liveness of SSA values: live-in and live-out sets per block, and kill points.
+//!
+//! Brandner, Boissinot, Darte, Dupont de Dinechin & Rastello, "Computing Liveness Sets for
+//! SSA-Form Programs" (2011), path exploration: for each value and each use, walk
+//! predecessors backwards from the use's block until the defining block, marking live-in
+//! and live-out on the way; a phi argument is a use at the end of its predecessor. The
+//! work is proportional to the size of the result, with no values × blocks bitsets, and
+//! each block's sets come out sorted because values are processed in index order.
+//!
+//! Per-lane values walk the logical CFG; uniform values walk the linear CFG
+//! ([`super::divergence`]), so a uniform value used on the else-side of a divergent branch
+//! is live through the whole then-side.
+//!
+//! Kill points come from one backward walk per block: a use whose value is not live below
+//! it is its last use there. A value used twice by one instruction is killed once. The
+//! same walk ([`Liveness::walk_backward`] over a [`LiveSet`]) gives the live set before and
+//! after every instruction, for pressure and the allocator.
+
+use super::cfg::Graph;
+use crate::program::{Block, BlockData, Function, Use, Value};
+use crate::target::{ClassId, Target};
+
+/// Where in a block: `0..insts.len()` are instructions, `insts.len()` is the terminator.
+pub type Point = u32;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Liveness {
+    live_in: Vec<Vec<Value>>,
+    live_out: Vec<Vec<Value>>,
+    /// Per block, `(point, value)` pairs sorted by point: the value's last use is there.
+    kills: Vec<Vec<(Point, Value)>>,
+    /// Values defined but never used.
+    dead: Vec<bool>,
+    def_block: Vec<Block>,
+}
+
+impl Liveness {
+    /// `logical` is the function's CFG, `linear` its linear CFG (equal without divergence).
+    pub fn new(f: &Function, target: &Target, logical: &Graph, linear: &Graph) -> Liveness {
+        let n = f.blocks.len();
+        let def_block = def_blocks(f);
+        let uses = UseSites::new(f);
+        let mut live_in = vec![Vec::new(); n];
+        let mut live_out = vec![Vec::new(); n];
+        let mut stamp_in = vec![u32::MAX; n];
+        let mut stamp_out = vec![u32::MAX; n];
+        let mut stack = Vec::new();
+        for v in f.value_ids() {
+            let graph = if target.class(f.value(v).class).uniform {
+                linear
+            } else {
+                logical
+            };
+            let def = def_block[v.index()];
+            for &(block, via_phi) in uses.of(v) {
+                if via_phi && stamp_out[block.index()] != v.0 {
+                    stamp_out[block.index()] = v.0;
+                    live_out[block.index()].push(v);
+                }
+                stack.push(block);
+                while let Some(b) = stack.pop() {
+                    if b == def || stamp_in[b.index()] == v.0 {
+                        continue;
+                    }
+                    stamp_in[b.index()] = v.0;
+                    live_in[b.index()].push(v);
+                    for &p in graph.preds(b) {
+                        if stamp_out[p.index()] != v.0 {
+                            stamp_out[p.index()] = v.0;
+                            live_out[p.index()].push(v);
+                        }
+                        stack.push(p);
+                    }
+                }
+            }
+        }
+        let dead = f.value_ids().map(|v| uses.of(v).is_empty()).collect();
+        let mut liveness = Liveness {
+            live_in,
+            live_out,
+            kills: Vec::new(),
+            dead,
+            def_block,
+        };
+        liveness.kills = kill_points(f, target, &liveness);
+        liveness
+    }
+
+    /// Values live on entry to `b` (phi definitions of `b` excluded), sorted.
+    pub fn live_in(&self, b: Block) -> &[Value] {
+        &self.live_in[b.index()]
+    }
+
+    /// Values live on exit from `b` (including phi arguments of its successors), sorted.
+    pub fn live_out(&self, b: Block) -> &[Value] {
+        &self.live_out[b.index()]
+    }
+
+    /// Values whose last use in `b` is at `point`, in operand order.
+    pub fn kills_at(&self, b: Block, point: Point) -> impl Iterator<Item = Value> + '_ {
+        let kills = &self.kills[b.index()];
+        let start = kills.partition_point(|&(p, _)| p < point);
+        kills[start..]
+            .iter()
+            .take_while(move |&&(p, _)| p == point)
+            .map(|&(_, v)| v)
+    }
+
+    pub fn is_killed_at(&self, b: Block, point: Point, v: Value) -> bool {
+        self.kills_at(b, point).any(|k| k == v)
+    }
+
+    /// Whether `v` is never used.
+    pub fn is_dead(&self, v: Value) -> bool {
+        self.dead[v.index()]
+    }
+
+    /// The block defining `v`.
+    pub fn def_block(&self, v: Value) -> Block {
+        self.def_block[v.index()]
+    }
+}
+
+fn def_blocks(f: &Function) -> Vec<Block> {
+    let mut def_block = vec![Block(0); f.values.len()];
+    for b in f.block_ids() {
+        let block = f.block(b);
+        for phi in &block.phis {
+            def_block[phi.def.value.index()] = b;
+        }
+        for op in block.insts.iter().filter_map(|i| i.op()) {
+            for d in &op.defs {
+                def_block[d.value.index()] = b;
+            }
+        }
+    }
+    def_block
+}
+
+/// Per value, the blocks where it is used, as a compressed table: the sites of value `v`
+/// are `sites[offsets[v]..offsets[v + 1]]`; `(block, false)` for an operand in `block`,
+/// `(pred, true)` for a phi argument coming from `pred`.
+struct UseSites {
+    offsets: Vec<u32>,
+    sites: Vec<(Block, bool)>,
+}
+
+impl UseSites {
+    fn new(f: &Function) -> UseSites {
+        let mut counts = vec![0u32; f.values.len() + 1];
+        visit_uses(f, |v, _| counts[v.index() + 1] += 1);
+        for i in 1..counts.len() {
+            counts[i] += counts[i - 1];
+        }
+        let mut fill = counts.clone();
+        let mut sites = vec![(Block(0), false); counts[f.values.len()] as usize];
+        visit_uses(f, |v, site| {
+            sites[fill[v.index()] as usize] = site;
+            fill[v.index()] += 1;
+        });
+        UseSites {
+            offsets: counts,
+            sites,
+        }
+    }
+
+    fn of(&self, v: Value) -> &[(Block, bool)] {
+        &self.sites[self.offsets[v.index()] as usize..self.offsets[v.index() + 1] as usize]
+    }
+}
+
+fn visit_uses(f: &Function, mut visit: impl FnMut(Value, (Block, bool))) {
+    for b in f.block_ids() {
+        let block = f.block(b);
+        for phi in &block.phis {
+            for arg in &phi.args {
+                visit(arg.value, (arg.block, true));
+            }
+        }
+        let ops = block.insts.iter().filter_map(|i| i.op());
+        for u in ops.flat_map(|op| op.uses()).chain(block.term.uses()) {
+            visit(u.value, (b, false));
+        }
+    }
+}
+
+/// A position of the backward walk of a block ([`Liveness::walk_backward`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum At {
+    /// Just after the instruction or terminator at this point (its defs removed next).
+    After(Point),
+    /// Just before it: its uses are live.
+    Before(Point),
+    /// Block entry, after the phis: the set is the live-in set.
+    Entry,
+}
+
+/// A set of live values with their units per register class: O(1) insert, remove and
+/// membership (a sparse set: `slot[v]` is `v`'s index in `members`), iteration in the
+/// order of insertion up to removals.
+#[derive(Clone, Debug)]
+pub struct LiveSet<'f> {
+    f: &'f Function,
+    members: Vec<Value>,
+    slot: Vec<u32>,
+    units: Vec<u32>,
+}
+
+const ABSENT: u32 = u32::MAX;
+
+impl<'f> LiveSet<'f> {
+    /// An empty set for values of `f` in the register classes of `target`.
+    pub fn new(f: &'f Function, target: &Target) -> LiveSet<'f> {
+        LiveSet {
+            f,
+            members: Vec::new(),
+            slot: vec![ABSENT; f.values.len()],
+            units: vec![0; target.classes.len()],
+        }
+    }
+
+    pub fn contains(&self, v: Value) -> bool {
+        self.slot[v.index()] != ABSENT
+    }
+
+    /// The members, in no particular order.
+    pub fn values(&self) -> &[Value] {
+        &self.members
+    }
+
+    /// Units of `class` taken by the members.
+    pub fn units(&self, class: ClassId) -> u32 {
+        self.units.get(class.index()).copied().unwrap_or(0)
+    }
+
+    /// Units per class, indexed by class.
+    pub fn all_units(&self) -> &[u32] {
+        &self.units
+    }
+
+    /// Adds `v`; false when it was already there.
+    pub fn insert(&mut self, v: Value) -> bool {
+        if self.contains(v) {
+            return false;
+        }
+        self.slot[v.index()] = self.members.len() as u32;
+        self.members.push(v);
+        self.count(v, |units, n| *units += n);
+        true
+    }
+
+    /// Removes `v`; false when it was not there.
+    pub fn remove(&mut self, v: Value) -> bool {
+        let slot = self.slot[v.index()];
+        if slot == ABSENT {
+            return false;
+        }
+        self.slot[v.index()] = ABSENT;
+        self.members.swap_remove(slot as usize);
+        if let Some(&moved) = self.members.get(slot as usize) {
+            self.slot[moved.index()] = slot;
+        }
+        self.count(v, |units, n| *units -= n);
+        true
+    }
+
+    pub fn clear(&mut self) {
+        for v in self.members.drain(..) {
+            self.slot[v.index()] = ABSENT;
+        }
+        self.units.iter_mut().for_each(|u| *u = 0);
+    }
+
+    fn count(&mut self, v: Value, apply: impl FnOnce(&mut u32, u32)) {
+        let data = self.f.value(v);
+        if let Some(units) = self.units.get_mut(data.class.index()) {
+            apply(units, u32::from(data.size));
+        }
+    }
+}
+
+impl Liveness {
+    /// Walks `b` backward from its live-out set, calling `visit` with the live set at every
+    /// position: `After(term)`, `Before(term)`, then `After(i)`, `Before(i)` for each
+    /// instruction from last to first, then `Entry`. Definitions leave the set between
+    /// `After` and `Before` (a dead def is never in it), uses join it. Instructions added by
+    /// allocation (copies, spills…) define and use nothing here.
+    pub fn walk_backward(
+        &self,
+        f: &Function,
+        b: Block,
+        live: &mut LiveSet<'_>,
+        mut visit: impl FnMut(At, &LiveSet<'_>),
+    ) {
+        let block = f.block(b);
+        live.clear();
+        for &v in self.live_out(b) {
+            live.insert(v);
+        }
+        let term = block.insts.len() as Point;
+        visit(At::After(term), live);
+        for u in block.term.uses() {
+            live.insert(u.value);
+        }
+        visit(At::Before(term), live);
+        for (i, inst) in block.insts.iter().enumerate().rev() {
+            visit(At::After(i as Point), live);
+            if let Some(op) = inst.op() {
+                op.defs.iter().for_each(|d| _ = live.remove(d.value));
+                op.uses().for_each(|u| _ = live.insert(u.value));
+            }
+            visit(At::Before(i as Point), live);
+        }
+        for phi in &block.phis {
+            live.remove(phi.def.value);
+        }
+        visit(At::Entry, live);
+    }
+}
+
+/// Last uses per block from one backward walk each: a use whose value is not live just
+/// after its instruction is its last use; a value used twice there is killed once.
+fn kill_points(f: &Function, target: &Target, liveness: &Liveness) -> Vec<Vec<(Point, Value)>> {
+    let mut live = LiveSet::new(f, target);
+    let mut kills = Vec::with_capacity(f.blocks.len());
+    for b in f.block_ids() {
+        let block = f.block(b);
+        let mut block_kills = Vec::new();
+        liveness.walk_backward(f, b, &mut live, |at, live| {
+            let At::After(point) = at else { return };
+            let first = block_kills.len();
+            for u in uses_at(block, point) {
+                if !live.contains(u.value) && !block_kills[first..].contains(&(point, u.value)) {
+                    block_kills.push((point, u.value));
+                }
+            }
+            block_kills[first..].reverse();
+        });
+        block_kills.reverse();
+        kills.push(block_kills);
+    }
+    kills
+}
+
+/// The value operands read at `point` of `block` (none for allocation's instructions).
+pub fn uses_at(block: &BlockData, point: Point) -> impl Iterator<Item = &Use> + '_ {
+    let (op, term) = match block.insts.get(point as usize) {
+        Some(inst) => (inst.op(), None),
+        None => (None, Some(block.term.uses())),
+    };
+    op.into_iter()
+        .flat_map(|op| op.uses())
+        .chain(term.into_iter().flatten())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::cfg::Graph;
+
+    const STRAIGHT: &str = "target gfx9\nfunc @f {\nb:\n  %a:v1 = x\n  %b:v2 = y %a\n  %c:v1 = z %a, %b, %a\n  ret %c\n}\n";
+
+    #[test]
+    fn backward_walk_reports_every_position() {
+        let p = crate::parse(STRAIGHT).unwrap();
+        let f = &p.functions[0];
+        let cfg = Graph::of_function(f);
+        let liveness = Liveness::new(f, &p.target, &cfg, &cfg);
+        let v = p.target.class_by_name("v").unwrap();
+        let mut live = LiveSet::new(f, &p.target);
+        let mut seen = Vec::new();
+        liveness.walk_backward(f, Block(0), &mut live, |at, live| {
+            let mut names: Vec<&str> = live.values().iter().map(|&x| &*f.value(x).name).collect();
+            names.sort();
+            seen.push((at, names.join(" "), live.units(v)));
+        });
+        let expected = [
+            (At::After(3), "", 0),
+            (At::Before(3), "c", 1),
+            (At::After(2), "c", 1),
+            (At::Before(2), "a b", 3),
+            (At::After(1), "a b", 3),
+            (At::Before(1), "a", 1),
+            (At::After(0), "a", 1),
+            (At::Before(0), "", 0),
+            (At::Entry, "", 0),
+        ];
+        let expected: Vec<_> = expected.map(|(at, s, u)| (at, s.to_string(), u)).into();
+        assert_eq!(seen, expected);
+        let kills = |point| liveness.kills_at(Block(0), point).collect::<Vec<_>>();
+        assert_eq!(kills(2), [Value(0), Value(1)], "%a used twice, killed once");
+        assert_eq!(kills(1), []);
+        assert_eq!(kills(3), [Value(2)]);
+    }
+
+    #[test]
+    fn live_set_insert_remove_keep_units() {
+        let p = crate::parse(STRAIGHT).unwrap();
+        let f = &p.functions[0];
+        let v = p.target.class_by_name("v").unwrap();
+        let mut live = LiveSet::new(f, &p.target);
+        assert!(live.insert(Value(0)) && live.insert(Value(1)) && live.insert(Value(2)));
+        assert!(!live.insert(Value(1)));
+        assert_eq!(live.units(v), 4);
+        assert!(live.remove(Value(0)));
+        assert!(!live.remove(Value(0)));
+        assert!(!live.contains(Value(0)) && live.contains(Value(1)) && live.contains(Value(2)));
+        assert_eq!(live.values(), [Value(2), Value(1)]);
+        assert_eq!(live.units(v), 3);
+        live.clear();
+        assert_eq!((live.values().len(), live.units(v)), (0, 0));
+    }
+}

@@ -1,0 +1,212 @@
+//! Loop nesting and block frequencies.
+//!
+//! Natural loops (Aho, Sethi & Ullman): a back edge `s → h` is one whose target dominates
+//! its source; the loop body is `h` plus every block that reaches `s` backwards without
+//! passing `h`. Loops with the same header merge. Irreducible cycles (a retreating edge
+//! `s → h` in reverse post-order whose target does not dominate its source) have no single
+//! header; their blocks (those reachable from `h` that also reach `s`, without leaving
+//! the region dominated by `idom(h)`) are counted one level deeper, so that they weigh like
+//! a loop. Retreating edges into the same `h` make one cycle.
+//!
+//! Frequencies: a block's `freq=` annotation when present, else 10^depth — the rule of
+//! Mesa/Intel (`shared/NOTES.md` §1: "×10 per loop level").
+
+use super::cfg::Graph;
+use super::dom::DomTree;
+use crate::program::{Block, Function};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Loops {
+    depth: Vec<u32>,
+    headers: Vec<Block>,
+}
+
+impl Loops {
+    pub fn new(cfg: &Graph, dom: &DomTree) -> Loops {
+        let mut depth = vec![0u32; cfg.len()];
+        let mut latches: Vec<Vec<Block>> = vec![Vec::new(); cfg.len()];
+        let mut retreating: Vec<Vec<Block>> = vec![Vec::new(); cfg.len()];
+        for &s in cfg.rpo() {
+            for &h in cfg.succs(s) {
+                if dom.dominates(h, s) {
+                    latches[h.index()].push(s);
+                } else if cfg.rpo_index(h) <= cfg.rpo_index(s) {
+                    retreating[h.index()].push(s);
+                }
+            }
+        }
+        let mut stamps = Stamps::new(cfg.len());
+        for h in cfg
+            .rpo()
+            .iter()
+            .filter(|h| !retreating[h.index()].is_empty())
+        {
+            for b in cycle_blocks(cfg, dom, *h, &retreating[h.index()], &mut stamps) {
+                depth[b.index()] += 1;
+            }
+        }
+        let headers: Vec<Block> = (0..cfg.len())
+            .filter(|&h| !latches[h].is_empty())
+            .map(|h| Block(h as u32))
+            .collect();
+        for &h in &headers {
+            for b in natural_loop(cfg, h, &latches[h.index()], &mut stamps.natural) {
+                depth[b.index()] += 1;
+            }
+        }
+        Loops { depth, headers }
+    }
+
+    /// Number of loops (and irreducible cycles) containing `b`.
+    pub fn depth(&self, b: Block) -> u32 {
+        self.depth[b.index()]
+    }
+
+    /// Loop headers, sorted.
+    pub fn headers(&self) -> &[Block] {
+        &self.headers
+    }
+
+    pub fn is_header(&self, b: Block) -> bool {
+        self.headers.binary_search(&b).is_ok()
+    }
+}
+
+/// Body of the natural loop of `header` with back edges from `latches`: the header and
+/// every block that reaches a latch backwards without passing the header.
+fn natural_loop(cfg: &Graph, header: Block, latches: &[Block], stamp: &mut [u32]) -> Vec<Block> {
+    stamp[header.index()] = header.0;
+    let mut body = walk(
+        header,
+        latches,
+        |b| cfg.preds(b),
+        |b| cfg.is_reachable(b),
+        stamp,
+    );
+    body.push(header);
+    body
+}
+
+/// Per-block marks for the walks, set to the walk's header index so that no clearing is
+/// needed between walks: forward and backward for irreducible cycles, and natural loops.
+struct Stamps {
+    forward: Vec<u32>,
+    back: Vec<u32>,
+    natural: Vec<u32>,
+}
+
+impl Stamps {
+    fn new(n: usize) -> Stamps {
+        Stamps {
+            forward: vec![u32::MAX; n],
+            back: vec![u32::MAX; n],
+            natural: vec![u32::MAX; n],
+        }
+    }
+}
+
+/// The irreducible cycle entered at `h` and closed by retreating edges from `sources`:
+/// blocks reachable from `h` that also reach a source, both walks staying strictly inside
+/// the dominator subtree of `idom(h)` (so an enclosing loop is not swept in).
+fn cycle_blocks(
+    cfg: &Graph,
+    dom: &DomTree,
+    h: Block,
+    sources: &[Block],
+    stamps: &mut Stamps,
+) -> Vec<Block> {
+    let Some(top) = dom.idom(h) else {
+        return Vec::new();
+    };
+    let inside = |b: Block| b != top && dom.dominates(top, b);
+    walk(h, &[h], |b| cfg.succs(b), inside, &mut stamps.forward);
+    let mut cycle = walk(h, sources, |b| cfg.preds(b), inside, &mut stamps.back);
+    cycle.retain(|b| stamps.forward[b.index()] == h.0);
+    cycle.sort();
+    cycle
+}
+
+/// Blocks reached from `starts` through `next` while `inside` holds, marked with `mark`'s
+/// index in `stamp`.
+fn walk<'g>(
+    mark: Block,
+    starts: &[Block],
+    next: impl Fn(Block) -> &'g [Block],
+    inside: impl Fn(Block) -> bool,
+    stamp: &mut [u32],
+) -> Vec<Block> {
+    let mut seen = Vec::new();
+    let mut stack = Vec::new();
+    for &b in starts {
+        if stamp[b.index()] != mark.0 {
+            stamp[b.index()] = mark.0;
+            stack.push(b);
+        }
+    }
+    while let Some(b) = stack.pop() {
+        seen.push(b);
+        for &s in next(b) {
+            if stamp[s.index()] != mark.0 && inside(s) {
+                stamp[s.index()] = mark.0;
+                stack.push(s);
+            }
+        }
+    }
+    seen
+}
+
+/// Execution frequency of every block: the annotation, else 10^loop-depth.
+pub fn frequencies(f: &Function, loops: &Loops) -> Vec<f64> {
+    f.block_ids()
+        .map(|b| {
+            f.block(b)
+                .freq
+                .unwrap_or_else(|| 10f64.powi(loops.depth(b).min(300) as i32))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loops_of(src: &str) -> (Function, Loops) {
+        let f = crate::parse(src).unwrap().functions.remove(0);
+        let cfg = Graph::of_function(&f);
+        let dom = DomTree::new(&cfg);
+        let loops = Loops::new(&cfg, &dom);
+        (f, loops)
+    }
+
+    #[test]
+    fn nested_loops_depths_and_frequencies() {
+        let src = "target gfx9\nfunc @f {\na:\n  jump h1\nh1:\n  %c:s1 = c\n  branch uniform %c, h2, x\nh2:\n  branch uniform %c, h2, l1\nl1:\n  jump h1\nx freq=3:\n  ret\n}\n";
+        let (f, loops) = loops_of(src);
+        let depths: Vec<u32> = f.block_ids().map(|b| loops.depth(b)).collect();
+        assert_eq!(depths, [0, 1, 2, 1, 0]);
+        assert_eq!(loops.headers(), [Block(1), Block(2)]);
+        assert_eq!(frequencies(&f, &loops), [1.0, 10.0, 100.0, 10.0, 3.0]);
+    }
+
+    #[test]
+    fn irreducible_cycle_counts_as_a_loop() {
+        let src = "target gfx9\nfunc @f {\na:\n  %c:s1 = c\n  branch uniform %c, b, c\nb:\n  branch uniform %c, c, d\nc:\n  branch uniform %c, b, d\nd:\n  ret\n}\n";
+        let (f, loops) = loops_of(src);
+        let depths: Vec<u32> = f.block_ids().map(|b| loops.depth(b)).collect();
+        assert_eq!(depths, [0, 1, 1, 0]);
+        assert!(loops.headers().is_empty());
+    }
+
+    #[test]
+    fn irreducible_cycle_inside_a_loop_is_one_level_deeper() {
+        let src = "target gfx9\nfunc @f {\na:\n  jump h\nh:\n  %c:s1 = c\n  branch uniform %c, d, x\nd:\n  branch uniform %c, b1, b2\nb1:\n  branch uniform %c, b2, l\nb2:\n  branch uniform %c, b1, l\nl:\n  jump h\nx:\n  ret\n}\n";
+        let (f, loops) = loops_of(src);
+        let depths: Vec<u32> = f.block_ids().map(|b| loops.depth(b)).collect();
+        assert_eq!(depths, [0, 1, 1, 2, 2, 1, 0]);
+        assert_eq!(loops.headers(), [Block(1)]);
+        assert_eq!(
+            frequencies(&f, &loops),
+            [1.0, 10.0, 10.0, 100.0, 100.0, 10.0, 1.0]
+        );
+    }
+}

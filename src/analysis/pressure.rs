@@ -1,0 +1,156 @@
+//! Register pressure per program point and class, in register units, and MaxLive.
+//!
+//! One backward walk per block from its live-out set ([`Liveness::walk_backward`]). At an instruction the demand is the
+//! larger of the units live before it and the units live after it together with its
+//! definitions (dead ones too: a def occupies a register at its instruction); an
+//! early-clobber definition adds its units to those live before, since it is written
+//! while the operands are still read, and so does a tied definition whose operand lives
+//! on (the operand needs a copy that the definition overwrites). At block entry the demand is the live-ins plus the
+//! phi definitions. For SSA programs without tuples or fixed registers MaxLive is exactly
+//! the number of registers needed (Hack & Goos 2006).
+
+use super::liveness::{At, LiveSet, Liveness};
+use crate::program::{Block, BlockData, Def, Function, Value};
+use crate::target::{ClassId, Target};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pressure {
+    classes: usize,
+    /// Per block, the offset of its first point in `demand`.
+    offsets: Vec<usize>,
+    /// Per point (block entry, each instruction, terminator) and class: units demanded.
+    demand: Vec<u32>,
+    max_live: Vec<u32>,
+}
+
+impl Pressure {
+    pub fn new(f: &Function, target: &Target, liveness: &Liveness) -> Pressure {
+        let classes = target.classes.len();
+        let mut offsets = Vec::with_capacity(f.blocks.len());
+        let mut demand = Vec::new();
+        let mut live = LiveSet::new(f, target);
+        for b in f.block_ids() {
+            offsets.push(demand.len() / classes.max(1));
+            block_demand(f, b, liveness, &mut live, &mut demand);
+        }
+        let mut max_live = vec![0; classes];
+        for point in demand.chunks(classes.max(1)) {
+            for (m, &d) in max_live.iter_mut().zip(point) {
+                *m = (*m).max(d);
+            }
+        }
+        Pressure {
+            classes,
+            offsets,
+            demand,
+            max_live,
+        }
+    }
+
+    /// The largest demand of `class` anywhere in the function.
+    pub fn max_live(&self, class: ClassId) -> u32 {
+        self.max_live.get(class.index()).copied().unwrap_or(0)
+    }
+
+    /// Demand of `class` at block entry (`point == None`) or at instruction/terminator
+    /// `point` of `b`.
+    pub fn at(&self, b: Block, point: Option<u32>, class: ClassId) -> u32 {
+        let index = self.offsets[b.index()] + point.map_or(0, |p| p as usize + 1);
+        self.demand[index * self.classes + class.index()]
+    }
+
+    /// The largest demand of `class` in block `b`.
+    pub fn block_max(&self, f: &Function, b: Block, class: ClassId) -> u32 {
+        let points = f.block(b).insts.len() + 2;
+        let start = self.offsets[b.index()];
+        (start..start + points)
+            .map(|p| self.demand[p * self.classes + class.index()])
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// Demands of block `b`, one row of units per class for the entry, each instruction and
+/// the terminator, in that order, appended to `out`.
+fn block_demand(
+    f: &Function,
+    b: Block,
+    liveness: &Liveness,
+    live: &mut LiveSet<'_>,
+    out: &mut Vec<u32>,
+) {
+    let block = f.block(b);
+    let first = out.len();
+    let (mut late, mut early): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
+    let mut tied_to_live: Vec<Value> = Vec::new();
+    liveness.walk_backward(f, b, live, |at, live| match at {
+        At::After(point) => {
+            late.clear();
+            late.extend_from_slice(live.all_units());
+            for d in defs_at(block, point).filter(|d| !live.contains(d.value)) {
+                add_units(f, &mut late, d.value);
+            }
+            tied_to_live.clear();
+            tied_to_live.extend(tied_operand_lives_on(block, point, live));
+        }
+        At::Before(point) => {
+            early.clear();
+            early.extend_from_slice(live.all_units());
+            for d in defs_at(block, point).filter(|d| d.early_clobber) {
+                add_units(f, &mut early, d.value);
+            }
+            for &v in &tied_to_live {
+                add_units(f, &mut early, v);
+            }
+            out.extend(late.iter().zip(&early).map(|(l, e)| *l.max(e)));
+        }
+        At::Entry => {
+            late.clear();
+            late.extend_from_slice(live.all_units());
+            for phi in &block.phis {
+                add_units(f, &mut late, phi.def.value);
+            }
+            out.extend_from_slice(&late);
+        }
+    });
+    reverse_rows(&mut out[first..], live.all_units().len());
+}
+
+fn defs_at(block: &BlockData, point: u32) -> impl Iterator<Item = &Def> + '_ {
+    let op = block.insts.get(point as usize).and_then(|i| i.op());
+    op.into_iter().flat_map(|op| &op.defs)
+}
+
+fn add_units(f: &Function, units: &mut [u32], v: Value) {
+    let data = f.value(v);
+    if let Some(u) = units.get_mut(data.class.index()) {
+        *u += u32::from(data.size);
+    }
+}
+
+/// Reverses the order of the `width`-wide rows of `rows` in place.
+fn reverse_rows(rows: &mut [u32], width: usize) {
+    let n = rows.len() / width.max(1);
+    for i in 0..n / 2 {
+        for c in 0..width {
+            rows.swap(i * width + c, (n - 1 - i) * width + c);
+        }
+    }
+}
+
+/// Defs at `point` tied to an operand whose value is still live after the instruction.
+fn tied_operand_lives_on<'b>(
+    block: &'b BlockData,
+    point: u32,
+    live: &'b LiveSet,
+) -> impl Iterator<Item = Value> + 'b {
+    let op = block.insts.get(point as usize).and_then(|i| i.op());
+    op.into_iter().flat_map(move |op| {
+        op.defs
+            .iter()
+            .filter_map(move |d| match op.operands.get(usize::from(d.tied?))? {
+                crate::program::Operand::Value(u) if live.contains(u.value) => Some(d.value),
+                _ => None,
+            })
+    })
+}

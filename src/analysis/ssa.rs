@@ -1,0 +1,432 @@
+//! The SSA validator: the rules every analysis and allocator relies on.
+//!
+//! - every value is defined exactly once;
+//! - definitions dominate uses (a phi argument is a use at the end of its predecessor);
+//! - each phi has exactly one argument per predecessor;
+//! - tied operands match their def's class and size; fixed locations are register ranges
+//!   of the value's class and size, aligned and inside the class;
+//! - no phi of a uniform class sits at the join of a divergent branch (which side's write
+//!   wins would be undefined, `docs/FORMAT.md`).
+//!
+//! Uses in unreachable blocks are not checked. All errors are reported, sorted by position.
+
+use super::cfg::Graph;
+use super::divergence::Divergence;
+use super::dom::{DomTree, PostDomTree};
+use crate::program::*;
+use crate::target::Target;
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, thiserror::Error)]
+#[error("{pos}: {message}")]
+pub struct SsaError {
+    pub pos: Pos,
+    pub message: String,
+}
+
+/// Where a value is defined: block and instruction index (`None` for a phi).
+type Site = (Block, Option<usize>);
+
+/// Checks `f`; `Ok` or every problem found.
+pub fn validate(f: &Function, target: &Target) -> Result<(), Vec<SsaError>> {
+    let cfg = Graph::of_function(f);
+    let dom = DomTree::new(&cfg);
+    let pdom = PostDomTree::new(f, &cfg);
+    let divergence = Divergence::new(f, &cfg, &pdom);
+    let mut v = Validator {
+        f,
+        target,
+        cfg: &cfg,
+        dom: &dom,
+        errors: Vec::new(),
+        defs: vec![None; f.values.len()],
+    };
+    v.collect_defs();
+    v.check_uses();
+    v.check_phis(&divergence);
+    v.check_constraints();
+    if v.errors.is_empty() {
+        Ok(())
+    } else {
+        v.errors.sort();
+        v.errors.dedup();
+        Err(v.errors)
+    }
+}
+
+struct Validator<'a> {
+    f: &'a Function,
+    target: &'a Target,
+    cfg: &'a Graph,
+    dom: &'a DomTree,
+    errors: Vec<SsaError>,
+    defs: Vec<Option<Site>>,
+}
+
+impl Validator<'_> {
+    fn error(&mut self, pos: Pos, message: String) {
+        self.errors.push(SsaError { pos, message });
+    }
+
+    fn name(&self, v: Value) -> &str {
+        &self.f.value(v).name
+    }
+
+    /// Records the first definition of a value; later ones are errors.
+    fn define(&mut self, d: &Def, site: Site) {
+        let first = &mut self.defs[d.value.index()];
+        if first.is_none() {
+            *first = Some(site);
+        } else {
+            self.error(
+                d.pos,
+                format!("`%{}` is defined more than once", self.name(d.value)),
+            );
+        }
+    }
+
+    fn collect_defs(&mut self) {
+        for b in self.f.block_ids() {
+            let block = self.f.block(b);
+            for phi in &block.phis {
+                self.define(&phi.def, (b, None));
+            }
+            for (i, op) in block
+                .insts
+                .iter()
+                .enumerate()
+                .filter_map(|(i, inst)| Some((i, inst.op()?)))
+            {
+                for d in &op.defs {
+                    self.define(d, (b, Some(i)));
+                }
+            }
+        }
+        for v in self.f.value_ids() {
+            if self.defs[v.index()].is_none() {
+                self.error(
+                    self.f.value(v).pos,
+                    format!("`%{}` is never defined", self.name(v)),
+                );
+            }
+        }
+    }
+
+    /// Whether the definition of `v` dominates a use at `(b, at)` (`at == None`: end of `b`).
+    fn def_dominates(&self, v: Value, b: Block, at: Option<usize>) -> bool {
+        let Some((db, di)) = self.defs[v.index()] else {
+            return true;
+        };
+        if db != b {
+            return self.dom.dominates(db, b);
+        }
+        match (di, at) {
+            (None, _) | (Some(_), None) => true,
+            (Some(d), Some(u)) => d < u,
+        }
+    }
+
+    fn check_use(&mut self, u: &Use, b: Block, at: Option<usize>) {
+        if !self.def_dominates(u.value, b, at) {
+            let message = format!(
+                "the definition of `%{}` does not dominate this use",
+                self.name(u.value)
+            );
+            self.error(u.pos, message);
+        }
+    }
+
+    fn check_uses(&mut self) {
+        for &b in self.cfg.rpo() {
+            let block = self.f.block(b);
+            for (i, inst) in block.insts.iter().enumerate() {
+                for u in inst.op().into_iter().flat_map(|op| op.uses()) {
+                    self.check_use(u, b, Some(i));
+                }
+            }
+            for u in block.term.uses() {
+                self.check_use(u, b, None);
+            }
+        }
+    }
+
+    fn check_phis(&mut self, divergence: &Divergence) {
+        for &b in self.cfg.rpo() {
+            for phi in &self.f.block(b).phis {
+                self.check_phi_args(b, phi);
+                let class = self.f.value(phi.def.value).class;
+                if self.target.class(class).uniform && divergence.is_join(b) {
+                    let message = format!(
+                        "`%{}` is a uniform phi at `{}`, the join of a divergent branch",
+                        self.name(phi.def.value),
+                        self.f.block(b).name
+                    );
+                    self.error(phi.pos, message);
+                }
+            }
+        }
+    }
+
+    fn check_phi_args(&mut self, b: Block, phi: &Phi) {
+        let preds = self.cfg.preds(b);
+        for arg in &phi.args {
+            if !preds.contains(&arg.block) {
+                let message = format!(
+                    "phi argument from `{}`, which is not a predecessor",
+                    self.f.block(arg.block).name
+                );
+                self.error(arg.pos, message);
+            } else if self.cfg.is_reachable(arg.block)
+                && !self.def_dominates(arg.value, arg.block, None)
+            {
+                let message = format!(
+                    "the definition of `%{}` does not dominate the end of `{}`",
+                    self.name(arg.value),
+                    self.f.block(arg.block).name
+                );
+                self.error(arg.pos, message);
+            }
+        }
+        for &p in preds {
+            let count = phi.args.iter().filter(|a| a.block == p).count();
+            if count != 1 {
+                let message = format!(
+                    "phi has {count} arguments for predecessor `{}`; it needs one",
+                    self.f.block(p).name
+                );
+                self.error(phi.pos, message);
+            }
+        }
+    }
+
+    fn check_constraints(&mut self) {
+        for block in &self.f.blocks {
+            for op in block.insts.iter().filter_map(Inst::op) {
+                for d in &op.defs {
+                    self.check_fixed(d.fixed, d.value, d.pos);
+                    if let Some(t) = d.tied {
+                        self.check_tied(op, d, t);
+                    }
+                }
+                for u in op.uses() {
+                    self.check_fixed(u.fixed, u.value, u.pos);
+                }
+            }
+            for u in block.term.uses() {
+                self.check_fixed(u.fixed, u.value, u.pos);
+            }
+        }
+    }
+
+    fn check_tied(&mut self, op: &Op, d: &Def, t: u16) {
+        let Some(Operand::Value(u)) = op.operands.get(usize::from(t)) else {
+            self.error(d.pos, format!("`tied({t})` names no value operand"));
+            return;
+        };
+        let (a, b) = (self.f.value(d.value), self.f.value(u.value));
+        if a.class != b.class || a.size != b.size {
+            let message = format!(
+                "`%{}` is tied to `%{}`, which differs in class or size",
+                a.name, b.name
+            );
+            self.error(d.pos, message);
+        }
+    }
+
+    fn check_fixed(&mut self, fixed: Option<Location>, v: Value, pos: Pos) {
+        let Some(loc) = fixed else { return };
+        let data = self.f.value(v);
+        let class = self.target.class(data.class);
+        let fits = match loc {
+            Location::Reg {
+                class: c,
+                first,
+                len,
+            } => {
+                c == data.class
+                    && len == data.size
+                    && first % class.align.alignment(len) == 0
+                    && u32::from(first) + u32::from(len) <= u32::from(class.units)
+            }
+            _ => false,
+        };
+        if !fits {
+            let message = format!(
+                "the fixed location of `%{}` is not an aligned range of {} `{}` unit(s) inside the class",
+                data.name, data.size, class.name
+            );
+            self.error(pos, message);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Line 8 defines `%y` (col 3) from `%x` (col 15); line 11 is the phi.
+    const BASE: &str = "target gfx9
+func @f {
+a:
+  %x:v1 = foo
+  %c:s1 = bar
+  branch uniform %c, b, d
+b:
+  %y:v1 = baz %x
+  jump d
+d:
+  %p:v1 = phi [a: %x], [b: %y]
+  ret %p
+}
+";
+
+    /// The validator's messages after `edit` changes the parsed base program.
+    fn errors_after(edit: impl FnOnce(&mut Function)) -> Vec<String> {
+        let mut p = crate::parse(BASE).unwrap();
+        edit(&mut p.functions[0]);
+        match validate(&p.functions[0], &p.target) {
+            Ok(()) => Vec::new(),
+            Err(errors) => errors.iter().map(ToString::to_string).collect(),
+        }
+    }
+
+    fn baz(f: &mut Function) -> &mut Op {
+        match &mut f.blocks[1].insts[0].kind {
+            InstKind::Op(op) => op,
+            other => panic!("expected an op, got {other:?}"),
+        }
+    }
+
+    fn reg(class: u8, first: u16, len: u16) -> Option<Location> {
+        Some(Location::Reg {
+            class: crate::ClassId(class),
+            first,
+            len,
+        })
+    }
+
+    #[test]
+    fn base_program_is_valid() {
+        assert_eq!(errors_after(|_| {}), Vec::<String>::new());
+    }
+
+    #[test]
+    fn double_definition_and_undefined_value() {
+        let errors = errors_after(|f| baz(f).defs[0].value = Value(0));
+        assert_eq!(
+            errors,
+            [
+                "8:3: `%x` is defined more than once",
+                "8:3: `%y` is never defined",
+            ]
+        );
+    }
+
+    #[test]
+    fn phi_argument_from_a_block_that_is_not_a_predecessor() {
+        let errors = errors_after(|f| f.blocks[2].phis[0].args[1].block = Block(2));
+        assert_eq!(
+            errors,
+            [
+                "11:3: phi has 0 arguments for predecessor `b`; it needs one",
+                "11:24: phi argument from `d`, which is not a predecessor",
+            ]
+        );
+    }
+
+    #[test]
+    fn phi_with_two_arguments_for_one_predecessor() {
+        let errors = errors_after(|f| {
+            let phi = &mut f.blocks[2].phis[0];
+            phi.args.push(phi.args[0]);
+        });
+        assert_eq!(
+            errors,
+            ["11:3: phi has 2 arguments for predecessor `a`; it needs one"]
+        );
+    }
+
+    #[test]
+    fn phi_argument_must_be_defined_at_the_end_of_its_predecessor() {
+        let errors = errors_after(|f| f.blocks[2].phis[0].args[0].value = Value(2));
+        assert_eq!(
+            errors,
+            ["11:15: the definition of `%y` does not dominate the end of `a`"]
+        );
+    }
+
+    #[test]
+    fn use_before_definition_in_the_same_block() {
+        let errors = errors_after(|f| {
+            let insts = &mut f.blocks[0].insts;
+            insts.swap(0, 1);
+            if let InstKind::Op(op) = &mut insts[0].kind {
+                op.operands.push(Operand::Value(Use {
+                    value: Value(0),
+                    fixed: None,
+                    loc: None,
+                    pos: Pos { line: 5, col: 15 },
+                }));
+            }
+        });
+        assert_eq!(
+            errors,
+            ["5:15: the definition of `%x` does not dominate this use"]
+        );
+    }
+
+    #[test]
+    fn tied_to_an_immediate_or_a_value_of_another_class() {
+        let to_imm = errors_after(|f| {
+            baz(f).operands.push(Operand::Imm(3));
+            baz(f).defs[0].tied = Some(1);
+        });
+        assert_eq!(to_imm, ["8:3: `tied(1)` names no value operand"]);
+        let to_scalar = errors_after(|f| {
+            if let Operand::Value(u) = &mut baz(f).operands[0] {
+                u.value = Value(1);
+            }
+            baz(f).defs[0].tied = Some(0);
+        });
+        assert_eq!(
+            to_scalar,
+            ["8:3: `%y` is tied to `%c`, which differs in class or size"]
+        );
+    }
+
+    #[test]
+    fn fixed_locations_of_the_wrong_class_size_alignment_or_range() {
+        let message = |v: &str, size: u16, class: &str| {
+            format!("8:3: the fixed location of `%{v}` is not an aligned range of {size} `{class}` unit(s) inside the class")
+        };
+        for bad in [reg(0, 0, 1), reg(1, 0, 2), reg(1, 256, 1)] {
+            assert_eq!(
+                errors_after(|f| baz(f).defs[0].fixed = bad),
+                [message("y", 1, "v")],
+                "{bad:?}"
+            );
+        }
+        assert_eq!(
+            errors_after(|f| baz(f).defs[0].fixed = reg(1, 255, 1)),
+            Vec::<String>::new()
+        );
+        let misaligned = errors_after(|f| {
+            f.values[1].size = 2;
+            if let InstKind::Op(op) = &mut f.blocks[0].insts[1].kind {
+                op.defs[0].fixed = reg(0, 1, 2);
+            }
+        });
+        assert_eq!(
+            misaligned,
+            ["5:3: the fixed location of `%c` is not an aligned range of 2 `s` unit(s) inside the class"]
+        );
+        let on_use = errors_after(|f| {
+            if let Operand::Value(u) = &mut baz(f).operands[0] {
+                u.fixed = Some(Location::Slot { first: 0, len: 1 });
+            }
+        });
+        assert_eq!(
+            on_use,
+            ["8:15: the fixed location of `%x` is not an aligned range of 1 `v` unit(s) inside the class"]
+        );
+    }
+}

@@ -1,0 +1,96 @@
+//! The checker's entry points: structure, constraints and dataflow of one allocated
+//! function against its original, or of a whole program (functions matched by name).
+
+use crate::cfg::Cfg;
+use crate::constraints::Constraints;
+use crate::dataflow::Flow;
+use crate::error::{ErrorKind, Point, VerifyError};
+use crate::sink::Sink;
+use crate::structure::check_structure;
+use chromatic::{Function, Program, Target};
+use std::collections::HashMap;
+
+/// Checks `allocated` against `original` on `target`. `budget` gives the allowed units per
+/// class (in class order); `None` allows every unit of each class. Returns every error
+/// found, in block order; empty when the allocation is correct.
+pub fn verify(
+    original: &Function,
+    allocated: &Function,
+    target: &Target,
+    budget: Option<&[u16]>,
+) -> Vec<VerifyError> {
+    let units: Vec<u16> = target.classes.iter().map(|c| c.units).collect();
+    let budget = budget.unwrap_or(&units);
+    let mut sink = Sink::new(&allocated.name, target);
+    check_structure(original, allocated, &mut sink);
+    Constraints::new(target, budget, allocated).check_function(allocated, &mut sink);
+    let value_map = map_values(original, allocated, &mut sink);
+    let remat_ok = rematerialisable(original);
+    let cfg = Cfg::new(allocated);
+    Flow::new(allocated, original, target, &cfg, &value_map, &remat_ok).run(&mut sink);
+    sink.errors
+}
+
+/// Checks every function of `original` against the allocated function of the same name.
+pub fn verify_program(
+    original: &Program,
+    allocated: &Program,
+    budget: Option<&[u16]>,
+) -> Vec<VerifyError> {
+    let by_name: HashMap<&str, &Function> = allocated
+        .functions
+        .iter()
+        .map(|f| (f.name.as_str(), f))
+        .collect();
+    let mut errors = Vec::new();
+    for f in &original.functions {
+        match by_name.get(f.name.as_str()) {
+            Some(a) => errors.extend(verify(f, a, &original.target, budget)),
+            None => {
+                let mut sink = Sink::new(&f.name, &original.target);
+                sink.report(ErrorKind::MissingFunction, "", Point::Block, f.pos);
+                errors.extend(sink.errors);
+            }
+        }
+    }
+    errors
+}
+
+/// Allocated values to original values by name; unknown names are errors.
+fn map_values(o: &Function, a: &Function, sink: &mut Sink) -> Vec<Option<u32>> {
+    let names: HashMap<&str, u32> = o
+        .values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (v.name.as_str(), i as u32))
+        .collect();
+    a.values
+        .iter()
+        .map(|v| {
+            let found = names.get(v.name.as_str()).copied();
+            if found.is_none() {
+                sink.report(ErrorKind::UnknownValue, "", Point::Block, v.pos)
+                    .found(format!("%{}", v.name));
+            }
+            found
+        })
+        .collect()
+}
+
+/// Per original value: whether a `remat` operation defines it.
+fn rematerialisable(o: &Function) -> Vec<bool> {
+    let mut ok = vec![false; o.values.len()];
+    for op in o
+        .blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .filter_map(|i| i.op())
+    {
+        if op.remat {
+            for d in &op.defs {
+                ok[d.value.index()] = true;
+            }
+        }
+    }
+    ok
+}

@@ -1,0 +1,303 @@
+//! Local rules on locations, one instruction at a time: class, size, range, budget and
+//! alignment of every operand location; fixed, tied and early-clobber constraints; the
+//! shape of moves, swaps, lane and remat locations. These checks always run (regalloc2's
+//! checker effectively skipped reuse and early-def checks).
+
+use crate::error::{ErrorKind, Point};
+use crate::sink::Sink;
+use chromatic::{
+    BlockData, Function, InstKind, Location, Move, Op, Pos, SpillTarget, Target, Use, Value,
+};
+use std::collections::BTreeSet;
+
+/// Where a location sits, for messages.
+struct Here<'b> {
+    block: &'b str,
+    point: Point,
+    pos: Pos,
+}
+
+pub(crate) struct Constraints<'a> {
+    target: &'a Target,
+    budget: &'a [u16],
+    /// Lane slots per register of each class (`None`: the class holds no lane spills).
+    lanes: Vec<Option<u16>>,
+    /// Registers that hold lane spills somewhere in the function.
+    lane_regs: BTreeSet<(u8, u16)>,
+}
+
+impl<'a> Constraints<'a> {
+    pub fn new(target: &'a Target, budget: &'a [u16], f: &Function) -> Constraints<'a> {
+        let mut lanes = vec![None; target.classes.len()];
+        for c in &target.classes {
+            for s in &c.spill {
+                if let SpillTarget::Lanes { class, lanes: n } = *s {
+                    lanes[class.index()] = Some(n);
+                }
+            }
+        }
+        let mut lane_regs = BTreeSet::new();
+        for inst in f.blocks.iter().flat_map(|b| &b.insts) {
+            for loc in artefact_locations(&inst.kind) {
+                if let Location::Lane { class, reg, .. } = loc {
+                    lane_regs.insert((class.0, reg));
+                }
+            }
+        }
+        Constraints {
+            target,
+            budget,
+            lanes,
+            lane_regs,
+        }
+    }
+
+    pub fn check_function(&self, f: &Function, sink: &mut Sink) {
+        for b in &f.blocks {
+            self.check_block(f, b, sink);
+        }
+    }
+
+    fn check_block(&self, f: &Function, b: &BlockData, sink: &mut Sink) {
+        for (i, phi) in b.phis.iter().enumerate() {
+            let here = Here {
+                block: &b.name,
+                point: Point::Phi(i),
+                pos: phi.pos,
+            };
+            self.value_loc(f, &here, "phi def", phi.def.value, phi.def.loc, sink);
+        }
+        for (i, inst) in b.insts.iter().enumerate() {
+            let here = Here {
+                block: &b.name,
+                point: Point::Inst(i),
+                pos: inst.pos,
+            };
+            match &inst.kind {
+                InstKind::Op(op) => self.check_op(f, &here, op, sink),
+                kind => self.check_artefact(f, &here, kind, sink),
+            }
+        }
+        let here = Here {
+            block: &b.name,
+            point: Point::Term,
+            pos: b.term.pos(),
+        };
+        for (k, u) in b.term.uses().iter().enumerate() {
+            self.check_use(f, &here, &format!("use {k}"), u, sink);
+        }
+    }
+
+    fn check_op(&self, f: &Function, here: &Here, op: &Op, sink: &mut Sink) {
+        for (k, operand) in op.operands.iter().enumerate() {
+            if let Some(u) = operand.as_use() {
+                self.check_use(f, here, &format!("use {k}"), u, sink);
+            }
+        }
+        for (k, d) in op.defs.iter().enumerate() {
+            let name = format!("def {k}");
+            let Some(loc) = self.value_loc(f, here, &name, d.value, d.loc, sink) else {
+                continue;
+            };
+            let mut fail = |kind, expected: Option<Location>| {
+                let e = sink.report(kind, here.block, here.point, d.pos);
+                e.operand(name.clone()).location(sink_loc(self.target, loc));
+                if let Some(x) = expected {
+                    e.expected(sink_loc(self.target, x));
+                }
+            };
+            if d.fixed.is_some_and(|x| x != loc) {
+                fail(ErrorKind::FixedViolated, d.fixed);
+            }
+            if let Some(t) = d.tied {
+                let tied = op.operands.get(usize::from(t)).and_then(|o| o.as_use());
+                if tied.and_then(|u| u.loc) != Some(loc) {
+                    fail(ErrorKind::TiedViolated, tied.and_then(|u| u.loc));
+                }
+            }
+            if d.early_clobber && op.uses().filter_map(|u| u.loc).any(|u| overlaps(u, loc)) {
+                fail(ErrorKind::EarlyClobberOverlap, None);
+            }
+            let earlier = op.defs[..k].iter().filter_map(|x| x.loc);
+            if earlier.clone().any(|x| overlaps(x, loc)) {
+                fail(ErrorKind::DefsOverlap, None);
+            }
+        }
+    }
+
+    fn check_use(&self, f: &Function, here: &Here, name: &str, u: &Use, sink: &mut Sink) {
+        let Some(loc) = self.value_loc(f, here, name, u.value, u.loc, sink) else {
+            return;
+        };
+        if let Some(fixed) = u.fixed.filter(|&x| x != loc) {
+            sink.report(ErrorKind::FixedViolated, here.block, here.point, u.pos)
+                .operand(name)
+                .location(sink_loc(self.target, loc))
+                .expected(sink_loc(self.target, fixed));
+        }
+    }
+
+    /// Class, size, range, budget and alignment of a value's location; returns it when
+    /// present and a register.
+    fn value_loc(
+        &self,
+        f: &Function,
+        here: &Here,
+        name: &str,
+        value: Value,
+        loc: Option<Location>,
+        sink: &mut Sink,
+    ) -> Option<Location> {
+        let v = f.value(value);
+        let mut fail = |kind, loc: Option<Location>| {
+            let e = sink.report(kind, here.block, here.point, here.pos);
+            e.operand(name).expected(format!("%{}", v.name));
+            if let Some(l) = loc {
+                e.location(sink_loc(self.target, l));
+            }
+        };
+        let Some(loc) = loc else {
+            fail(ErrorKind::MissingLocation, None);
+            return None;
+        };
+        let Location::Reg { class, first, len } = loc else {
+            fail(ErrorKind::NotARegister, Some(loc));
+            return None;
+        };
+        if class != v.class {
+            fail(ErrorKind::WrongClass, Some(loc));
+            return Some(loc);
+        }
+        if len != v.size {
+            fail(ErrorKind::WrongSize, Some(loc));
+        }
+        if first % self.target.class(class).align.alignment(v.size) != 0 {
+            fail(ErrorKind::Misaligned, Some(loc));
+        }
+        if let Some(kind) = self.reg_range(loc) {
+            fail(kind, Some(loc));
+        }
+        Some(loc)
+    }
+
+    /// Range, budget and lane-register exclusivity of a register range.
+    fn reg_range(&self, loc: Location) -> Option<ErrorKind> {
+        let Location::Reg { class, first, len } = loc else {
+            return None;
+        };
+        let end = u32::from(first) + u32::from(len);
+        let budget = self.budget.get(class.index()).copied().unwrap_or(u16::MAX);
+        if end > u32::from(self.target.class(class).units) {
+            Some(ErrorKind::OutOfRange)
+        } else if end > u32::from(budget) {
+            Some(ErrorKind::OverBudget)
+        } else if (first..first + len).any(|r| self.lane_regs.contains(&(class.0, r))) {
+            Some(ErrorKind::LaneRegisterReused)
+        } else {
+            None
+        }
+    }
+
+    fn check_artefact(&self, f: &Function, here: &Here, kind: &InstKind, sink: &mut Sink) {
+        let mut fail = |kind, name: &str, loc: Location| {
+            sink.report(kind, here.block, here.point, here.pos)
+                .operand(name)
+                .location(sink_loc(self.target, loc));
+        };
+        for (k, loc) in artefact_locations(kind).into_iter().enumerate() {
+            if let Some(e) = self.artefact_loc(loc) {
+                fail(e, &format!("location {k}"), loc);
+            }
+        }
+        match kind {
+            InstKind::ParallelCopy(moves) => {
+                for (k, m) in moves.iter().enumerate() {
+                    if m.dst.len() != m.src.len() {
+                        fail(ErrorKind::LengthMismatch, &format!("move {k}"), m.dst);
+                    }
+                }
+            }
+            InstKind::Spill(m) | InstKind::Reload(m) => {
+                if m.dst.len() != m.src.len() {
+                    fail(ErrorKind::LengthMismatch, "move 0", m.dst);
+                }
+            }
+            InstKind::Swap(x, y) => match (x.reg_class(), y.reg_class()) {
+                (Some(cx), Some(cy)) if cx == cy && x.len() == y.len() => {
+                    if !self.target.class(cx).has_swap {
+                        fail(ErrorKind::SwapUnsupported, "swap", *x);
+                    }
+                }
+                _ => fail(ErrorKind::LengthMismatch, "swap", *y),
+            },
+            InstKind::Remat { dst, value } => {
+                self.value_loc(f, here, "remat", *value, Some(*dst), sink);
+            }
+            InstKind::Op(_) => {}
+        }
+    }
+
+    /// Range and budget of a move's location; lane locations only in per-lane classes
+    /// that hold lane spills, within the lane count.
+    fn artefact_loc(&self, loc: Location) -> Option<ErrorKind> {
+        match loc {
+            Location::Reg { .. } => self.reg_range(loc),
+            Location::Slot { .. } => None,
+            Location::Lane {
+                class,
+                reg,
+                first,
+                len,
+            } => {
+                let Some(lanes) = self.lanes.get(class.index()).copied().flatten() else {
+                    return Some(ErrorKind::WrongClass);
+                };
+                let budget = self.budget.get(class.index()).copied().unwrap_or(u16::MAX);
+                if u32::from(first) + u32::from(len) > u32::from(lanes)
+                    || reg >= self.target.class(class).units
+                {
+                    Some(ErrorKind::OutOfRange)
+                } else if reg >= budget {
+                    Some(ErrorKind::OverBudget)
+                } else {
+                    None
+                }
+            }
+        }
+    }
+}
+
+fn sink_loc(t: &Target, loc: Location) -> String {
+    chromatic::print::location(t, loc)
+}
+
+/// Every location an artefact names.
+pub(crate) fn artefact_locations(kind: &InstKind) -> Vec<Location> {
+    let mv = |m: &Move| [m.dst, m.src];
+    match kind {
+        InstKind::Op(_) => Vec::new(),
+        InstKind::ParallelCopy(moves) => moves.iter().flat_map(mv).collect(),
+        InstKind::Swap(x, y) => vec![*x, *y],
+        InstKind::Spill(m) | InstKind::Reload(m) => mv(m).to_vec(),
+        InstKind::Remat { dst, .. } => vec![*dst],
+    }
+}
+
+/// Whether two register ranges share a unit.
+pub(crate) fn overlaps(a: Location, b: Location) -> bool {
+    match (a, b) {
+        (
+            Location::Reg {
+                class: ca,
+                first: fa,
+                len: la,
+            },
+            Location::Reg {
+                class: cb,
+                first: fb,
+                len: lb,
+            },
+        ) => ca == cb && fa < fb + lb && fb < fa + la,
+        _ => false,
+    }
+}

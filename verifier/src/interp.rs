@@ -1,0 +1,530 @@
+//! A reference interpreter: an executable SIMT semantics shared by original and allocated
+//! programs, so that two programs can be compared by their traces.
+//!
+//! A wave of W lanes (default 4) runs under an exec mask. Every op is an uninterpreted
+//! function: the token of part p of def d is `hash(op id, inputs, d, p)`, where the op id
+//! is (block name, index among the block's original ops) and the inputs are the operand
+//! tokens of one lane (per-lane defs, lane index mixed in) or of all active lanes (uniform
+//! defs). Locations never written hold a distinct undefined token. Uniform registers and
+//! lanes of registers (`v7.l5`) are written whatever the exec mask; per-lane registers and
+//! scratch slots only in active lanes. An original program reads and writes SSA values
+//! (uniform values for every lane); an allocated program reads and writes locations, runs
+//! its artefacts, and takes phis as already in place.
+//!
+//! Branches: the outcome is `hash(seed, condition token, visit count of the block)`, once
+//! per wave for a uniform branch, per lane for a divergent one. A divergent branch runs the
+//! then-lanes from T until the join (the immediate post-dominator, computed on each
+//! program's own CFG), then the else-lanes from E until the join, then the union from the
+//! join (an arm that is the join just waits). A budget of traced events ends loops. The
+//! trace is the sequence of (op id, exec mask, input tokens of the active lanes), with
+//! branches and returns as ops; two programs agree iff their traces are equal.
+
+use crate::cfg::Cfg;
+use crate::unit::{units, Unit};
+use chromatic::{BranchKind, Function, InstKind, Location, Operand, Target, Terminator, Use};
+use std::collections::HashMap;
+
+/// How to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Lanes in the wave, 1 to 64.
+    pub lanes: u32,
+    /// Seed of the branch outcomes.
+    pub seed: u64,
+    /// Traced events after which the run stops.
+    pub max_events: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            lanes: 4,
+            seed: 0,
+            max_events: 10_000,
+        }
+    }
+}
+
+/// One executed op, branch or return.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Event {
+    /// Hash of (block name, index among the block's original ops); the terminator's index
+    /// is the number of ops.
+    pub op: u64,
+    pub mask: u64,
+    /// Operand tokens, lane after lane (active lanes only).
+    pub inputs: Vec<u64>,
+}
+
+/// What a run did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Trace {
+    pub events: Vec<Event>,
+    /// Whether the event budget ended the run.
+    pub halted: bool,
+}
+
+impl Trace {
+    pub fn digest(&self) -> u64 {
+        let mut h = mix(0, self.events.len() as u64);
+        for e in &self.events {
+            h = mix(mix(mix(h, e.op), e.mask), fold(0, &e.inputs));
+        }
+        mix(h, u64::from(self.halted))
+    }
+
+    /// The index of the first event where two traces differ (`None` when equal).
+    pub fn first_divergence(&self, other: &Trace) -> Option<usize> {
+        let common = self.events.len().min(other.events.len());
+        (0..common)
+            .find(|&i| self.events[i] != other.events[i])
+            .or((self != other).then_some(common))
+    }
+}
+
+/// Runs `f` (original or allocated: allocated when it carries locations).
+pub fn run(f: &Function, target: &Target, config: &Config) -> Trace {
+    let mut m = Machine::new(f, target, config);
+    m.region(0, m.full_mask(), None);
+    Trace {
+        events: m.events,
+        halted: m.halted,
+    }
+}
+
+/// splitmix64's finaliser applied to `h ^ x`.
+pub(crate) fn mix(h: u64, x: u64) -> u64 {
+    let mut z = (h ^ x).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn fold(h: u64, xs: &[u64]) -> u64 {
+    xs.iter().fold(mix(h, xs.len() as u64), |h, &x| mix(h, x))
+}
+
+fn name_hash(name: &str) -> u64 {
+    name.bytes().fold(0x51AB_E11D, |h, b| mix(h, u64::from(b)))
+}
+
+const UNDEF_VALUE: u64 = 0xDEAD_0001;
+const UNDEF_UNIT: u64 = 0xDEAD_0002;
+const STORE_LANES: usize = 64;
+
+struct Machine<'a> {
+    f: &'a Function,
+    target: &'a Target,
+    cfg: Cfg,
+    config: Config,
+    allocated: bool,
+    /// Original mode: per value, `size × lanes` tokens (part-major).
+    env: Vec<Vec<u64>>,
+    /// Allocated mode: per register or slot unit, one token per lane.
+    store: HashMap<Unit, Vec<u64>>,
+    /// Per lane, the block it ran last (phi selection).
+    last: Vec<usize>,
+    visits: Vec<u64>,
+    /// Per block: hash of its name, and the id of each instruction's op (artefacts: none).
+    op_ids: Vec<Vec<Option<u64>>>,
+    term_ids: Vec<u64>,
+    /// Value → (op id, def index, block, instruction) of its defining op (for remat).
+    defined_by: HashMap<usize, (u64, usize, usize, usize)>,
+    events: Vec<Event>,
+    halted: bool,
+    block_runs: usize,
+}
+
+impl<'a> Machine<'a> {
+    fn new(f: &'a Function, target: &'a Target, config: &Config) -> Machine<'a> {
+        let lanes = config.lanes.clamp(1, 64) as usize;
+        let mut op_ids = Vec::new();
+        let mut term_ids = Vec::new();
+        let mut defined_by = HashMap::new();
+        for (bi, b) in f.blocks.iter().enumerate() {
+            let base = name_hash(&b.name);
+            let mut k = 0u64;
+            let mut ids = Vec::new();
+            for (ii, inst) in b.insts.iter().enumerate() {
+                ids.push(inst.op().map(|op| {
+                    let id = mix(base, k);
+                    k += 1;
+                    for (d, def) in op.defs.iter().enumerate() {
+                        defined_by.insert(def.value.index(), (id, d, bi, ii));
+                    }
+                    id
+                }));
+            }
+            op_ids.push(ids);
+            term_ids.push(mix(base, k));
+        }
+        Machine {
+            f,
+            target,
+            cfg: Cfg::new(f),
+            config: Config {
+                lanes: lanes as u32,
+                ..*config
+            },
+            allocated: f.is_allocated() && !f.values.is_empty(),
+            env: f
+                .values
+                .iter()
+                .enumerate()
+                .map(|(v, d)| vec![mix(UNDEF_VALUE, v as u64); usize::from(d.size) * lanes])
+                .collect(),
+            store: HashMap::new(),
+            last: vec![usize::MAX; lanes],
+            visits: vec![0; f.blocks.len()],
+            op_ids,
+            term_ids,
+            defined_by,
+            events: Vec::new(),
+            halted: false,
+            block_runs: 0,
+        }
+    }
+
+    fn lanes(&self) -> usize {
+        self.config.lanes as usize
+    }
+
+    fn full_mask(&self) -> u64 {
+        u64::MAX >> (64 - self.lanes())
+    }
+
+    fn active(&self, mask: u64) -> impl Iterator<Item = usize> {
+        (0..self.lanes()).filter(move |l| mask >> l & 1 == 1)
+    }
+
+    fn first_active(&self, mask: u64) -> usize {
+        mask.trailing_zeros() as usize
+    }
+
+    fn is_uniform_value(&self, v: chromatic::Value) -> bool {
+        self.target.class(self.f.value(v).class).uniform
+    }
+
+    fn record(&mut self, op: u64, mask: u64, inputs: Vec<u64>) {
+        self.events.push(Event { op, mask, inputs });
+        if self.events.len() >= self.config.max_events {
+            self.halted = true;
+        }
+    }
+
+    /// Runs from `start` with `mask` until `stop`; returns the lanes that reached it.
+    fn region(&mut self, start: usize, mask: u64, stop: Option<usize>) -> u64 {
+        let (mut b, mut mask, mut arrived) = (start, mask, 0u64);
+        loop {
+            if Some(b) == stop {
+                return arrived | mask;
+            }
+            if mask == 0 || self.halted {
+                return arrived;
+            }
+            self.block(b, mask);
+            if self.halted {
+                return arrived;
+            }
+            let term = &self.f.blocks[b].term;
+            match *term {
+                Terminator::Jump { target, .. } => b = target.index(),
+                Terminator::Ret { ref uses, .. } => {
+                    let inputs = self.lane_inputs(uses.iter(), mask);
+                    self.record(self.term_ids[b], mask, inputs);
+                    return arrived;
+                }
+                Terminator::Branch {
+                    kind,
+                    ref cond,
+                    then_block,
+                    else_block,
+                    ..
+                } => {
+                    let taken = self.decide(b, kind, cond, mask);
+                    let (t, e) = (then_block.index(), else_block.index());
+                    let (mt, me) = (mask & taken, mask & !taken);
+                    let join = self.cfg.ipdom[b];
+                    if join.is_some() && join == stop {
+                        if Some(e) == join {
+                            (arrived, b, mask) = (arrived | me, t, mt);
+                        } else {
+                            arrived |= self.arm(t, mt, join);
+                            (b, mask) = (e, me);
+                        }
+                        continue;
+                    }
+                    mask = self.arm(t, mt, join) | self.arm(e, me, join);
+                    match join {
+                        Some(j) => b = j,
+                        None => return arrived,
+                    }
+                }
+            }
+        }
+    }
+
+    fn arm(&mut self, start: usize, mask: u64, join: Option<usize>) -> u64 {
+        if mask == 0 {
+            0
+        } else if Some(start) == join {
+            mask
+        } else {
+            self.region(start, mask, join)
+        }
+    }
+
+    /// The lanes that take the then-side; records the branch.
+    fn decide(&mut self, b: usize, kind: BranchKind, cond: &Use, mask: u64) -> u64 {
+        let inputs = self.lane_inputs(std::iter::once(cond), mask);
+        let visit = self.visits[b];
+        let seed = self.config.seed;
+        let per_lane = inputs.len() / mask.count_ones().max(1) as usize;
+        let mut taken = 0u64;
+        for (i, l) in self.active(mask).enumerate() {
+            let token = fold(0, &inputs[i * per_lane..(i + 1) * per_lane]);
+            let outcome = match kind {
+                BranchKind::Uniform => {
+                    let first = fold(0, &inputs[..per_lane]);
+                    mix(mix(seed, first), visit)
+                }
+                BranchKind::Divergent => mix(mix(mix(seed, token), l as u64), visit),
+            };
+            taken |= (outcome & 1) << l;
+        }
+        self.record(self.term_ids[b], mask, inputs);
+        taken
+    }
+
+    fn block(&mut self, b: usize, mask: u64) {
+        self.visits[b] += 1;
+        self.block_runs += 1;
+        if self.block_runs > 16 * self.config.max_events {
+            self.halted = true;
+            return;
+        }
+        if !self.allocated {
+            self.phis(b, mask);
+        }
+        for l in self.active(mask).collect::<Vec<_>>() {
+            self.last[l] = b;
+        }
+        for i in 0..self.f.blocks[b].insts.len() {
+            if self.halted {
+                return;
+            }
+            self.inst(b, i, mask);
+        }
+    }
+
+    /// Original mode: every phi of `b` takes, per lane, the argument of the lane's
+    /// previous block; all phis read before any is written.
+    fn phis(&mut self, b: usize, mask: u64) {
+        let block = &self.f.blocks[b];
+        let mut writes = Vec::new();
+        for phi in &block.phis {
+            let v = phi.def.value;
+            let size = usize::from(self.f.value(v).size);
+            for l in self.active(mask) {
+                let arg = phi.args.iter().find(|a| a.block.index() == self.last[l]);
+                for p in 0..size {
+                    let token =
+                        arg.map_or(mix(UNDEF_VALUE, 1), |a| self.value_token(a.value, p, l));
+                    writes.push((v, p, l, token));
+                }
+            }
+        }
+        let first = self.first_active(mask);
+        for (v, p, l, token) in writes {
+            if self.is_uniform_value(v) {
+                if l == first {
+                    self.write_value_all(v, p, token);
+                }
+            } else {
+                self.write_value_lane(v, p, l, token);
+            }
+        }
+    }
+
+    fn value_token(&self, v: chromatic::Value, part: usize, lane: usize) -> u64 {
+        self.env[v.index()][part * self.lanes() + lane]
+    }
+
+    fn write_value_lane(&mut self, v: chromatic::Value, part: usize, lane: usize, token: u64) {
+        let lanes = self.lanes();
+        self.env[v.index()][part * lanes + lane] = token;
+    }
+
+    fn write_value_all(&mut self, v: chromatic::Value, part: usize, token: u64) {
+        let lanes = self.lanes();
+        self.env[v.index()][part * lanes..(part + 1) * lanes].fill(token);
+    }
+
+    fn inst(&mut self, b: usize, i: usize, mask: u64) {
+        let kind = &self.f.blocks[b].insts[i].kind;
+        match kind {
+            InstKind::Op(op) => {
+                let id = self.op_ids[b][i].unwrap_or_default();
+                let inputs = self.op_inputs(&op.operands, mask);
+                self.record(id, mask, inputs.concat());
+                for (d, def) in op.defs.iter().enumerate() {
+                    self.define(id, d, def.value, def.loc, &inputs, mask);
+                }
+            }
+            InstKind::ParallelCopy(moves) => {
+                let pairs: Vec<_> = moves.iter().map(|m| (m.src, m.dst)).collect();
+                self.moves(&pairs, mask);
+            }
+            InstKind::Swap(x, y) => self.moves(&[(*x, *y), (*y, *x)], mask),
+            InstKind::Spill(m) | InstKind::Reload(m) => self.moves(&[(m.src, m.dst)], mask),
+            InstKind::Remat { dst, value } => self.remat(*dst, *value, mask),
+        }
+    }
+
+    /// Recomputes `value` by its defining op (whose operands are immediates) into `dst`.
+    fn remat(&mut self, dst: Location, value: chromatic::Value, mask: u64) {
+        let Some(&(id, d, b, i)) = self.defined_by.get(&value.index()) else {
+            return;
+        };
+        let operands = self.f.blocks[b].insts[i]
+            .op()
+            .map_or(&[][..], |op| &op.operands);
+        let inputs = self.op_inputs(operands, mask);
+        self.define(id, d, value, Some(dst), &inputs, mask);
+    }
+
+    /// Per lane (all W lanes, inactive ones unused), the tokens of every operand part.
+    fn op_inputs(&self, operands: &[Operand], mask: u64) -> Vec<Vec<u64>> {
+        (0..self.lanes())
+            .map(|l| {
+                if mask >> l & 1 == 0 {
+                    return Vec::new();
+                }
+                let mut tokens = Vec::new();
+                for o in operands {
+                    match o {
+                        Operand::Imm(x) => tokens.push(mix(0x1AA, *x as u64)),
+                        Operand::Value(u) => self.use_tokens(u, l, &mut tokens),
+                    }
+                }
+                tokens
+            })
+            .collect()
+    }
+
+    fn lane_inputs<'u>(&self, uses: impl Iterator<Item = &'u Use> + Clone, mask: u64) -> Vec<u64> {
+        let mut tokens = Vec::new();
+        for l in self.active(mask) {
+            for u in uses.clone() {
+                self.use_tokens(u, l, &mut tokens);
+            }
+        }
+        tokens
+    }
+
+    fn use_tokens(&self, u: &Use, lane: usize, out: &mut Vec<u64>) {
+        match (self.allocated, u.loc) {
+            (true, Some(loc)) => out.extend(units(loc).map(|unit| self.get(unit, lane))),
+            _ => {
+                let size = usize::from(self.f.value(u.value).size);
+                out.extend((0..size).map(|p| self.value_token(u.value, p, lane)));
+            }
+        }
+    }
+
+    /// Computes and writes def `d` (value `v`) of op `id`.
+    fn define(
+        &mut self,
+        id: u64,
+        d: usize,
+        v: chromatic::Value,
+        loc: Option<Location>,
+        inputs: &[Vec<u64>],
+        mask: u64,
+    ) {
+        let size = usize::from(self.f.value(v).size);
+        let uniform = self.is_uniform_value(v);
+        let wave = inputs.concat();
+        for p in 0..size {
+            let key = mix(mix(id, d as u64), p as u64);
+            let wave_token = mix(key, fold(0, &wave));
+            let lane_token = |l: usize| mix(mix(key, fold(0, &inputs[l])), 0x1A4E + l as u64);
+            match (self.allocated, loc) {
+                (true, Some(loc)) => {
+                    let Some(unit) = units(loc).nth(p) else {
+                        continue;
+                    };
+                    for l in self.active(mask).collect::<Vec<_>>() {
+                        let token = if uniform { wave_token } else { lane_token(l) };
+                        self.set(unit, l, token);
+                    }
+                }
+                _ if uniform => self.write_value_all(v, p, wave_token),
+                _ => {
+                    for l in self.active(mask).collect::<Vec<_>>() {
+                        self.write_value_lane(v, p, l, lane_token(l));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Simultaneous moves: all sources read (every lane) before any destination is written.
+    fn moves(&mut self, pairs: &[(Location, Location)], mask: u64) {
+        let reads: Vec<Vec<Vec<u64>>> = pairs
+            .iter()
+            .map(|(src, _)| {
+                units(*src)
+                    .map(|u| (0..self.lanes()).map(|l| self.get(u, l)).collect())
+                    .collect()
+            })
+            .collect();
+        let first = self.first_active(mask);
+        for ((_, dst), src) in pairs.iter().zip(reads) {
+            for (unit, tokens) in units(*dst).zip(src) {
+                for l in self.active(mask).collect::<Vec<_>>() {
+                    let lane = if unit.is_uniform(self.target) {
+                        first
+                    } else {
+                        l
+                    };
+                    self.set(unit, l, tokens[lane]);
+                }
+            }
+        }
+    }
+
+    /// The storage cell of `unit` as seen from `lane`: (register or slot, lane index).
+    fn cell(&self, unit: Unit, lane: usize) -> (Unit, usize) {
+        match unit {
+            Unit::Lane(c, reg, ln) => (Unit::Reg(c, reg), usize::from(ln) % STORE_LANES),
+            u if u.is_uniform(self.target) => (u, 0),
+            u => (u, lane),
+        }
+    }
+
+    fn get(&self, unit: Unit, lane: usize) -> u64 {
+        let (u, l) = self.cell(unit, lane);
+        self.store
+            .get(&u)
+            .map_or_else(|| mix(mix(UNDEF_UNIT, unit_hash(u)), l as u64), |v| v[l])
+    }
+
+    fn set(&mut self, unit: Unit, lane: usize, token: u64) {
+        let (u, l) = self.cell(unit, lane);
+        let cells = self.store.entry(u).or_insert_with(|| {
+            (0..STORE_LANES)
+                .map(|l| mix(mix(UNDEF_UNIT, unit_hash(u)), l as u64))
+                .collect()
+        });
+        cells[l] = token;
+    }
+}
+
+fn unit_hash(u: Unit) -> u64 {
+    match u {
+        Unit::Reg(c, r) => mix(u64::from(c), u64::from(r)),
+        Unit::Slot(s) => mix(0x5107, u64::from(s)),
+        Unit::Lane(c, r, l) => mix(mix(u64::from(c), u64::from(r)), u64::from(l) + 0x1A4E),
+    }
+}

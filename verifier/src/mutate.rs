@@ -1,0 +1,480 @@
+//! The mutation engine: breaks a correct allocation at random and asks whether the checker
+//! notices, measuring it against ground truth.
+//!
+//! A mutant is *non-equivalent* when the interpreter's traces of original and mutant differ
+//! on some of a few seeds, or when a small constraint check written here (range,
+//! alignment, fixed, tied, early-clobber; independent of the checker's) fails on the mutant
+//! although it passed on the allocation. A mutant is *detected* when [`verify`] reports at
+//! least one error. The goal: no non-equivalent mutant missed. Random choices come from
+//! splitmix64 (Steele, Lea & Flood 2014), seeded.
+
+use crate::check::verify;
+use crate::interp::{self, mix, Config};
+use chromatic::{
+    BranchKind, Function, Inst, InstKind, Location, Move, Operand, Target, Terminator,
+};
+use std::fmt;
+
+/// What a mutation does to the allocation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum MutationKind {
+    /// A use reads another register of its class.
+    UseOtherRegister,
+    /// One move of a parallel copy is dropped.
+    DropCopy,
+    /// A parallel copy becomes sequential moves (which may clobber a source).
+    SequentialCopy,
+    /// A reload is dropped.
+    DropReload,
+    /// A reload reads the neighbouring slot.
+    WrongSlot,
+    /// A tuple def moves by one unit (misaligned, or overlapping a neighbour).
+    ShiftTuple,
+    /// A uniform register is written at the start of the then-side of a divergent branch.
+    UniformClobberInArm,
+    /// A fixed def or use leaves its register.
+    BreakFixed,
+    /// A tied def leaves its use's register.
+    BreakTied,
+    /// An early-clobber def takes a use's register.
+    BreakEarlyClobber,
+    /// A def moves beyond the class's units.
+    ExceedBudget,
+}
+
+const KINDS: [MutationKind; 11] = [
+    MutationKind::UseOtherRegister,
+    MutationKind::DropCopy,
+    MutationKind::SequentialCopy,
+    MutationKind::DropReload,
+    MutationKind::WrongSlot,
+    MutationKind::ShiftTuple,
+    MutationKind::UniformClobberInArm,
+    MutationKind::BreakFixed,
+    MutationKind::BreakTied,
+    MutationKind::BreakEarlyClobber,
+    MutationKind::ExceedBudget,
+];
+
+/// One mutant's verdicts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mutant {
+    pub kind: MutationKind,
+    pub equivalent: bool,
+    pub detected: bool,
+}
+
+/// The outcome of [`mutate_check`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MutationReport {
+    /// Errors the checker found on the unmutated allocation (false alarms if non-zero).
+    pub baseline_errors: usize,
+    /// Whether the unmutated allocation's traces equal the original's on every seed.
+    pub baseline_agrees: bool,
+    pub mutants: Vec<Mutant>,
+}
+
+impl MutationReport {
+    pub fn non_equivalent(&self) -> usize {
+        self.mutants.iter().filter(|m| !m.equivalent).count()
+    }
+
+    pub fn detected(&self) -> usize {
+        self.mutants.iter().filter(|m| m.detected).count()
+    }
+
+    /// Non-equivalent mutants the checker accepted.
+    pub fn missed(&self) -> usize {
+        self.mutants
+            .iter()
+            .filter(|m| !m.equivalent && !m.detected)
+            .count()
+    }
+}
+
+impl fmt::Display for MutationReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let agrees = if self.baseline_agrees { "yes" } else { "NO" };
+        writeln!(
+            f,
+            "baseline errors: {}  baseline traces agree: {agrees}",
+            self.baseline_errors
+        )?;
+        for kind in KINDS {
+            let of: Vec<_> = self.mutants.iter().filter(|m| m.kind == kind).collect();
+            if of.is_empty() {
+                continue;
+            }
+            let count = |p: &dyn Fn(&Mutant) -> bool| of.iter().filter(|m| p(m)).count();
+            writeln!(
+                f,
+                "{kind:?}: {}  non-equivalent: {}  detected: {}  missed: {}",
+                of.len(),
+                count(&|m| !m.equivalent),
+                count(&|m| m.detected),
+                count(&|m| !m.equivalent && !m.detected)
+            )?;
+        }
+        write!(
+            f,
+            "mutants: {}  non-equivalent: {}  detected: {}  missed: {}",
+            self.mutants.len(),
+            self.non_equivalent(),
+            self.detected(),
+            self.missed()
+        )
+    }
+}
+
+/// A splitmix64 generator.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        mix(self.0, 0)
+    }
+
+    /// Uniform in `0..n` (`n > 0`).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n.max(1) as u64) as usize
+    }
+}
+
+/// Makes `n` mutants of `allocated` and judges each.
+pub fn mutate_check(
+    original: &Function,
+    allocated: &Function,
+    target: &Target,
+    n: usize,
+    seed: u64,
+) -> MutationReport {
+    let mut rng = Rng::new(seed);
+    let seeds: Vec<u64> = (0..4).map(|_| rng.next_u64()).collect();
+    let traces: Vec<_> = seeds
+        .iter()
+        .map(|&s| interp::run(original, target, &config(s)))
+        .collect();
+    let changes = |f: &Function| {
+        seeds
+            .iter()
+            .zip(&traces)
+            .any(|(&s, t)| interp::run(f, target, &config(s)) != *t)
+    };
+    let base_broken = constraint_broken(allocated, target);
+    let mut mutants = Vec::new();
+    for _ in 0..n {
+        let Some((kind, mutant)) = mutate(allocated, target, &mut rng) else {
+            break;
+        };
+        let changed = changes(&mutant);
+        let broken = !base_broken && constraint_broken(&mutant, target);
+        mutants.push(Mutant {
+            kind,
+            equivalent: !changed && !broken,
+            detected: !verify(original, &mutant, target, None).is_empty(),
+        });
+    }
+    MutationReport {
+        baseline_errors: verify(original, allocated, target, None).len(),
+        baseline_agrees: !changes(allocated),
+        mutants,
+    }
+}
+
+fn config(seed: u64) -> Config {
+    Config {
+        seed,
+        max_events: 2_000,
+        ..Config::default()
+    }
+}
+
+/// One random applicable mutation of `f`, or `None` when none applies.
+pub fn mutate(f: &Function, target: &Target, rng: &mut Rng) -> Option<(MutationKind, Function)> {
+    let mut order = KINDS;
+    for i in (1..order.len()).rev() {
+        order.swap(i, rng.below(i + 1));
+    }
+    for kind in order {
+        let mut m = f.clone();
+        if apply(kind, &mut m, target, rng) {
+            return Some((kind, m));
+        }
+    }
+    None
+}
+
+/// Every place of a kind in `f`: (block, instruction) pairs where `pick` applies.
+fn sites(f: &Function, pick: impl Fn(&Inst) -> bool) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for (b, block) in f.blocks.iter().enumerate() {
+        out.extend(
+            (0..block.insts.len())
+                .filter(|&i| pick(&block.insts[i]))
+                .map(|i| (b, i)),
+        );
+    }
+    out
+}
+
+fn choose<T: Copy>(xs: &[T], rng: &mut Rng) -> Option<T> {
+    (!xs.is_empty()).then(|| xs[rng.below(xs.len())])
+}
+
+fn shift(loc: Location, by: u16) -> Location {
+    match loc {
+        Location::Reg { class, first, len } => Location::Reg {
+            class,
+            first: first.wrapping_add(by),
+            len,
+        },
+        Location::Slot { first, len } => Location::Slot {
+            first: first + u32::from(by),
+            len,
+        },
+        Location::Lane {
+            class,
+            reg,
+            first,
+            len,
+        } => Location::Lane {
+            class,
+            reg,
+            first: first.wrapping_add(by),
+            len,
+        },
+    }
+}
+
+fn apply(kind: MutationKind, f: &mut Function, target: &Target, rng: &mut Rng) -> bool {
+    match kind {
+        MutationKind::UseOtherRegister => use_other_register(f, target, rng),
+        MutationKind::DropCopy | MutationKind::SequentialCopy => copy_mutation(kind, f, rng),
+        MutationKind::DropReload | MutationKind::WrongSlot => reload_mutation(kind, f, rng),
+        MutationKind::UniformClobberInArm => uniform_clobber(f, target, rng),
+        _ => def_mutation(kind, f, target, rng),
+    }
+}
+
+fn use_other_register(f: &mut Function, target: &Target, rng: &mut Rng) -> bool {
+    let s = sites(f, |i| {
+        i.op()
+            .is_some_and(|op| op.uses().any(|u| u.loc.is_some_and(|l| l.is_reg())))
+    });
+    let Some((b, i)) = choose(&s, rng) else {
+        return false;
+    };
+    let InstKind::Op(op) = &mut f.blocks[b].insts[i].kind else {
+        return false;
+    };
+    let uses: Vec<usize> = (0..op.operands.len())
+        .filter(|&k| op.operands[k].as_use().is_some())
+        .collect();
+    let Some(k) = choose(&uses, rng) else {
+        return false;
+    };
+    let Operand::Value(u) = &mut op.operands[k] else {
+        return false;
+    };
+    let Some(Location::Reg { class, first, len }) = u.loc else {
+        return false;
+    };
+    let room = target.class(class).units.saturating_sub(len);
+    let other =
+        (first as usize + 1 + rng.below(usize::from(room.max(1)))) % (usize::from(room) + 1);
+    u.loc = Some(Location::Reg {
+        class,
+        first: other as u16,
+        len,
+    });
+    other as u16 != first
+}
+
+fn copy_mutation(kind: MutationKind, f: &mut Function, rng: &mut Rng) -> bool {
+    let min = if kind == MutationKind::DropCopy { 1 } else { 2 };
+    let s = sites(
+        f,
+        |i| matches!(&i.kind, InstKind::ParallelCopy(m) if m.len() >= min),
+    );
+    let Some((b, i)) = choose(&s, rng) else {
+        return false;
+    };
+    let insts = &mut f.blocks[b].insts;
+    let InstKind::ParallelCopy(moves) = insts[i].kind.clone() else {
+        return false;
+    };
+    if kind == MutationKind::DropCopy {
+        let mut rest = moves;
+        rest.remove(rng.below(rest.len()));
+        insts[i].kind = InstKind::ParallelCopy(rest);
+    } else {
+        let pos = insts[i].pos;
+        let seq = moves.iter().map(|m| Inst {
+            kind: InstKind::ParallelCopy(vec![*m]),
+            pos,
+        });
+        insts.splice(i..=i, seq);
+    }
+    true
+}
+
+fn reload_mutation(kind: MutationKind, f: &mut Function, rng: &mut Rng) -> bool {
+    let s = sites(f, |i| matches!(i.kind, InstKind::Reload(_)));
+    let Some((b, i)) = choose(&s, rng) else {
+        return false;
+    };
+    let insts = &mut f.blocks[b].insts;
+    if kind == MutationKind::DropReload {
+        insts.remove(i);
+    } else if let InstKind::Reload(m) = &mut insts[i].kind {
+        m.src = shift(m.src, 1);
+    }
+    true
+}
+
+/// Writes a uniform register (one the function uses) at the start of a then-side.
+fn uniform_clobber(f: &mut Function, target: &Target, rng: &mut Rng) -> bool {
+    let arms: Vec<usize> = f
+        .blocks
+        .iter()
+        .filter_map(|b| match b.term {
+            Terminator::Branch {
+                kind: BranchKind::Divergent,
+                then_block,
+                ..
+            } => Some(then_block.index()),
+            _ => None,
+        })
+        .collect();
+    let mut regs = Vec::new();
+    for inst in f.blocks.iter().flat_map(|b| &b.insts) {
+        for d in inst.op().into_iter().flat_map(|op| &op.defs) {
+            if let Some(Location::Reg { class, first, len }) = d.loc {
+                if target.class(class).uniform {
+                    regs.push((Location::Reg { class, first, len }, d.value));
+                }
+            }
+        }
+    }
+    let (Some(arm), Some((dst, value)), Some((src, _))) =
+        (choose(&arms, rng), choose(&regs, rng), choose(&regs, rng))
+    else {
+        return false;
+    };
+    if src == dst || src.len() != dst.len() {
+        return false;
+    }
+    let pos = f.blocks[arm].pos;
+    f.blocks[arm].insts.insert(
+        0,
+        Inst {
+            kind: InstKind::ParallelCopy(vec![Move { dst, src, value }]),
+            pos,
+        },
+    );
+    true
+}
+
+/// Fixed, tied, early-clobber, tuple shift and budget mutations: move one def.
+fn def_mutation(kind: MutationKind, f: &mut Function, target: &Target, rng: &mut Rng) -> bool {
+    let fits = |op: &chromatic::Op, d: &chromatic::Def| match kind {
+        MutationKind::BreakFixed => d.fixed.is_some(),
+        MutationKind::BreakTied => d.tied.is_some(),
+        MutationKind::BreakEarlyClobber => {
+            d.early_clobber
+                && op
+                    .uses()
+                    .any(|u| u.loc.map(|l| l.len()) == d.loc.map(|l| l.len()))
+        }
+        MutationKind::ShiftTuple => d.loc.is_some_and(|l| l.len() >= 2),
+        _ => d.loc.is_some(),
+    };
+    let s = sites(f, |i| {
+        i.op().is_some_and(|op| op.defs.iter().any(|d| fits(op, d)))
+    });
+    let Some((b, i)) = choose(&s, rng) else {
+        return false;
+    };
+    let InstKind::Op(op) = &mut f.blocks[b].insts[i].kind else {
+        return false;
+    };
+    let Some(k) = (0..op.defs.len()).find(|&k| fits(op, &op.defs[k])) else {
+        return false;
+    };
+    let Some(loc) = op.defs[k].loc else {
+        return false;
+    };
+    let new = match kind {
+        MutationKind::BreakEarlyClobber => op
+            .uses()
+            .filter_map(|u| u.loc)
+            .find(|l| l.len() == loc.len()),
+        MutationKind::ExceedBudget => loc.reg_class().map(|c| Location::Reg {
+            class: c,
+            first: target.class(c).units,
+            len: loc.len(),
+        }),
+        MutationKind::BreakTied => Some(shift(loc, loc.len())),
+        _ => Some(shift(loc, 1)),
+    };
+    op.defs[k].loc = new;
+    new.is_some() && new != Some(loc)
+}
+
+/// A small constraint check of its own: range, alignment, fixed, tied, early-clobber.
+fn constraint_broken(f: &Function, target: &Target) -> bool {
+    let bad_reg = |loc: Option<Location>, size: u16| match loc {
+        Some(Location::Reg { class, first, len }) => {
+            let c = target.class(class);
+            len != size
+                || first as u32 + len as u32 > c.units as u32
+                || first % c.align.alignment(size) != 0
+        }
+        _ => false,
+    };
+    let overlap = |a: Location, b: Location| match (a, b) {
+        (
+            Location::Reg {
+                class: x,
+                first: a0,
+                len: al,
+            },
+            Location::Reg {
+                class: y,
+                first: b0,
+                len: bl,
+            },
+        ) => x == y && a0 < b0 + bl && b0 < a0 + al,
+        _ => false,
+    };
+    f.blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .filter_map(|i| i.op())
+        .any(|op| {
+            op.uses().any(|u| {
+                bad_reg(u.loc, f.value(u.value).size) || u.fixed.is_some_and(|x| Some(x) != u.loc)
+            }) || op.defs.iter().any(|d| {
+                bad_reg(d.loc, f.value(d.value).size)
+                    || d.fixed.is_some_and(|x| Some(x) != d.loc)
+                    || d.tied.is_some_and(|t| {
+                        op.operands
+                            .get(usize::from(t))
+                            .and_then(|o| o.as_use())
+                            .and_then(|u| u.loc)
+                            != d.loc
+                    })
+                    || (d.early_clobber
+                        && op
+                            .uses()
+                            .filter_map(|u| u.loc)
+                            .any(|u| d.loc.is_some_and(|l| overlap(u, l))))
+            })
+        })
+}

@@ -1,0 +1,247 @@
+//! Structural correspondence between the original and the allocated function.
+//!
+//! Blocks match by name. A block the original lacks must be a split edge: only artefacts
+//! and a `jump`, one predecessor, sitting on an original edge `a→b` (which becomes
+//! `a→n→b`; phis of `b` then name `n`). Terminators and phis must equal the original's
+//! modulo split edges. In each block, every original operation must appear exactly once,
+//! unchanged (opcode, defs, operands, constraints, effects); anything else added must be an
+//! artefact. The order of operations is a rule of its own ([`check_order`]).
+
+use crate::error::{ErrorKind, Point};
+use crate::sink::Sink;
+use chromatic::{Def, Function, Op, Operand, Terminator, Use};
+use std::collections::HashMap;
+
+/// Checks blocks, split edges, terminators, phis and operations.
+pub(crate) fn check_structure(o: &Function, a: &Function, sink: &mut Sink) {
+    let o_names: HashMap<&str, usize> = name_index(o);
+    let a_names: HashMap<&str, usize> = name_index(a);
+    let original: Vec<Option<usize>> = a
+        .blocks
+        .iter()
+        .map(|b| o_names.get(b.name.as_str()).copied())
+        .collect();
+    for ob in &o.blocks {
+        if !a_names.contains_key(ob.name.as_str()) {
+            sink.report(ErrorKind::MissingBlock, &ob.name, Point::Block, ob.pos);
+        }
+    }
+    let m = Matcher { o, a, original };
+    for (ai, ab) in a.blocks.iter().enumerate() {
+        match m.original[ai] {
+            Some(oi) => m.check_block(oi, ai, sink),
+            None if m.is_split_edge(ai) => {}
+            None => {
+                sink.report(ErrorKind::ExtraBlock, &ab.name, Point::Block, ab.pos);
+            }
+        }
+    }
+}
+
+fn name_index(f: &Function) -> HashMap<&str, usize> {
+    f.blocks
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (b.name.as_str(), i))
+        .collect()
+}
+
+struct Matcher<'a> {
+    o: &'a Function,
+    a: &'a Function,
+    original: Vec<Option<usize>>,
+}
+
+impl Matcher<'_> {
+    fn preds_in_a(&self, b: usize) -> Vec<usize> {
+        (0..self.a.blocks.len())
+            .filter(|&p| self.a.blocks[p].term.successors().any(|s| s.index() == b))
+            .collect()
+    }
+
+    fn is_split_edge(&self, ai: usize) -> bool {
+        let block = &self.a.blocks[ai];
+        let Terminator::Jump { target, .. } = block.term else {
+            return false;
+        };
+        let preds = self.preds_in_a(ai);
+        let (Some(to), [from]) = (self.original[target.index()], preds.as_slice()) else {
+            return false;
+        };
+        let Some(from) = self.original[*from] else {
+            return false;
+        };
+        block.phis.is_empty()
+            && block.insts.iter().all(|i| i.is_artefact())
+            && self.o.blocks[from]
+                .term
+                .successors()
+                .any(|s| s.index() == to)
+    }
+
+    /// The original block an allocated successor stands for (through a split edge).
+    fn successor(&self, s: usize) -> Option<usize> {
+        match (self.original[s], &self.a.blocks[s].term) {
+            (Some(o), _) => Some(o),
+            (None, Terminator::Jump { target, .. }) => self.original[target.index()],
+            (None, _) => None,
+        }
+    }
+
+    /// The original block an allocated phi predecessor stands for (through a split edge).
+    fn phi_pred(&self, p: usize) -> Option<usize> {
+        match self.original[p] {
+            Some(o) => Some(o),
+            None => match self.preds_in_a(p).as_slice() {
+                [q] => self.original[*q],
+                _ => None,
+            },
+        }
+    }
+
+    fn check_block(&self, oi: usize, ai: usize, sink: &mut Sink) {
+        let (ob, ab) = (&self.o.blocks[oi], &self.a.blocks[ai]);
+        if !self.same_term(&ob.term, &ab.term) {
+            sink.report(
+                ErrorKind::TerminatorMismatch,
+                &ab.name,
+                Point::Term,
+                ab.term.pos(),
+            );
+        }
+        for (i, ap) in ab.phis.iter().enumerate() {
+            let same = ob.phis.get(i).is_some_and(|op| {
+                self.same_def(&op.def, &ap.def)
+                    && op.args.len() == ap.args.len()
+                    && op.args.iter().all(|oa| {
+                        ap.args.iter().any(|aa| {
+                            self.phi_pred(aa.block.index()) == Some(oa.block.index())
+                                && self.o.value(oa.value).name == self.a.value(aa.value).name
+                        })
+                    })
+            });
+            if !same {
+                sink.report(ErrorKind::PhiMismatch, &ab.name, Point::Phi(i), ap.pos);
+            }
+        }
+        if ob.phis.len() > ab.phis.len() {
+            sink.report(
+                ErrorKind::PhiMismatch,
+                &ab.name,
+                Point::Phi(ab.phis.len()),
+                ab.pos,
+            );
+        }
+        self.check_ops(oi, ai, sink);
+    }
+
+    fn check_ops(&self, oi: usize, ai: usize, sink: &mut Sink) {
+        let (ob, ab) = (&self.o.blocks[oi], &self.a.blocks[ai]);
+        let matched = self.match_ops(oi, ai);
+        let mut used = vec![false; ab.insts.len()];
+        for (k, m) in matched.iter().enumerate() {
+            match m {
+                Some(i) => used[*i] = true,
+                None => {
+                    let pos = ob.insts.iter().filter(|i| !i.is_artefact()).nth(k);
+                    let opcode = pos.and_then(|i| i.op()).map(|op| op.opcode.clone());
+                    sink.report(ErrorKind::MissingOp, &ab.name, Point::Block, ab.pos)
+                        .expected(format!("op {k} `{}`", opcode.unwrap_or_default()));
+                }
+            }
+        }
+        for (i, inst) in ab.insts.iter().enumerate() {
+            if !used[i] && !inst.is_artefact() {
+                sink.report(ErrorKind::UnexpectedOp, &ab.name, Point::Inst(i), inst.pos);
+            }
+        }
+        check_order(&matched, ab, sink);
+    }
+
+    /// For each original op of the block, the allocated instruction index equal to it.
+    fn match_ops(&self, oi: usize, ai: usize) -> Vec<Option<usize>> {
+        let (ob, ab) = (&self.o.blocks[oi], &self.a.blocks[ai]);
+        let mut taken = vec![false; ab.insts.len()];
+        ob.insts
+            .iter()
+            .filter_map(|i| i.op())
+            .map(|oop| {
+                let found = ab.insts.iter().enumerate().position(|(i, inst)| {
+                    !taken[i] && inst.op().is_some_and(|aop| self.same_op(oop, aop))
+                });
+                if let Some(i) = found {
+                    taken[i] = true;
+                }
+                found
+            })
+            .collect()
+    }
+
+    fn same_op(&self, o: &Op, a: &Op) -> bool {
+        o.opcode == a.opcode
+            && o.effect == a.effect
+            && o.remat == a.remat
+            && o.defs.len() == a.defs.len()
+            && o.defs.iter().zip(&a.defs).all(|(x, y)| self.same_def(x, y))
+            && o.operands.len() == a.operands.len()
+            && o.operands
+                .iter()
+                .zip(&a.operands)
+                .all(|(x, y)| match (x, y) {
+                    (Operand::Imm(x), Operand::Imm(y)) => x == y,
+                    (Operand::Value(x), Operand::Value(y)) => self.same_use(x, y),
+                    _ => false,
+                })
+    }
+
+    fn same_def(&self, o: &Def, a: &Def) -> bool {
+        let (ov, av) = (self.o.value(o.value), self.a.value(a.value));
+        ov.name == av.name
+            && ov.class == av.class
+            && ov.size == av.size
+            && o.fixed == a.fixed
+            && o.tied == a.tied
+            && o.prefer == a.prefer
+            && o.early_clobber == a.early_clobber
+    }
+
+    fn same_use(&self, o: &Use, a: &Use) -> bool {
+        self.o.value(o.value).name == self.a.value(a.value).name && o.fixed == a.fixed
+    }
+
+    fn same_term(&self, o: &Terminator, a: &Terminator) -> bool {
+        let same_uses = o.uses().len() == a.uses().len()
+            && o.uses()
+                .iter()
+                .zip(a.uses())
+                .all(|(x, y)| self.same_use(x, y));
+        let o_succs: Vec<Option<usize>> = o.successors().map(|s| Some(s.index())).collect();
+        let a_succs: Vec<Option<usize>> =
+            a.successors().map(|s| self.successor(s.index())).collect();
+        let same_kind = match (o, a) {
+            (Terminator::Jump { .. }, Terminator::Jump { .. }) => true,
+            (Terminator::Ret { .. }, Terminator::Ret { .. }) => true,
+            (Terminator::Branch { kind: x, .. }, Terminator::Branch { kind: y, .. }) => x == y,
+            _ => false,
+        };
+        same_kind && same_uses && o_succs == a_succs
+    }
+}
+
+/// Original operations must keep their relative order: the matched allocated indices
+/// must increase. One error at the first operation found out of order.
+pub(crate) fn check_order(matched: &[Option<usize>], ab: &chromatic::BlockData, sink: &mut Sink) {
+    let mut last: Option<usize> = None;
+    for &i in matched.iter().flatten() {
+        if last.is_some_and(|l| i < l) {
+            sink.report(
+                ErrorKind::OpOrder,
+                &ab.name,
+                Point::Inst(i),
+                ab.insts[i].pos,
+            );
+            return;
+        }
+        last = Some(i);
+    }
+}

@@ -1,0 +1,59 @@
+//! The interpreter: a correct allocation runs like its original; a wrong one does not.
+
+use chromatic_verifier::interp::{run, Config};
+
+mod fixtures;
+
+const DIAMOND: &str = include_str!("../../corpus/divergent_uniform_live_through_else.chr");
+
+fn traces(
+    allocated: &str,
+    seed: u64,
+) -> (
+    chromatic_verifier::interp::Trace,
+    chromatic_verifier::interp::Trace,
+) {
+    let o = chromatic::parse(DIAMOND).unwrap();
+    let a = chromatic::parse(allocated).unwrap();
+    let config = Config {
+        seed,
+        ..Config::default()
+    };
+    (
+        run(&o.functions[0], &o.target, &config),
+        run(&a.functions[0], &a.target, &config),
+    )
+}
+
+#[test]
+fn correct_divergent_allocation_agrees_on_every_seed() {
+    for seed in 0..20 {
+        let (o, a) = traces(&fixtures::diamond_allocated("s[8:9]"), seed);
+        assert_eq!(o.first_divergence(&a), None, "seed {seed}");
+        assert_eq!(o.digest(), a.digest());
+        // entry: 4 ops + branch; then: 4 ops; else: 1 op; join: 2 ops + ret.
+        let then_ran = o.events.iter().filter(|e| e.mask != 0xf).count() > 0;
+        assert!(
+            [9, 12, 13].contains(&o.events.len()),
+            "seed {seed}: {then_ran}"
+        );
+    }
+    assert_eq!(
+        traces(&fixtures::diamond_allocated("s[8:9]"), 0)
+            .0
+            .events
+            .len(),
+        13
+    );
+}
+
+#[test]
+fn then_side_clobber_of_uniform_register_changes_behaviour() {
+    let diverged = (0..20)
+        .filter(|&seed| {
+            let (o, a) = traces(&fixtures::diamond_allocated("s[0:1]"), seed);
+            o.first_divergence(&a).is_some()
+        })
+        .count();
+    assert!(diverged > 0);
+}
