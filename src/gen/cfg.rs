@@ -20,6 +20,7 @@
 
 use arbitrary::Result;
 
+use super::renumber::canonical_values;
 use super::{FnBuilder, LoopCtx};
 use crate::program::{Block, BranchKind, Function, Pos, Terminator, Value};
 
@@ -49,7 +50,7 @@ impl FnBuilder<'_, '_> {
             self.unreachable_region()?;
         }
         self.annotate_freqs()?;
-        Ok(self.f)
+        Ok(canonical_values(self.f))
     }
 
     /// A region that nothing branches to; its values are its own.

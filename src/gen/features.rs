@@ -59,6 +59,7 @@ features! {
     FixedDef => "fixed def",
     FixedUse => "fixed use",
     FixedRet => "fixed ret use",
+    FixedTwice => "one value fixed to two registers",
     TiedKilled => "tied to a killed use",
     TiedLive => "tied to a live use",
     EarlyClobber => "early-clobber",
@@ -113,7 +114,7 @@ impl FeatureSet {
 impl fmt::Display for FeatureSet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for &feature in Feature::ALL {
-            writeln!(f, "{:>28} {}", feature.name(), self.count(feature))?;
+            writeln!(f, "{:>34} {}", feature.name(), self.count(feature))?;
         }
         Ok(())
     }
@@ -427,6 +428,7 @@ fn count_op(op: &Op, set: &mut FeatureSet) {
         Feature::ConflictingFixed,
         u64::from(has_conflicting_fixed(op)),
     );
+    set.add(Feature::FixedTwice, u64::from(fixed_twice(&uses)));
     let effect = match op.effect {
         Effect::None => None,
         Effect::ReadsMemory => Some(Feature::ReadsMemory),
@@ -437,6 +439,16 @@ fn count_op(op: &Op, set: &mut FeatureSet) {
     if let Some(feature) = effect {
         set.add(feature, 1);
     }
+}
+
+/// Whether one value is used twice with different fixed registers.
+fn fixed_twice(uses: &[&Use]) -> bool {
+    uses.iter().enumerate().any(|(i, a)| {
+        a.fixed.is_some()
+            && uses[i + 1..]
+                .iter()
+                .any(|b| a.value == b.value && b.fixed.is_some() && a.fixed != b.fixed)
+    })
 }
 
 fn tied_value(op: &Op, d: &Def) -> Option<Value> {

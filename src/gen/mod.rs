@@ -4,16 +4,18 @@
 //! generating text and filtering invalid programs, the generator builds a function so that
 //! every rule of `docs/FORMAT.md` holds as it goes.
 //!
-//! - [`cfg`](self::cfg) builds structured control flow recursively (sequence, if/else,
-//!   if/then, loops with breaks), so the dominator tree and the joins of divergent branches
-//!   are known by construction; unreachable blocks are added as a separate region.
-//! - [`ssa`](self::ssa) fills blocks with operations whose uses pick from the values
-//!   available along the dominator tree (a scoped stack), places phis with one argument per
-//!   predecessor, and adds constraints (tuples, fixed registers, tied and early-clobber
-//!   defs, `prefer`, remat constants, effects) within a per-instruction register budget.
-//! - [`knobs`] holds [`GenConfig`]; [`targets`] picks a built-in or random generic target.
-//! - [`features`] names what a program exercises, for coverage counts.
-//! - [`shrink`] exposes [`GenProgram`] as a `quickcheck::Arbitrary` whose shrinks stay valid.
+//! - `cfg` builds structured control flow recursively (sequence, if/else, if/then,
+//!   loops with breaks and continues), so the dominator tree and the joins of divergent
+//!   branches are known by construction; unreachable blocks are a separate region.
+//! - `ssa` fills blocks with operations whose uses pick from the values available along
+//!   the dominator tree (a scoped stack) and adds constraints (tuples, fixed registers,
+//!   tied and early-clobber defs, `prefer`, remat constants, effects, high-pressure
+//!   regions) within a per-instruction register budget, so allocation stays feasible.
+//! - `phis` places phis with one argument per predecessor (swap cycles on back edges).
+//! - `renumber` numbers values in text order, as the parser does.
+//! - `knobs` holds [`GenConfig`]; `targets` picks a built-in or random generic target.
+//! - `features` names what a program exercises ([`features`], [`FeatureSet`]).
+//! - `shrink` exposes [`GenProgram`] as a `quickcheck::Arbitrary` whose shrinks stay valid.
 //!
 //! Everything is driven by [`arbitrary::Unstructured`], so a fuzzer's bytes or a seed
 //! ([`generate_from_seed`]) reproduce a program exactly.
@@ -22,6 +24,7 @@ mod cfg;
 mod features;
 mod knobs;
 mod phis;
+mod renumber;
 mod shrink;
 mod ssa;
 mod targets;

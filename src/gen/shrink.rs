@@ -7,11 +7,12 @@
 //! operations of a block, one operation or one phi together with everything that uses
 //! what they define (aborted if a branch condition would lose its value; `ret` just
 //! loses the use); clearing an operation's constraints; emptying `ret`. Values left
-//! undefined are removed and the rest renumbered.
+//! undefined are removed and the rest renumbered in text order.
 
 use quickcheck::{Arbitrary, Gen};
 
 use super::features::dfs;
+use super::renumber::{canonical_values, renumber_values};
 use super::{generate_from_seed, GenConfig};
 use crate::program::*;
 
@@ -156,7 +157,7 @@ fn single_arg_phis(f: &Function) -> Vec<Function> {
             let mut to = Vec::from_iter(0..g.values.len() as u32);
             to[phi.def.value.index()] = arg.value.0;
             renumber_values(&mut g, &to);
-            out.push(compact_values(g));
+            out.push(canonical_values(g));
         }
     }
     out
@@ -208,7 +209,7 @@ fn drop_users(mut g: Function, seed: &[Value]) -> Option<Function> {
             uses.retain(|u| !is_dead(u.value));
         }
     }
-    Some(compact_values(g))
+    Some(canonical_values(g))
 }
 
 /// Marks the defs of ops and phis that use a dead value; whether anything changed.
@@ -308,58 +309,5 @@ fn keep_blocks(f: &Function, keep: &[bool]) -> Function {
             Terminator::Ret { .. } => {}
         }
     }
-    compact_values(g)
-}
-
-/// Drops values that nothing defines any more and renumbers the rest densely.
-fn compact_values(mut g: Function) -> Function {
-    let mut defined = vec![false; g.values.len()];
-    for block in &g.blocks {
-        for phi in &block.phis {
-            defined[phi.def.value.index()] = true;
-        }
-        for op in block.insts.iter().filter_map(Inst::op) {
-            op.defs.iter().for_each(|d| defined[d.value.index()] = true);
-        }
-    }
-    let mut new_index = vec![u32::MAX; g.values.len()];
-    let mut values = Vec::new();
-    for (v, data) in g.values.iter().enumerate().filter(|(v, _)| defined[*v]) {
-        new_index[v] = values.len() as u32;
-        values.push(data.clone());
-    }
-    g.values = values;
-    renumber_values(&mut g, &new_index);
-    g
-}
-
-fn renumber_values(g: &mut Function, new_index: &[u32]) {
-    let map = |v: &mut Value| *v = Value(new_index[v.index()]);
-    for block in &mut g.blocks {
-        for phi in &mut block.phis {
-            map(&mut phi.def.value);
-            phi.args.iter_mut().for_each(|a| map(&mut a.value));
-        }
-        for inst in &mut block.insts {
-            match &mut inst.kind {
-                InstKind::Op(op) => {
-                    op.defs.iter_mut().for_each(|d| map(&mut d.value));
-                    op.operands.iter_mut().for_each(|o| {
-                        if let Operand::Value(u) = o {
-                            map(&mut u.value);
-                        }
-                    });
-                }
-                InstKind::ParallelCopy(moves) => moves.iter_mut().for_each(|m| map(&mut m.value)),
-                InstKind::Spill(m) | InstKind::Reload(m) => map(&mut m.value),
-                InstKind::Remat { value, .. } => map(value),
-                InstKind::Swap(..) => {}
-            }
-        }
-        block
-            .term
-            .uses_mut()
-            .iter_mut()
-            .for_each(|u| map(&mut u.value));
-    }
+    canonical_values(g)
 }

@@ -325,19 +325,26 @@ impl FnBuilder<'_, '_> {
         Ok(None)
     }
 
-    /// Two distinct values of one type used by the op, both fixed to the same register:
+    /// Two distinct values of one type fixed to the same register, as uses or as defs:
     /// an infeasible instruction (only under `conflicting_fixed`).
     fn conflicting_pair(&mut self, draft: &mut Draft) -> Result<()> {
         let first = self.pick_recent(&self.avail.clone())?;
         let (class, size) = self.type_of(first);
+        let Some(loc) = self.fixed_loc(class, size, &[])? else {
+            return Ok(());
+        };
+        if self.u.ratio(1, 2)? {
+            for _ in 0..2 {
+                let mut def = Def::new(self.new_value(class, size), Pos::default());
+                def.fixed = Some(loc);
+                draft.op.defs.push(def);
+            }
+            return Ok(());
+        }
         let others: Vec<Value> = (self.avail.iter().copied())
             .filter(|&v| v != first && self.type_of(v) == (class, size))
             .collect();
-        if others.is_empty() {
-            return Ok(());
-        }
-        let second = *self.u.choose(&others)?;
-        if let Some(loc) = self.fixed_loc(class, size, &[])? {
+        if let Some(&second) = others.first() {
             for v in [first, second] {
                 let mut u = plain_use(v);
                 u.fixed = Some(loc);

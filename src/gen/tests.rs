@@ -419,3 +419,52 @@ fn gen_shrinking_a_loop_finds_the_smallest_loop() {
         "entry, self-loop, exit; one value for the condition"
     );
 }
+
+/// `p` with every source position reset, as generated code has them.
+fn without_positions(mut p: Program) -> Program {
+    let clear = |u: &mut Use| u.pos = Pos::default();
+    for f in &mut p.functions {
+        f.pos = Pos::default();
+        f.values.iter_mut().for_each(|v| v.pos = Pos::default());
+        for block in &mut f.blocks {
+            block.pos = Pos::default();
+            for phi in &mut block.phis {
+                phi.pos = Pos::default();
+                phi.def.pos = Pos::default();
+                phi.args.iter_mut().for_each(|a| a.pos = Pos::default());
+            }
+            for inst in &mut block.insts {
+                inst.pos = Pos::default();
+                if let InstKind::Op(op) = &mut inst.kind {
+                    op.defs.iter_mut().for_each(|d| d.pos = Pos::default());
+                    op.operands.iter_mut().for_each(|o| {
+                        if let Operand::Value(u) = o {
+                            clear(u);
+                        }
+                    });
+                }
+            }
+            block.term.uses_mut().iter_mut().for_each(clear);
+            match &mut block.term {
+                Terminator::Jump { pos, .. }
+                | Terminator::Branch { pos, .. }
+                | Terminator::Ret { pos, .. } => *pos = Pos::default(),
+            }
+        }
+    }
+    p
+}
+
+#[test]
+fn gen_programs_print_parse_back_equal_and_validate() {
+    for seed in 0..2_000 {
+        let p = generate_from_seed(seed, &GenConfig::default());
+        let text = crate::print(&p);
+        let parsed = crate::parse(&text).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
+        assert_eq!(without_positions(parsed), p, "seed {seed}:\n{text}");
+        for f in &p.functions {
+            let result = crate::analysis::ssa::validate(f, &p.target);
+            assert_eq!(result, Ok(()), "seed {seed}:\n{text}");
+        }
+    }
+}
