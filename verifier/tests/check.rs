@@ -1,7 +1,7 @@
 //! The checker on hand-written allocations: correct ones accepted, one wrong allocation per
 //! error kind rejected with the exact kind, place and operand.
 
-use chromatic_verifier::{verify_program, ErrorKind, Point, VerifyError};
+use chromatic_verifier::{verify, verify_program, ErrorKind, Point, VerifyError};
 
 fn check(original: &str, allocated: &str) -> Vec<VerifyError> {
     let o = chromatic::parse(original).expect("original parses");
@@ -247,4 +247,416 @@ fn swapped_op_order_is_its_own_rule() {
     );
     let errors = check(RICH, &a);
     assert_one(&errors, ErrorKind::OpOrder, "entry", Point::Inst(3), "");
+}
+
+/// The first function of each text, checked by [`verify`] on the original's target.
+fn check_fn(original: &str, allocated: &str) -> Vec<VerifyError> {
+    let o = chromatic::parse(original).expect("original parses");
+    let a = chromatic::parse(allocated).expect("allocated parses");
+    verify(&o.functions[0], &a.functions[0], &o.target, None)
+}
+
+/// Asserts exactly these errors, in order: (kind, block, point, operand).
+fn assert_all(errors: &[VerifyError], expected: &[(ErrorKind, &str, Point, &str)]) {
+    let found: Vec<(ErrorKind, &str, Point, &str)> = errors
+        .iter()
+        .map(|e| {
+            (
+                e.kind,
+                e.block.as_str(),
+                e.point,
+                e.operand.as_deref().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(found, expected, "errors: {errors:#?}");
+}
+
+#[test]
+fn function_absent_from_allocation_is_missing_function() {
+    let original = "target generic s=8 v=8
+func @f {
+entry:
+  %a:v1 = v_mov 1
+  ret %a
+}
+func @g {
+entry:
+  %b:v1 = v_mov 2
+  ret %b
+}
+";
+    let a = "target generic s=8 v=8
+func @f {
+entry:
+  %a:v1@v0 = v_mov 1
+  ret %a@v0
+}
+";
+    let errors = check(original, a);
+    assert_one(&errors, ErrorKind::MissingFunction, "", Point::Block, "");
+    assert_eq!(errors[0].function, "g");
+    // The place is in the original's text: the allocation has no such function.
+    assert_eq!((errors[0].line, errors[0].col), (7, 6));
+}
+
+const TWO_BLOCKS: &str = "target generic s=8 v=8
+func @f {
+entry:
+  %a:v1 = v_mov 1
+  jump exit
+exit:
+  ret %a
+}
+";
+
+#[test]
+fn merged_block_is_missing_block() {
+    let a = "target generic s=8 v=8
+func @f {
+entry:
+  %a:v1@v0 = v_mov 1
+  ret %a@v0
+}
+";
+    assert_all(
+        &check_fn(TWO_BLOCKS, a),
+        &[
+            (ErrorKind::MissingBlock, "exit", Point::Block, ""),
+            (ErrorKind::TerminatorMismatch, "entry", Point::Term, ""),
+        ],
+    );
+}
+
+#[test]
+fn split_edge_block_with_an_op_is_extra_block() {
+    let ok = "target generic s=8 v=8
+func @f {
+entry:
+  %a:v1@v0 = v_mov 1
+  jump mid
+mid:
+  parallel_copy v1 <- v0 %a
+  jump exit
+exit:
+  ret %a@v1
+}
+";
+    assert_eq!(check_fn(TWO_BLOCKS, ok), vec![]);
+    let a = ok.replace(
+        "  parallel_copy v1 <- v0 %a\n",
+        "  parallel_copy v1 <- v0 %a\n  s_nop %a@v1\n",
+    );
+    let errors = check_fn(TWO_BLOCKS, &a);
+    assert_one(&errors, ErrorKind::ExtraBlock, "mid", Point::Block, "");
+}
+
+#[test]
+fn returning_another_value_is_terminator_mismatch() {
+    let a = "target generic s=8 v=8
+func @f {
+entry:
+  %a:v1@v0 = v_mov 1
+  %b:v1@v1 = v_mov 2
+  %c:v1@v0 = v_add %a@v0, %b@v1
+  ret %b@v1
+}
+";
+    let errors = check_fn(STRAIGHT, a);
+    assert_one(
+        &errors,
+        ErrorKind::TerminatorMismatch,
+        "entry",
+        Point::Term,
+        "",
+    );
+    assert_eq!((errors[0].line, errors[0].col), (7, 3));
+}
+
+const PHI_JOIN: &str = "target generic s=8 v=8
+func @f {
+entry:
+  %p:v1 = v_mov 1
+  %q:v1 = v_mov 2
+  %c:s1 = s_mov 0
+  branch uniform %c, left, right
+left:
+  jump join
+right:
+  jump join
+join:
+  %y:v1 = phi [left: %p], [right: %q]
+  ret %y
+}
+";
+
+#[test]
+fn phi_arguments_exchanged_is_phi_mismatch() {
+    let ok = "target generic s=8 v=8
+func @f {
+entry:
+  %p:v1@v0 = v_mov 1
+  %q:v1@v1 = v_mov 2
+  %c:s1@s0 = s_mov 0
+  branch uniform %c@s0, left, right
+left:
+  parallel_copy v2 <- v0 %p
+  jump join
+right:
+  parallel_copy v2 <- v1 %q
+  jump join
+join:
+  %y:v1@v2 = phi [left: %p], [right: %q]
+  ret %y@v2
+}
+";
+    assert_eq!(check_fn(PHI_JOIN, ok), vec![]);
+    // Consistent with itself (the moves follow the exchanged arguments), so only the
+    // structural rule sees it.
+    let a = ok
+        .replace("v2 <- v0 %p", "v2 <- v1 %q")
+        .replace(
+            "v2 <- v1 %q\n  jump join\njoin",
+            "v2 <- v0 %p\n  jump join\njoin",
+        )
+        .replace("[left: %p], [right: %q]", "[left: %q], [right: %p]");
+    let errors = check_fn(PHI_JOIN, &a);
+    assert_one(&errors, ErrorKind::PhiMismatch, "join", Point::Phi(0), "");
+}
+
+#[test]
+fn dropped_store_is_missing_op() {
+    let a = rich_with("  store %x@v[8:11], %y@v0, %base@s[0:1] writes\n", "");
+    let errors = check(RICH, &a);
+    assert_one(&errors, ErrorKind::MissingOp, "join", Point::Block, "");
+    assert_eq!(errors[0].expected.as_deref(), Some("op 0 `store`"));
+}
+
+#[test]
+fn renamed_value_is_unknown_value() {
+    let a = "target generic s=8 v=8
+func @f {
+entry:
+  %a:v1@v0 = v_mov 1
+  %b:v1@v1 = v_mov 2
+  %c.1:v1@v0 = v_add %a@v0, %b@v1
+  ret %c.1@v0
+}
+";
+    let errors = check_fn(STRAIGHT, a);
+    assert_all(
+        &errors,
+        &[
+            (ErrorKind::TerminatorMismatch, "entry", Point::Term, ""),
+            (ErrorKind::MissingOp, "entry", Point::Block, ""),
+            (ErrorKind::UnexpectedOp, "entry", Point::Inst(2), ""),
+            (ErrorKind::UnknownValue, "", Point::Block, ""),
+            // An unknown value's def writes nothing known, so its use reads nothing known.
+            (ErrorKind::UndefinedValue, "entry", Point::Term, "use 0"),
+        ],
+    );
+    assert_eq!(errors[3].found.as_deref(), Some("%c.1"));
+}
+
+#[test]
+fn use_without_location_is_missing_location() {
+    let a = "target generic s=8 v=8
+func @f {
+entry:
+  %a:v1@v0 = v_mov 1
+  %b:v1@v1 = v_mov 2
+  %c:v1@v0 = v_add %a@v0, %b@v1
+  ret %c@v0
+}
+";
+    let o = chromatic::parse(STRAIGHT).expect("original parses");
+    let mut a = chromatic::parse(a).expect("allocated parses");
+    let f = &mut a.functions[0];
+    let chromatic::InstKind::Op(op) = &mut f.blocks[0].insts[2].kind else {
+        panic!("inst 2 is v_add");
+    };
+    let chromatic::Operand::Value(u) = &mut op.operands[1] else {
+        panic!("operand 1 is %b");
+    };
+    u.loc = None;
+    let errors = verify(&o.functions[0], f, &o.target, None);
+    assert_one(
+        &errors,
+        ErrorKind::MissingLocation,
+        "entry",
+        Point::Inst(2),
+        "use 1",
+    );
+    assert_eq!(errors[0].expected.as_deref(), Some("%b"));
+    assert_eq!(errors[0].location, None);
+}
+
+#[test]
+fn operand_read_from_spill_slot_is_not_a_register() {
+    let a = "target generic s=8 v=8
+func @f {
+entry:
+  %a:v1@v0 = v_mov 1
+  spill m0 <- v0 %a
+  %b:v1@v1 = v_mov 2
+  %c:v1@v0 = v_add %a@m0, %b@v1
+  ret %c@v0
+}
+";
+    let errors = check_fn(STRAIGHT, a);
+    assert_one(
+        &errors,
+        ErrorKind::NotARegister,
+        "entry",
+        Point::Inst(3),
+        "use 0",
+    );
+    assert_eq!(errors[0].location.as_deref(), Some("m0"));
+}
+
+#[test]
+fn operand_in_register_of_other_class_is_wrong_class() {
+    // Two per-lane classes, so that moving between them breaks no other rule.
+    let original = "target generic a=8 b=8
+func @f {
+entry:
+  %x:a1 = mov 1
+  %y:a1 = add %x, %x
+  ret %y
+}
+";
+    let a = "target generic a=8 b=8
+func @f {
+entry:
+  %x:a1@a0 = mov 1
+  parallel_copy b0 <- a0 %x
+  %y:a1@a1 = add %x@a0, %x@b0
+  ret %y@a1
+}
+";
+    let errors = check_fn(original, a);
+    assert_one(
+        &errors,
+        ErrorKind::WrongClass,
+        "entry",
+        Point::Inst(2),
+        "use 1",
+    );
+    assert_eq!(errors[0].location.as_deref(), Some("b0"));
+}
+
+#[test]
+fn def_location_longer_than_value_is_wrong_size() {
+    let a = "target generic s=8 v=8
+func @f {
+entry:
+  %a:v1@v[0:1] = v_mov 1
+  %b:v1@v1 = v_mov 2
+  %c:v1@v0 = v_add %a@v0, %b@v1
+  ret %c@v0
+}
+";
+    let errors = check_fn(STRAIGHT, a);
+    assert_one(
+        &errors,
+        ErrorKind::WrongSize,
+        "entry",
+        Point::Inst(0),
+        "def 0",
+    );
+    assert_eq!(errors[0].location.as_deref(), Some("v[0:1]"));
+}
+
+#[test]
+fn register_beyond_class_is_out_of_range() {
+    let a = "target generic s=8 v=8
+func @f {
+entry:
+  %a:v1@v0 = v_mov 1
+  %b:v1@v8 = v_mov 2
+  %c:v1@v0 = v_add %a@v0, %b@v8
+  ret %c@v0
+}
+";
+    let errors = check_fn(STRAIGHT, a);
+    assert_all(
+        &errors,
+        &[
+            (ErrorKind::OutOfRange, "entry", Point::Inst(1), "def 0"),
+            (ErrorKind::OutOfRange, "entry", Point::Inst(2), "use 1"),
+        ],
+    );
+    assert_eq!(errors[0].location.as_deref(), Some("v8"));
+}
+
+#[test]
+fn swap_in_noswap_class_is_swap_unsupported() {
+    let original = STRAIGHT.replace("v=8", "v=8:noswap");
+    let a = "target generic s=8 v=8:noswap
+func @f {
+entry:
+  %a:v1@v0 = v_mov 1
+  %b:v1@v1 = v_mov 2
+  swap v0, v1
+  %c:v1@v0 = v_add %a@v1, %b@v0
+  ret %c@v0
+}
+";
+    let swapping = a.replace(":noswap", "");
+    assert_eq!(check_fn(STRAIGHT, &swapping), vec![]);
+    let errors = check_fn(&original, a);
+    assert_one(
+        &errors,
+        ErrorKind::SwapUnsupported,
+        "entry",
+        Point::Inst(2),
+        "swap",
+    );
+    assert_eq!(errors[0].location.as_deref(), Some("v0"));
+}
+
+#[test]
+fn register_holding_lane_spills_used_whole_is_lane_register_reused() {
+    let original = "target gfx9
+func @f {
+entry:
+  %k:s1 = s_mov 5
+  %t:v1 = v_mov 1
+  %u:v1 = v_add %t, %k
+  ret %u
+}
+";
+    let ok = "target gfx9
+func @f {
+entry:
+  %k:s1@s0 = s_mov 5
+  spill v1.l0 <- s0 %k
+  %t:v1@v2 = v_mov 1
+  reload s0 <- v1.l0 %k
+  %u:v1@v0 = v_add %t@v2, %k@s0
+  ret %u@v0
+}
+";
+    assert_eq!(check_fn(original, ok), vec![]);
+    // `%t` in v1 overwrites the lane holding `%k`, which the dataflow (lanes and whole
+    // registers are different units) cannot see.
+    let a = ok.replace("@v2", "@v1");
+    let errors = check_fn(original, &a);
+    assert_all(
+        &errors,
+        &[
+            (
+                ErrorKind::LaneRegisterReused,
+                "entry",
+                Point::Inst(2),
+                "def 0",
+            ),
+            (
+                ErrorKind::LaneRegisterReused,
+                "entry",
+                Point::Inst(4),
+                "use 0",
+            ),
+        ],
+    );
 }
