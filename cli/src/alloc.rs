@@ -1,4 +1,5 @@
-//! `chromatic alloc FILE`: allocate a program and print the allocated program.
+//! `chromatic alloc FILE`: allocate a program, verify the allocation independently, and
+//! print it. An allocation the verifier rejects is never printed (an internal error).
 
 use crate::options::{parse_regs, read_program, Regs};
 use crate::Outcome;
@@ -74,6 +75,12 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
             return Ok(Outcome::Problem);
         }
     };
+    let budget = chromatic::alloc::budget_of(&program.target, &opts)?;
+    let errors = chromatic_verifier::verify_program(&program, &allocated, Some(&budget));
+    if let Some(e) = errors.first() {
+        eprintln!("internal error: the allocation failed verification and is not printed; please report: {e}");
+        return Ok(Outcome::Problem);
+    }
     let text = chromatic::print(&allocated);
     let stats_text = args.stats.map(|format| render_stats(&stats, format));
     match &args.output {

@@ -138,12 +138,21 @@ fn then_region_blocks(f: &Function, a: &Analysis) -> Vec<bool> {
 }
 
 /// Units of uniform classes that operands inside then-regions are fixed to, sorted.
-fn fixed_units_in_then_regions(f: &Function, target: &Target, inside: &[bool]) -> Vec<(ClassId, u16)> {
+fn fixed_units_in_then_regions(
+    f: &Function,
+    target: &Target,
+    inside: &[bool],
+) -> Vec<(ClassId, u16)> {
     let mut units = Vec::new();
     for (block, _) in f.blocks.iter().zip(inside).filter(|(_, &i)| i) {
         let ops = block.insts.iter().filter_map(Inst::op);
         let fixed = ops
-            .flat_map(|op| op.defs.iter().filter_map(|d| d.fixed).chain(op.uses().filter_map(|u| u.fixed)))
+            .flat_map(|op| {
+                op.defs
+                    .iter()
+                    .filter_map(|d| d.fixed)
+                    .chain(op.uses().filter_map(|u| u.fixed))
+            })
             .chain(block.term.uses().iter().filter_map(|u| u.fixed));
         for loc in fixed {
             if let Location::Reg { class, first, len } = loc {
@@ -320,9 +329,15 @@ impl Assigner<'_> {
         };
         let first = match first {
             Some(first) => first,
-            None => self.regs.find_free(class, size, align, &|u| allowed(class, u))?,
+            None => self
+                .regs
+                .find_free(class, size, align, &|u| allowed(class, u))?,
         };
-        Some(Location::Reg { class, first, len: size })
+        Some(Location::Reg {
+            class,
+            first,
+            len: size,
+        })
     }
 
     fn pressure_error(&self, v: Value) -> AllocError {
@@ -384,6 +399,15 @@ impl Assigner<'_> {
         self.in_then_region[self.block.index()]
             && self.target.class(self.f.value(v).class).uniform
             && self.a.liveness.def_block(v) != self.block
+    }
+
+    /// Where `v` is before the pending parallel copy runs: a copy made in the same
+    /// parallel copy reads that location, not the one `v` is moving to.
+    fn before_moves(&self, v: Value) -> Option<Location> {
+        match self.moves.iter().find(|m| m.value == v) {
+            Some(m) => Some(m.from),
+            None => self.loc[v.index()],
+        }
     }
 
     /// Records that `v` moves to `to` in the parallel copy before the instruction.
@@ -713,8 +737,14 @@ impl Assigner<'_> {
     /// A uniform value that may not move in this block reaches its fixed register as a
     /// copy that lives only for this instruction.
     fn copy_for_fixed_use(&mut self, v: Value, want: Location, view: &mut InstView) {
-        let Some(here) = self.loc[v.index()] else { return };
-        self.duplicates.push(Move { dst: want, src: here, value: v });
+        let Some(here) = self.before_moves(v) else {
+            return;
+        };
+        self.duplicates.push(Move {
+            dst: want,
+            src: here,
+            value: v,
+        });
         self.regs.occupy(want, v);
         view.copies.push((v, want));
         for (k, u) in view.uses.iter().enumerate() {
@@ -751,7 +781,7 @@ impl Assigner<'_> {
                 let message = format!("two definitions are tied to operand {t}");
                 return Err(self.error(view.pos, message));
             }
-            let Some(here) = self.loc[u.value.index()] else {
+            let Some(here) = self.before_moves(u.value) else {
                 continue;
             };
             if view.killed.contains(&u.value) {
@@ -772,12 +802,15 @@ impl Assigner<'_> {
         Ok(())
     }
 
-    /// Places the early-clobber defs (`early == true`) or the others.
+    /// Places the early-clobber defs (`early == true`) or the others; tied defs first, as
+    /// they have no choice (another def must not take their operand's freed register).
     fn place_defs(&mut self, op: &Op, view: &mut InstView, early: bool) -> Result<(), AllocError> {
-        for (k, d) in op.defs.iter().enumerate() {
-            if d.early_clobber != early {
-                continue;
-            }
+        let mut order: Vec<usize> = (0..op.defs.len())
+            .filter(|&k| op.defs[k].early_clobber == early)
+            .collect();
+        order.sort_by_key(|&k| op.defs[k].tied.is_none());
+        for k in order {
+            let d = &op.defs[k];
             let l = self.def_location(op, d, view)?;
             view.def_locs[k] = Some(l);
             self.set_loc(d.value, l);

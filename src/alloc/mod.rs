@@ -8,6 +8,7 @@ pub mod out_of_ssa;
 pub mod parallel_copy;
 pub mod regfile;
 pub mod stats;
+pub mod structure;
 
 pub use regfile::Policy;
 pub use stats::{ClassStats, FunctionStats};
@@ -133,6 +134,7 @@ pub fn allocate_function(
     }
     let a = Analysis::new(f, target);
     check_pressure(f, target, &a, budget)?;
+    structure::check_structured(f, &a)?;
     let assigned = assign::assign(f, target, &a, budget, policy)?;
     let g = out_of_ssa::lower(assigned, target, &a, budget)?;
     Ok((g, a))

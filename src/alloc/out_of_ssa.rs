@@ -61,7 +61,7 @@ pub fn lower(
                 if moves.is_empty() {
                     continue;
                 }
-                let site = site_for(&func, a, p, s, is_uniform)
+                let site = site_for(&func, a, (p, s), is_uniform, carries_phi(&moves, &func, s))
                     .ok_or_else(|| unsupported_edge(&func, p, s))?;
                 let entry = sites.entry(site).or_default();
                 entry.0.extend(moves);
@@ -155,7 +155,15 @@ fn edge_moves(
     moves.into_iter().partition(|m| !uniform(m.value))
 }
 
-fn site_for(func: &Function, a: &Analysis, p: Block, s: Block, uniform: bool) -> Option<Site> {
+/// Where the copies of edge `p → s` go. Copies that fill phi registers must run before
+/// `s` is entered (a phi is defined at the block's entry), so they never go at its top.
+fn site_for(
+    func: &Function,
+    a: &Analysis,
+    (p, s): (Block, Block),
+    uniform: bool,
+    phi_copies: bool,
+) -> Option<Site> {
     let graph = if uniform {
         &a.divergence.linear
     } else {
@@ -164,13 +172,24 @@ fn site_for(func: &Function, a: &Analysis, p: Block, s: Block, uniform: bool) ->
     let jumps = matches!(func.block(p).term, Terminator::Jump { .. });
     if jumps && graph.succs(p).len() == 1 {
         Some(Site::End(p))
-    } else if graph.preds(s).len() == 1 {
+    } else if graph.preds(s).len() == 1 && !phi_copies {
         Some(Site::Start(s))
     } else if a.cfg.preds(s).contains(&p) {
         Some(Site::Split(p, s))
     } else {
         None
     }
+}
+
+/// Whether some of `moves` fill a phi register of `s`.
+fn carries_phi(moves: &[Move], func: &Function, s: Block) -> bool {
+    let phi_locs: Vec<Location> = func
+        .block(s)
+        .phis
+        .iter()
+        .filter_map(|phi| phi.def.loc)
+        .collect();
+    moves.iter().any(|m| phi_locs.contains(&m.dst))
 }
 
 fn unsupported_edge(func: &Function, p: Block, s: Block) -> AllocError {

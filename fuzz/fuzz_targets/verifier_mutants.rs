@@ -1,0 +1,4 @@
+//! cargo-fuzz target: see `chromatic_cli::fuzz_checks::verifier_mutants`.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| chromatic_cli::fuzz_checks::verifier_mutants(data));
