@@ -326,3 +326,23 @@ fn fixed_operands_that_trade_registers_swap_once() {
     );
     assert_eq!(class(&stats[0].classes, "v").swaps, 1);
 }
+
+#[test]
+fn two_defs_tied_to_one_dying_value_get_a_copy() {
+    let (a, stats) = allocate_verified(
+        &corpus("tied_twice_same_value.chr"),
+        &AllocOptions::default(),
+    );
+    let text = print(&a);
+    assert_eq!(
+        line_with(&text, "= load"),
+        "  %x:v1@v0, %y:v1@v1 = load %a@v0, %a@v1 tied(0) tied(1=1) reads",
+        "{text}"
+    );
+    assert_eq!(
+        line_with(&text, "parallel_copy"),
+        "  parallel_copy v1 <- v0 %a"
+    );
+    let v = class(&stats[0].classes, "v");
+    assert_eq!((v.copies, v.regs_used, v.max_live), (1, 2, 2));
+}

@@ -770,8 +770,11 @@ impl Assigner<'_> {
     }
 
     /// A tied use whose value lives on is copied into a free register; the instruction
-    /// reads and overwrites the copy, and the value stays where it is.
+    /// reads and overwrites the copy, and the value stays where it is. So is a value that
+    /// two defs are tied to through different operands (`tied(1) tied(1=2)` on `%a, %a`):
+    /// only the first def may take the value's own register.
     fn duplicate_tied(&mut self, op: &Op, view: &mut InstView) -> Result<(), AllocError> {
+        let mut claimed: Vec<Value> = Vec::new();
         for d in &op.defs {
             let Some(t) = d.tied else { continue };
             let Some(Operand::Value(u)) = op.operands.get(usize::from(t)).copied() else {
@@ -784,7 +787,9 @@ impl Assigner<'_> {
             let Some(here) = self.before_moves(u.value) else {
                 continue;
             };
-            if view.killed.contains(&u.value) {
+            let shared = claimed.contains(&u.value);
+            claimed.push(u.value);
+            if view.killed.contains(&u.value) && !shared {
                 continue;
             }
             let blocked = self.blocked(view);
