@@ -346,3 +346,28 @@ fn two_defs_tied_to_one_dying_value_get_a_copy() {
     let v = class(&stats[0].classes, "v");
     assert_eq!((v.copies, v.regs_used, v.max_live), (1, 2, 2));
 }
+
+#[test]
+fn fixed_use_overwritten_by_a_fixed_def_reads_a_copy() {
+    let (a, _) = allocate_verified(
+        &corpus("fixed_use_overwritten.chr"),
+        &AllocOptions::default(),
+    );
+    let text = print(&a);
+    let body: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("entry:"))
+        .collect();
+    let want = [
+        "entry:",
+        "  %a:v1@v0 = arg 0",
+        "  %b:v1 fixed(v2)@v2 = arg 1",
+        "  parallel_copy v1 <- v2 %b",
+        "  parallel_copy v2 <- v0 %a",
+        "  %c:v1 fixed(v2)@v2 = mul %a fixed(v2)@v2, %b@v1",
+        "  parallel_copy v3 <- v2 %c",
+        "  %d:v1 fixed(v3)@v3 = mul %c fixed(v3)@v3, %a@v0",
+        "  %e:v1@v0 = add %a@v0, %c@v2, %d@v3",
+    ];
+    assert_eq!(body[..want.len()], want, "{text}");
+}
