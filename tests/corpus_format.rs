@@ -3,25 +3,14 @@
 //! arbitrary or damaged input.
 
 use chromatic::analysis::ssa;
+mod common;
+
+use common::chr_files;
 use quickcheck::{QuickCheck, TestResult};
 use std::path::{Path, PathBuf};
 
 fn corpus_files() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
-    let mut files = Vec::new();
-    let mut dirs = vec![root];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).expect("corpus directory") {
-            let path = entry.expect("corpus entry").path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "chr") {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
+    chr_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus"))
 }
 
 fn read(path: &Path) -> String {

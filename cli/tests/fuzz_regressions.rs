@@ -17,19 +17,9 @@ const TARGETS: [(&str, Check); 4] = [
     ("verifier_mutants", fuzz_checks::verifier_mutants),
 ];
 
-/// `len` bytes of splitmix64 output for `seed`.
+/// The fuzz input of sweep seed `seed`.
 fn bytes(seed: u64, len: usize) -> Vec<u8> {
-    let mut state = seed;
-    let mut out = Vec::with_capacity(len + 8);
-    while out.len() < len {
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        out.extend_from_slice(&(z ^ (z >> 31)).to_le_bytes());
-    }
-    out.truncate(len);
-    out
+    chromatic::gen::splitmix_bytes(seed, len)
 }
 
 #[test]

@@ -71,7 +71,7 @@ pub fn assign(
         entry: vec![Vec::new(); f.blocks.len()],
         exit: vec![Vec::new(); f.blocks.len()],
         fixed_in_then: Vec::new(),
-        in_then_region: then_region_blocks(f, a),
+        in_then_region: a.divergence.in_then_region.clone(),
         func: f.clone(),
         moves: Vec::new(),
         duplicates: Vec::new(),
@@ -102,40 +102,6 @@ fn visit_order(a: &Analysis) -> Vec<Block> {
             .filter(|b| !seen[b.index()]),
     );
     order
-}
-
-/// Blocks inside the then-region of some divergent branch (those with an edge added by the
-/// linear CFG, and every block from which such a block is reached inside the region).
-fn then_region_blocks(f: &Function, a: &Analysis) -> Vec<bool> {
-    let mut inside = vec![false; f.blocks.len()];
-    for b in f.block_ids() {
-        let Terminator::Branch {
-            kind: BranchKind::Divergent,
-            then_block,
-            else_block,
-            ..
-        } = f.block(b).term
-        else {
-            continue;
-        };
-        let join = a.pdom.ipdom(b);
-        if join == Some(then_block) || join == Some(else_block) {
-            continue;
-        }
-        let mut stack = vec![then_block];
-        while let Some(x) = stack.pop() {
-            if inside[x.index()] && x != then_block {
-                continue;
-            }
-            inside[x.index()] = true;
-            for &s in a.cfg.succs(x) {
-                if s != else_block && Some(s) != join && !inside[s.index()] {
-                    stack.push(s);
-                }
-            }
-        }
-    }
-    inside
 }
 
 /// Units of uniform classes that operands inside then-regions are fixed to, sorted.
@@ -807,12 +773,11 @@ impl Assigner<'_> {
         Ok(())
     }
 
-    /// A tied use whose value lives on is copied into a free register; the instruction
-    /// reads and overwrites the copy, and the value stays where it is. So is a value that
-    /// two defs are tied to through different operands (`tied(1) tied(1=2)` on `%a, %a`):
-    /// only the first def may take the value's own register.
+    /// A tied use whose value lives on — or whose dying register another tied def already
+    /// takes — is copied into a free register; the instruction reads and overwrites the
+    /// copy, and the value stays where it is.
     fn duplicate_tied(&mut self, op: &Op, view: &mut InstView) -> Result<(), AllocError> {
-        let mut claimed: Vec<Value> = Vec::new();
+        let mut taken: Vec<Value> = Vec::new();
         for d in &op.defs {
             let Some(t) = d.tied else { continue };
             let Some(Operand::Value(u)) = op.operands.get(usize::from(t)).copied() else {
@@ -825,9 +790,8 @@ impl Assigner<'_> {
             let Some(here) = self.before_moves(u.value) else {
                 continue;
             };
-            let shared = claimed.contains(&u.value);
-            claimed.push(u.value);
-            if view.killed.contains(&u.value) && !shared {
+            if view.killed.contains(&u.value) && !taken.contains(&u.value) {
+                taken.push(u.value);
                 continue;
             }
             let blocked = self.blocked(view);

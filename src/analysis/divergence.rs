@@ -25,6 +25,8 @@ pub struct Divergence {
     pub linear: Graph,
     /// Blocks that are the immediate post-dominator of some divergent branch, sorted.
     pub joins: Vec<Block>,
+    /// Per block: whether it lies in the then-region of some divergent branch.
+    pub in_then_region: Vec<bool>,
 }
 
 impl Divergence {
@@ -60,6 +62,7 @@ impl Divergence {
         Divergence {
             linear: Graph::from_succs(succs, Block(0)),
             joins,
+            in_then_region: stamp.iter().map(|&s| s != u32::MAX).collect(),
         }
     }
 

@@ -64,7 +64,7 @@ pub fn generate_from_seed(seed: u64, cfg: &GenConfig) -> Program {
 }
 
 /// Vigna's splitmix64, little-endian, `len` bytes.
-fn splitmix_bytes(seed: u64, len: usize) -> Vec<u8> {
+pub fn splitmix_bytes(seed: u64, len: usize) -> Vec<u8> {
     let mut state = seed;
     let mut bytes = Vec::with_capacity(len + 8);
     while bytes.len() < len {
