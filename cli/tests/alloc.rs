@@ -326,3 +326,48 @@ fn fixed_operands_that_trade_registers_swap_once() {
     );
     assert_eq!(class(&stats[0].classes, "v").swaps, 1);
 }
+
+#[test]
+fn two_defs_tied_to_one_dying_value_get_a_copy() {
+    let (a, stats) = allocate_verified(
+        &corpus("tied_twice_same_value.chr"),
+        &AllocOptions::default(),
+    );
+    let text = print(&a);
+    assert_eq!(
+        line_with(&text, "= load"),
+        "  %x:v1@v0, %y:v1@v1 = load %a@v0, %a@v1 tied(0) tied(1=1) reads",
+        "{text}"
+    );
+    assert_eq!(
+        line_with(&text, "parallel_copy"),
+        "  parallel_copy v1 <- v0 %a"
+    );
+    let v = class(&stats[0].classes, "v");
+    assert_eq!((v.copies, v.regs_used, v.max_live), (1, 2, 2));
+}
+
+#[test]
+fn fixed_use_overwritten_by_a_fixed_def_reads_a_copy() {
+    let (a, _) = allocate_verified(
+        &corpus("fixed_use_overwritten.chr"),
+        &AllocOptions::default(),
+    );
+    let text = print(&a);
+    let body: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("entry:"))
+        .collect();
+    let want = [
+        "entry:",
+        "  %a:v1@v0 = arg 0",
+        "  %b:v1 fixed(v2)@v2 = arg 1",
+        "  parallel_copy v1 <- v2 %b",
+        "  parallel_copy v2 <- v0 %a",
+        "  %c:v1 fixed(v2)@v2 = mul %a fixed(v2)@v2, %b@v1",
+        "  parallel_copy v3 <- v2 %c",
+        "  %d:v1 fixed(v3)@v3 = mul %c fixed(v3)@v3, %a@v0",
+        "  %e:v1@v0 = add %a@v0, %c@v2, %d@v3",
+    ];
+    assert_eq!(body[..want.len()], want, "{text}");
+}

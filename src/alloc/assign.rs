@@ -28,6 +28,7 @@
 
 use super::parallel_copy::sequentialise;
 use super::regfile::{Policy, RegFile};
+use super::stats::overlaps;
 use super::{AllocError, TEMP_SLOT};
 use crate::analysis::Analysis;
 use crate::program::*;
@@ -258,7 +259,10 @@ impl Assigner<'_> {
     }
 
     /// The location `v` had at the end of the first visited predecessor (logical for
-    /// per-lane values, linear for uniform ones).
+    /// per-lane values, linear for uniform ones). Uniform values prefer a predecessor that
+    /// ends in a divergent branch: copies on that edge could only go on a block splitting
+    /// it, and such a block becomes a new arm of the branch that the linear CFG runs after
+    /// the other side, where the copies would clobber uniform values.
     fn inherited(&self, b: Block, v: Value) -> Option<Location> {
         let uniform = self.target.class(self.f.value(v).class).uniform;
         let graph = if uniform {
@@ -266,16 +270,31 @@ impl Assigner<'_> {
         } else {
             &self.a.cfg
         };
-        graph
+        let mut preds: Vec<Block> = graph
             .preds(b)
             .iter()
+            .copied()
             .filter(|p| self.visited[p.index()])
-            .find_map(|p| {
-                self.exit[p.index()]
-                    .binary_search_by_key(&v, |&(w, _)| w)
-                    .ok()
-                    .map(|i| self.exit[p.index()][i].1)
-            })
+            .collect();
+        if uniform {
+            preds.sort_by_key(|&p| !self.ends_divergent(p));
+        }
+        preds.into_iter().find_map(|p| {
+            let exit = &self.exit[p.index()];
+            exit.binary_search_by_key(&v, |&(w, _)| w)
+                .ok()
+                .map(|i| exit[i].1)
+        })
+    }
+
+    fn ends_divergent(&self, b: Block) -> bool {
+        matches!(
+            self.f.block(b).term,
+            Terminator::Branch {
+                kind: BranchKind::Divergent,
+                ..
+            }
+        )
     }
 
     /// A free aligned window for `v` among `allowed` units. Uniform values first try to
@@ -601,7 +620,13 @@ impl Assigner<'_> {
             def_locs: vec![None; op.defs.len()],
             pos,
         };
-        self.fixed_uses(&mut view)?;
+        let late_fixed: Vec<Location> = op
+            .defs
+            .iter()
+            .filter(|d| !d.early_clobber)
+            .filter_map(|d| d.fixed)
+            .collect();
+        self.fixed_uses(&mut view, &late_fixed)?;
         self.duplicate_tied(&op, &mut view)?;
         self.place_defs(&op, &mut view, true)?;
         for &v in &view.killed {
@@ -668,7 +693,15 @@ impl Assigner<'_> {
         }
     }
 
-    fn fixed_uses(&mut self, view: &mut InstView) -> Result<(), AllocError> {
+    /// Moves each fixed use into its register. When a late def fixed to the same units
+    /// overwrites it and the value lives on, the instruction reads a copy (or the value's
+    /// old register, which a move out of the way leaves intact) and the value survives
+    /// elsewhere.
+    fn fixed_uses(
+        &mut self,
+        view: &mut InstView,
+        late_fixed_defs: &[Location],
+    ) -> Result<(), AllocError> {
         let fixed: Vec<(Value, Location)> = view
             .uses
             .iter()
@@ -681,7 +714,12 @@ impl Assigner<'_> {
                     format!("{} is fixed to two different registers", self.name(v)),
                 ));
             }
+            let overwritten =
+                !view.killed.contains(&v) && late_fixed_defs.iter().any(|&d| overlaps(d, want));
             if self.loc[v.index()] == Some(want) {
+                if overwritten {
+                    read_fixed_at(view, v, want);
+                }
                 continue;
             }
             self.check_in_budget(want, view.pos)?;
@@ -691,8 +729,8 @@ impl Assigner<'_> {
                 .map(|&(w, _)| w)
                 .collect();
             self.clear_window(want, view, false, &|w| in_place.contains(&w))?;
-            if self.pinned_uniform(v) {
-                self.copy_for_fixed_use(v, want, view);
+            if self.pinned_uniform(v) || overwritten {
+                self.copy_for_fixed_use(v, want, view, !overwritten);
             } else {
                 self.relocate(v, want);
             }
@@ -702,7 +740,9 @@ impl Assigner<'_> {
 
     /// A uniform value that may not move in this block reaches its fixed register as a
     /// copy that lives only for this instruction.
-    fn copy_for_fixed_use(&mut self, v: Value, want: Location, view: &mut InstView) {
+    /// `hold`: the copy keeps its units until after the instruction (else a fixed def
+    /// takes them).
+    fn copy_for_fixed_use(&mut self, v: Value, want: Location, view: &mut InstView, hold: bool) {
         let Some(here) = self.before_moves(v) else {
             return;
         };
@@ -711,13 +751,11 @@ impl Assigner<'_> {
             src: here,
             value: v,
         });
-        self.regs.occupy(want, v);
-        view.copies.push((v, want));
-        for (k, u) in view.uses.iter().enumerate() {
-            if u.value == v && u.fixed == Some(want) {
-                view.read_at[k] = Some(want);
-            }
+        if hold {
+            self.regs.occupy(want, v);
+            view.copies.push((v, want));
         }
+        read_fixed_at(view, v, want);
     }
 
     fn check_in_budget(&self, l: Location, pos: Pos) -> Result<(), AllocError> {
@@ -772,12 +810,13 @@ impl Assigner<'_> {
     }
 
     /// Places the early-clobber defs (`early == true`) or the others; tied defs first, as
-    /// they have no choice (another def must not take their operand's freed register).
+    /// they have no choice (another def must not take their operand's freed register),
+    /// then fixed defs (another def must not take a fixed use's register they overwrite).
     fn place_defs(&mut self, op: &Op, view: &mut InstView, early: bool) -> Result<(), AllocError> {
         let mut order: Vec<usize> = (0..op.defs.len())
             .filter(|&k| op.defs[k].early_clobber == early)
             .collect();
-        order.sort_by_key(|&k| op.defs[k].tied.is_none());
+        order.sort_by_key(|&k| (op.defs[k].tied.is_none(), op.defs[k].fixed.is_none()));
         for k in order {
             let d = &op.defs[k];
             let l = self.def_location(op, d, view)?;
@@ -876,7 +915,7 @@ impl Assigner<'_> {
             def_locs: Vec::new(),
             pos,
         };
-        self.fixed_uses(&mut view)?;
+        self.fixed_uses(&mut view, &[])?;
         let mut out = std::mem::take(&mut self.func.blocks[b.index()].insts);
         self.emit_moves(&mut out, &view);
         self.func.blocks[b.index()].insts = out;
@@ -894,6 +933,15 @@ impl Assigner<'_> {
             u.loc = l;
         }
         Ok(())
+    }
+}
+
+/// The uses of `v` fixed to `want` read there.
+fn read_fixed_at(view: &mut InstView, v: Value, want: Location) {
+    for (k, u) in view.uses.iter().enumerate() {
+        if u.value == v && u.fixed == Some(want) {
+            view.read_at[k] = Some(want);
+        }
     }
 }
 

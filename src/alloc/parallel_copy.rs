@@ -370,6 +370,24 @@ mod tests {
     }
 
     #[test]
+    fn four_cycle_takes_three_swaps_or_five_copies() {
+        let cycle = [
+            mv(0, 1, 1, 0),
+            mv(1, 2, 1, 1),
+            mv(2, 3, 1, 2),
+            mv(3, 0, 1, 3),
+        ];
+        let swaps = check(&cycle, true, false);
+        assert_eq!(swaps.len(), 3);
+        assert!(swaps.iter().all(|i| matches!(i, InstKind::Swap(..))));
+        let copies = check(&cycle, false, false);
+        assert_eq!(copies.len(), 5, "4 moves + 1 save: {copies:?}");
+        assert!(copies
+            .iter()
+            .all(|i| matches!(i, InstKind::ParallelCopy(m) if m.len() == 1)));
+    }
+
+    #[test]
     fn cycle_without_swap_uses_a_free_register() {
         let seq = check(&[mv(0, 1, 1, 0), mv(1, 0, 1, 1)], false, false);
         assert_eq!(seq.len(), 3);

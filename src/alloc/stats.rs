@@ -137,7 +137,8 @@ fn accesses(inst: &Inst) -> (Vec<Location>, Vec<Location>) {
     }
 }
 
-fn overlaps(a: Location, b: Location) -> bool {
+/// Whether two register ranges share a unit.
+pub(crate) fn overlaps(a: Location, b: Location) -> bool {
     match (a, b) {
         (
             Location::Reg {

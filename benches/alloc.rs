@@ -1,0 +1,34 @@
+//! Allocation throughput on generated programs (`chromatic::synth`) of 10k, 100k and 1M
+//! instructions, both register-choice policies, in instructions per second. The
+//! allocator should be near-linear: time per instruction within 1.5× across the sizes.
+//! Analyses are included (`allocate` runs them), as a compiler would pay for them.
+
+use chromatic::alloc::{allocate, AllocOptions, Policy};
+use chromatic::synth::synthetic;
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use std::hint::black_box;
+
+fn bench(c: &mut Criterion) {
+    let mut group = c.benchmark_group("alloc");
+    group.sample_size(10);
+    for insts in [10_000, 100_000, 1_000_000] {
+        let program = chromatic::parse(&synthetic(insts)).expect("synthetic program parses");
+        group.throughput(Throughput::Elements(program.functions[0].op_count() as u64));
+        for (name, policy) in [
+            ("dense", Policy::Dense),
+            ("round-robin", Policy::RoundRobin),
+        ] {
+            let opts = AllocOptions {
+                policy,
+                ..AllocOptions::default()
+            };
+            group.bench_with_input(BenchmarkId::new(name, insts), &program, |b, p| {
+                b.iter(|| allocate(black_box(p), &opts).expect("synthetic program allocates"))
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
