@@ -7,7 +7,9 @@
 //! Linear CFG (`docs/FORMAT.md`, "Divergence and the linear CFG"): the logical edges plus,
 //! for each divergent branch in block B with immediate post-dominator J and arms T, E where
 //! neither arm is J, an edge to E from every block of the then-region (blocks reachable from
-//! T without passing through J or E) that has a successor outside the region. Each linear
+//! T without passing through J or E) that has a successor outside the region — a block that
+//! ends in `ret` counts as having one — and with the region running to the returns when J is
+//! the virtual exit. Branches in unreachable blocks add no edges. Each linear
 //! edge remembers the logical predecessor of its target whose phi arguments it carries: the
 //! source itself for a logical edge, B for an added edge.
 
@@ -52,7 +54,11 @@ impl Cfg {
         }
         let ipdom = post_dominators(&succs, &preds);
         let mut linear_preds = preds.clone();
+        let reachable = reachable_from_entry(&succs);
         for (b, block) in f.blocks.iter().enumerate() {
+            if !reachable[b] {
+                continue;
+            }
             if let Terminator::Branch {
                 kind: BranchKind::Divergent,
                 then_block,
@@ -106,7 +112,7 @@ fn add_linear_edges(
         }
     }
     for (x, _) in in_region.iter().enumerate().filter(|(_, &r)| r) {
-        let exits = succs[x].iter().any(|&s| !in_region[s]);
+        let exits = succs[x].is_empty() || succs[x].iter().any(|&s| !in_region[s]);
         let present = linear_preds[else_block].iter().any(|e| e.from == x);
         if exits && !present {
             linear_preds[else_block].push(Edge {
@@ -115,6 +121,25 @@ fn add_linear_edges(
             });
         }
     }
+}
+
+/// Which blocks the entry reaches on the logical CFG.
+fn reachable_from_entry(succs: &[Vec<usize>]) -> Vec<bool> {
+    let mut seen = vec![false; succs.len()];
+    let mut stack: Vec<usize> = Vec::new();
+    if let Some(s) = seen.first_mut() {
+        *s = true;
+        stack.push(0);
+    }
+    while let Some(b) = stack.pop() {
+        for &s in &succs[b] {
+            if !seen[s] {
+                seen[s] = true;
+                stack.push(s);
+            }
+        }
+    }
+    seen
 }
 
 /// Reverse postorder of the nodes reachable from `root` (iterative DFS).

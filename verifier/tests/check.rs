@@ -660,3 +660,28 @@ entry:
         ],
     );
 }
+
+/// A then-side that returns still falls into the else-side on the linear CFG (lanes that
+/// return stop, the wave goes on): a uniform register written there must not hold a value
+/// live into the else-side.
+#[test]
+fn returning_then_side_clobber_of_uniform_live_into_else_rejected() {
+    let original = "target gfx9\nfunc @f {\nentry:\n  %u:s1 = s_mov 1\n  %p:s2 = v_cmp\n  branch divergent %p, t, e\nt:\n  %x:s1 = s_mov 2\n  ret %x\ne:\n  %y:s1 = s_add %u\n  ret %y\n}\n";
+    let good = "target gfx9\nfunc @f {\nentry:\n  %u:s1@s0 = s_mov 1\n  %p:s2@s[2:3] = v_cmp\n  branch divergent %p@s[2:3], t, e\nt:\n  %x:s1@s1 = s_mov 2\n  ret %x@s1\ne:\n  %y:s1@s1 = s_add %u@s0\n  ret %y@s1\n}\n";
+    assert!(
+        check(original, good).is_empty(),
+        "{:?}",
+        check(original, good)
+    );
+    let clobbered = good.replace(
+        "%x:s1@s1 = s_mov 2\n  ret %x@s1",
+        "%x:s1@s0 = s_mov 2\n  ret %x@s0",
+    );
+    assert_one(
+        &check(original, &clobbered),
+        ErrorKind::UndefinedValue,
+        "e",
+        Point::Inst(0),
+        "use 0",
+    );
+}
