@@ -158,28 +158,32 @@ fn uniform_value_live_through_divergent_then_side_is_kept_apart() {
 }
 
 #[test]
-fn budget_below_pressure_is_a_positioned_error() {
+fn budget_below_pressure_spills_and_below_the_lowest_legal_is_a_positioned_error() {
     let p = corpus("high_pressure_block.chr");
-    let opts = AllocOptions {
-        budget: vec![("v".into(), 40)],
+    let at = |k: u16| AllocOptions {
+        budget: vec![("v".into(), k)],
         policy: Policy::Dense,
     };
-    let err = allocate(&p, &opts).unwrap_err();
+    let (a, stats) = allocate_verified(&p, &at(40));
+    let v = stats[0].classes.iter().find(|c| c.class == "v").unwrap();
+    assert!(v.regs_used <= 40, "{}", v.regs_used);
+    let spills = a.functions[0]
+        .blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .filter(|i| matches!(i.kind, chromatic::InstKind::Spill(_)))
+        .count();
+    assert!(spills > 0, "{}", print(&a));
+    let lowest = chromatic::alloc::spill::minimum::lowest_legal(&p.functions[0], &p.target);
+    let needed = lowest[p.target.class_by_name("v").unwrap().index()];
+    let err = allocate(&p, &at(needed.units as u16 - 1)).unwrap_err();
     assert!(
-        matches!(
-            err,
-            AllocError::Pressure {
-                needed: 41,
-                budget: 40,
-                ..
-            }
-        ),
+        matches!(err, AllocError::BelowLowest { needed: n, .. } if n == needed.units),
         "{err}"
     );
-    assert_eq!(err.pos().map(|p| p.line), Some(47));
+    assert_eq!(err.pos(), Some(needed.pos));
     assert!(
-        err.to_string()
-            .contains("`v` needs 41 registers in block `entry` but the budget is 40"),
+        err.to_string().contains("the lowest legal budget is"),
         "{err}"
     );
 }
@@ -208,10 +212,15 @@ fn scalar_classes_use_exactly_max_live_registers() {
             continue;
         };
         for (f, s) in p.functions.iter().zip(&stats) {
+            let spilled = s.classes.iter().any(|c| {
+                let id = p.target.class_by_name(&c.class).unwrap();
+                c.max_live > u32::from(p.target.class(id).units)
+            });
             for c in &s.classes {
                 let id = p.target.class_by_name(&c.class).unwrap();
-                let constrained =
-                    f.values.iter().any(|v| v.class == id && v.size > 1) || has_fixed(f, id);
+                let constrained = f.values.iter().any(|v| v.class == id && v.size > 1)
+                    || has_fixed(f, id)
+                    || spilled;
                 if constrained {
                     if u32::from(c.regs_used) != c.max_live {
                         exceptions.push(format!(
@@ -306,7 +315,9 @@ fn every_corpus_program_fits_its_max_live_budget_or_reports_why() {
                 let message = e.to_string();
                 let explained = matches!(
                     e,
-                    AllocError::Pressure { .. } | AllocError::Constraint { .. }
+                    AllocError::Pressure { .. }
+                        | AllocError::Constraint { .. }
+                        | AllocError::BelowLowest { .. }
                 );
                 assert!(explained, "{name}: {message}");
                 println!("{name}: at budget = MaxLive: {message}");

@@ -167,15 +167,23 @@ fn verify_of_unparsable_input_exits_2() {
 }
 
 #[test]
-fn alloc_below_pressure_is_a_positioned_error() {
+fn alloc_below_the_lowest_legal_budget_is_a_positioned_error() {
     let out = chromatic(&["alloc", "corpus/tied_mac.chr", "--regs", "v=3"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout(&out).contains("spill m"), "{}", stdout(&out));
+    let out = chromatic(&["alloc", "corpus/tied_mac.chr", "--regs", "v=2"]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("`v` needs 4 registers in block `entry` but the budget is 3"),
+        stderr.contains("needs 3 `v` registers but the budget is 2 (the lowest legal budget is 3)"),
         "{stderr}"
     );
-    assert!(stderr.contains("corpus/tied_mac.chr:11:11"), "{stderr}");
+    assert!(stderr.contains("corpus/tied_mac.chr:10:3"), "{stderr}");
 }
 
 #[test]
@@ -237,10 +245,10 @@ fn mutate_check_prints_the_summary_line_last() {
     );
     let text = stdout(&out);
     assert!(
-        text.contains("corpus/ptx_predicates.chr: not mutated: over budget"),
+        text.contains("corpus/ptx_predicates.chr @ptx_predicates: 50 mutants"),
         "{text}"
     );
     let last = text.lines().last().unwrap_or_default();
-    assert!(last.starts_with("mutants: 50  non-equivalent: "), "{last}");
+    assert!(last.starts_with("mutants: 100  non-equivalent: "), "{last}");
     assert!(last.ends_with("missed: 0"), "{last}");
 }

@@ -1,12 +1,14 @@
-//! The production allocator: `assign` (SSA assignment with live-range splitting) then
-//! `out_of_ssa` (edge copies, sequentialised). The allocator always minimises the highest
-//! register used per class within the budget: a budget below the pressure of the program
-//! is an error (spilling comes in a later stage), never a panic.
+//! The production allocator: `spill` (lower pressure to the budget), `assign` (SSA
+//! assignment with live-range splitting), `out_of_ssa` (edge copies, sequentialised), then
+//! `spill::materialise` (spill code at its registers, original value names). The allocator
+//! minimises the highest register used per class within the budget; a budget below what
+//! the most demanding instruction needs is an error, never a panic.
 
 pub mod assign;
 pub mod out_of_ssa;
 pub mod parallel_copy;
 pub mod regfile;
+pub mod spill;
 pub mod stats;
 pub mod structure;
 
@@ -14,8 +16,8 @@ pub use regfile::Policy;
 pub use stats::{ClassStats, FunctionStats};
 
 use crate::analysis::{ssa, Analysis};
-use crate::program::{Block, Function, Pos, Program};
-use crate::target::{ClassId, Target};
+use crate::program::{Function, Pos, Program};
+use crate::target::Target;
 use std::time::Instant;
 
 /// The memory slot used to break a copy cycle when a class has neither a swap nor a free
@@ -38,7 +40,7 @@ pub enum AllocError {
         function: String,
         errors: Vec<ssa::SsaError>,
     },
-    #[error("{pos}: @{function}: `{class}` needs {needed} registers in block `{block}` but the budget is {budget} (spilling is not available yet)")]
+    #[error("{pos}: @{function}: `{class}` needs {needed} registers in block `{block}` but the budget is {budget}, even with everything else spilled")]
     Pressure {
         function: String,
         block: String,
@@ -54,6 +56,16 @@ pub enum AllocError {
         pos: Pos,
         message: String,
     },
+    #[error("{pos}: @{function}: this instruction needs {needed} `{class}` registers but the budget is {budget} (the lowest legal budget is {needed})")]
+    BelowLowest {
+        function: String,
+        pos: Pos,
+        class: String,
+        needed: u32,
+        budget: u16,
+    },
+    #[error("@{function}: internal allocator error: {message}")]
+    Internal { function: String, message: String },
     #[error("the budget names class `{0}`, which the target does not have")]
     UnknownClass(String),
     #[error("the budget for `{class}` is {budget}, above the {units} registers the target has")]
@@ -69,7 +81,9 @@ impl AllocError {
     pub fn pos(&self) -> Option<Pos> {
         match self {
             AllocError::Invalid { errors, .. } => errors.first().map(|e| e.pos),
-            AllocError::Pressure { pos, .. } | AllocError::Constraint { pos, .. } => Some(*pos),
+            AllocError::Pressure { pos, .. }
+            | AllocError::Constraint { pos, .. }
+            | AllocError::BelowLowest { pos, .. } => Some(*pos),
             _ => None,
         }
     }
@@ -119,6 +133,21 @@ pub fn allocate(
     ))
 }
 
+/// After assignment failed on fragmentation (tuples that find no aligned window although
+/// the pressure fits), spill one unit further below the budget in every class that is at
+/// it; false when no class can go lower.
+fn widen_slack(slack: &mut [u16], spilled: &Analysis, budget: &[u16]) -> bool {
+    let mut widened = false;
+    for (c, s) in slack.iter_mut().enumerate() {
+        let at = spilled.pressure.max_live(crate::target::ClassId(c as u8));
+        if *s < budget[c] && at + u32::from(*s) >= u32::from(budget[c]) && at > 1 {
+            *s += 1;
+            widened = true;
+        }
+    }
+    widened
+}
+
 /// Allocates one function; also returns the analysis of the original.
 pub fn allocate_function(
     f: &Function,
@@ -133,51 +162,23 @@ pub fn allocate_function(
         });
     }
     let a = Analysis::new(f, target);
-    check_pressure(f, target, &a, budget)?;
     structure::check_structured(f, &a)?;
-    let assigned = assign::assign(f, target, &a, budget, policy)?;
-    let g = out_of_ssa::lower(assigned, target, &a, budget)?;
-    Ok((g, a))
-}
-
-/// MaxLive above the budget is an error pointing at the first point where it happens.
-fn check_pressure(
-    f: &Function,
-    target: &Target,
-    a: &Analysis,
-    budget: &[u16],
-) -> Result<(), AllocError> {
-    for c in target.class_ids() {
-        let k = budget[c.index()];
-        if a.pressure.max_live(c) <= u32::from(k) {
-            continue;
-        }
-        let (block, point, needed) = first_excess(f, a, c, k);
-        let data = f.block(block);
-        let pos = point
-            .and_then(|i| data.insts.get(i as usize))
-            .map_or(data.pos, |inst| inst.pos);
-        return Err(AllocError::Pressure {
-            function: f.name.clone(),
-            block: data.name.clone(),
-            pos,
-            class: target.class(c).name.clone(),
-            needed,
-            budget: k,
-        });
-    }
-    Ok(())
-}
-
-fn first_excess(f: &Function, a: &Analysis, c: ClassId, k: u16) -> (Block, Option<u32>, u32) {
-    for b in f.block_ids() {
-        let points = std::iter::once(None).chain((0..=f.block(b).insts.len() as u32).map(Some));
-        for point in points {
-            let d = a.pressure.at(b, point, c);
-            if d > u32::from(k) {
-                return (b, point, d);
+    let mut slack = vec![0; target.classes.len()];
+    let g = loop {
+        let spilled = spill::spill(f, target, &a, budget, &slack)?;
+        let sa = Analysis::new(&spilled.func, target);
+        match assign::assign(&spilled.func, target, &sa, &spilled.budget, policy) {
+            Ok(assigned) => {
+                let g = out_of_ssa::lower(assigned, target, &sa, &spilled.budget)?;
+                break spill::materialise::materialise(f, g, &spilled.plan)?;
             }
+            Err(e @ AllocError::Constraint { .. }) => {
+                if !widen_slack(&mut slack, &sa, budget) {
+                    return Err(e);
+                }
+            }
+            Err(e) => return Err(e),
         }
-    }
-    (Block(0), None, a.pressure.max_live(c))
+    };
+    Ok((g, a))
 }

@@ -65,7 +65,14 @@ impl<'a> Constraints<'a> {
                 point: Point::Phi(i),
                 pos: phi.pos,
             };
-            self.value_loc(f, &here, "phi def", phi.def.value, phi.def.loc, sink);
+            match phi.def.loc {
+                Some(loc @ (Location::Slot { .. } | Location::Lane { .. })) => {
+                    self.memory_phi_loc(f, &here, phi.def.value, loc, sink)
+                }
+                loc => {
+                    self.value_loc(f, &here, "phi def", phi.def.value, loc, sink);
+                }
+            }
         }
         for (i, inst) in b.insts.iter().enumerate() {
             let here = Here {
@@ -178,6 +185,34 @@ impl<'a> Constraints<'a> {
             fail(kind, Some(loc));
         }
         Some(loc)
+    }
+
+    /// A memory phi lives in a spill location of its value's size; lanes hold only
+    /// uniform values.
+    fn memory_phi_loc(
+        &self,
+        f: &Function,
+        here: &Here,
+        value: Value,
+        loc: Location,
+        sink: &mut Sink,
+    ) {
+        let v = f.value(value);
+        let lane_of_per_lane =
+            matches!(loc, Location::Lane { .. }) && !self.target.class(v.class).uniform;
+        let kind = if loc.len() != v.size {
+            Some(ErrorKind::WrongSize)
+        } else if lane_of_per_lane {
+            Some(ErrorKind::WrongClass)
+        } else {
+            self.artefact_loc(loc)
+        };
+        if let Some(kind) = kind {
+            sink.report(kind, here.block, here.point, here.pos)
+                .operand("phi def")
+                .expected(format!("%{}", v.name))
+                .location(sink_loc(self.target, loc));
+        }
     }
 
     /// Range, budget and lane-register exclusivity of a register range.

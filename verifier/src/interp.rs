@@ -444,7 +444,7 @@ impl<'a> Machine<'a> {
     ) {
         let size = usize::from(self.f.value(v).size);
         let uniform = self.is_uniform_value(v);
-        let wave = inputs.concat();
+        let wave = distinct_lane_inputs(inputs, mask);
         for p in 0..size {
             let key = mix(mix(id, d as u64), p as u64);
             let wave_token = mix(key, fold(0, &wave));
@@ -527,4 +527,19 @@ fn unit_hash(u: Unit) -> u64 {
         Unit::Slot(s) => mix(0x5107, u64::from(s)),
         Unit::Lane(c, r, l) => mix(mix(u64::from(c), u64::from(r)), u64::from(l) + 0x1A4E),
     }
+}
+
+/// The inputs of the active lanes, each distinct one once, in order: a uniform result is a
+/// function of what the lanes read, not of how many lanes are active (a constant
+/// recomputed under a partial exec mask is the same constant).
+fn distinct_lane_inputs(inputs: &[Vec<u64>], mask: u64) -> Vec<u64> {
+    let mut seen: Vec<&Vec<u64>> = inputs
+        .iter()
+        .enumerate()
+        .filter(|(l, _)| mask >> l & 1 == 1)
+        .map(|(_, i)| i)
+        .collect();
+    seen.sort();
+    seen.dedup();
+    seen.into_iter().flatten().copied().collect()
 }

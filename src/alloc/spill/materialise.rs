@@ -1,0 +1,164 @@
+//! After assignment and out-of-SSA: the spiller's pseudo-operations become `spill`,
+//! `reload` and `remat` instructions at the registers assignment chose, every value is
+//! renamed back to the original value it is an instance of, memory phis return with their
+//! spill location, and the temporary slots that copy sequentialisation used move above the
+//! spill slots.
+
+use super::pseudo::{self, Pseudo};
+use super::Plan;
+use crate::alloc::AllocError;
+use crate::program::*;
+
+/// Rewrites the lowered function `g` of the spilled function into an allocation of `f`.
+pub fn materialise(f: &Function, mut g: Function, plan: &Plan) -> Result<Function, AllocError> {
+    let fail = |message: String| AllocError::Internal {
+        function: f.name.clone(),
+        message,
+    };
+    for block in &mut g.blocks {
+        for inst in &mut block.insts {
+            shift_temporaries(&mut inst.kind, plan.memory_slots);
+            if let Some(kind) = lower_pseudo(inst, plan).map_err(&fail)? {
+                inst.kind = kind;
+            }
+        }
+    }
+    rename_values(&mut g, &plan.origin);
+    restore_memory_phis(f, &mut g, plan).map_err(&fail)?;
+    g.values.truncate(plan.original_values);
+    Ok(g)
+}
+
+fn shift_temporaries(kind: &mut InstKind, by: u32) {
+    let shift = |loc: &mut Location| {
+        if let Location::Slot { first, .. } = loc {
+            *first += by;
+        }
+    };
+    match kind {
+        InstKind::ParallelCopy(moves) => moves.iter_mut().for_each(|m| {
+            shift(&mut m.dst);
+            shift(&mut m.src);
+        }),
+        InstKind::Spill(m) | InstKind::Reload(m) => {
+            shift(&mut m.dst);
+            shift(&mut m.src);
+        }
+        InstKind::Swap(x, y) => {
+            shift(x);
+            shift(y);
+        }
+        InstKind::Op(_) | InstKind::Remat { .. } => {}
+    }
+}
+
+/// The instruction a pseudo-operation becomes (`None` for an operation of the program).
+fn lower_pseudo(inst: &Inst, plan: &Plan) -> Result<Option<InstKind>, String> {
+    let Some(op) = inst.op() else {
+        return Ok(None);
+    };
+    let Some(kind) = pseudo::classify(op) else {
+        return Ok(None);
+    };
+    let origin = |v: Value| plan.origin[v.index()];
+    let used = op.uses().next().and_then(|u| Some((u.value, u.loc?)));
+    let defined = op.defs.first().and_then(|d| Some((d.value, d.loc?)));
+    let home = pseudo::owner(op).and_then(|o| plan.homes.get(&o).copied());
+    let lowered = match (kind, used, defined, home) {
+        (Pseudo::Store, Some((v, src)), _, Some(dst)) => InstKind::Spill(Move {
+            dst,
+            src,
+            value: origin(v),
+        }),
+        (Pseudo::Reload, _, Some((v, dst)), Some(src)) => InstKind::Reload(Move {
+            dst,
+            src,
+            value: origin(v),
+        }),
+        (Pseudo::Remat, _, Some((v, dst)), _) => InstKind::Remat {
+            dst,
+            value: origin(v),
+        },
+        (Pseudo::ClassStore, Some((v, src)), Some((_, dst)), _) => InstKind::Spill(Move {
+            dst,
+            src,
+            value: origin(v),
+        }),
+        (Pseudo::ClassReload, Some((_, src)), Some((v, dst)), _) => InstKind::Reload(Move {
+            dst,
+            src,
+            value: origin(v),
+        }),
+        _ => return Err(format!("`{}` at {} lacks a location", op.opcode, inst.pos)),
+    };
+    Ok(Some(lowered))
+}
+
+fn rename_values(g: &mut Function, origin: &[Value]) {
+    let o = |v: &mut Value| *v = origin[v.index()];
+    for block in &mut g.blocks {
+        for phi in &mut block.phis {
+            o(&mut phi.def.value);
+            phi.args.iter_mut().for_each(|a| o(&mut a.value));
+        }
+        for inst in &mut block.insts {
+            match &mut inst.kind {
+                InstKind::Op(op) => {
+                    op.defs.iter_mut().for_each(|d| o(&mut d.value));
+                    for operand in &mut op.operands {
+                        if let Operand::Value(u) = operand {
+                            o(&mut u.value);
+                        }
+                    }
+                }
+                InstKind::ParallelCopy(moves) => moves.iter_mut().for_each(|m| o(&mut m.value)),
+                InstKind::Spill(m) | InstKind::Reload(m) => o(&mut m.value),
+                InstKind::Remat { value, .. } => o(value),
+                InstKind::Swap(..) => {}
+            }
+        }
+        block
+            .term
+            .uses_mut()
+            .iter_mut()
+            .for_each(|u| o(&mut u.value));
+    }
+}
+
+/// Puts each memory phi back in its block, in the original phi order, with its spill
+/// location, naming the split block where out-of-SSA split one of its edges.
+fn restore_memory_phis(f: &Function, g: &mut Function, plan: &Plan) -> Result<(), String> {
+    for mp in &plan.memory_phis {
+        let mut phi = mp.phi.clone();
+        phi.def.loc = Some(
+            *plan
+                .homes
+                .get(&phi.def.value)
+                .ok_or_else(|| format!("memory phi at {} has no spill location", phi.pos))?,
+        );
+        phi.def.value = plan.origin[phi.def.value.index()];
+        for arg in &mut phi.args {
+            arg.value = plan.origin[arg.value.index()];
+            arg.block = pred_in(g, arg.block, mp.block);
+        }
+        g.blocks[mp.block.index()].phis.push(phi);
+    }
+    for (b, block) in f.blocks.iter().enumerate() {
+        let order = |v: Value| block.phis.iter().position(|p| p.def.value == v);
+        g.blocks[b].phis.sort_by_key(|p| order(p.def.value));
+    }
+    Ok(())
+}
+
+/// The predecessor of `to` in `g` standing for the original edge `from → to`: `from`
+/// itself, or the block out-of-SSA inserted on that edge.
+fn pred_in(g: &Function, from: Block, to: Block) -> Block {
+    if g.block(from).term.successors().any(|s| s == to) {
+        return from;
+    }
+    g.block(from)
+        .term
+        .successors()
+        .find(|&n| g.block(n).term.successors().eq([to]))
+        .unwrap_or(from)
+}

@@ -1,0 +1,485 @@
+//! Spilling: lowers register pressure to the budget *before* assignment, so that SSA
+//! assignment, which needs exactly MaxLive registers (Hack & Goos 2006), never fails.
+//!
+//! The algorithm is Belady's MIN on SSA live ranges, the choice Braun & Hack make ("Register
+//! Spilling and Live-Range Splitting for SSA-Form Programs", CC 2009) and Mesa ACO follows,
+//! driven by the points where pressure exceeds the budget:
+//!
+//! 1. Find the first point (reverse post-order) where the demand of a class exceeds its
+//!    budget (`analysis::pressure`, which counts uniform values on the linear CFG).
+//! 2. Among the values live across that point, evict the one whose next use is furthest
+//!    ([`distance`]: instruction counts, with a large penalty for leaving a loop, so a
+//!    value live through a loop but unused in it goes first and is reloaded after the
+//!    loop, never inside it). A value already spilled or rematerialisable wins ties.
+//! 3. Give the evicted value a home once ([`rewrite`]): one store right after its
+//!    definition, a register of another class (PTX predicates, Intel flags), or nothing
+//!    for rematerialisable constants; a phi becomes a memory phi whose arguments are stored
+//!    at the end of each predecessor.
+//! 4. Split its live range: every use reachable from the point reads a reload (or a remat)
+//!    made in the use's own block, which keeps the function in SSA form with no new phi.
+//!    Repeat until every point fits.
+//!
+//! Classes are lowered in spill-dependency order: a class spilling into registers or lanes
+//! of another class goes first, so the second sees the extra demand. Uniform values then
+//! take lanes of reserved per-lane registers ([`slots`], AMD SGPR → VGPR lanes, which the
+//! per-lane budget loses), as many as the per-lane class can spare; the rest, and every
+//! per-lane value, take scratch slots. Spill locations are coloured: values whose spilled
+//! lifetimes do not interfere share one. [`materialise`] turns the pseudo-operations
+//! ([`pseudo`]) into `spill`/`reload`/`remat` once registers are assigned.
+
+pub mod distance;
+pub mod materialise;
+pub mod minimum;
+pub mod pseudo;
+pub mod rewrite;
+pub mod slots;
+
+use super::AllocError;
+use crate::analysis::{cfg::Graph, liveness::At, liveness::LiveSet, Analysis};
+use crate::program::{Block, Function, Location, Value};
+use crate::target::{ClassId, SpillTarget, Target};
+use rewrite::{MemoryPhi, State};
+use std::collections::BTreeMap;
+
+/// A function whose pressure fits the budget, and what [`materialise`] needs afterwards.
+#[derive(Debug)]
+pub struct Spilled {
+    pub func: Function,
+    /// The budget left for assignment: reserved lane registers taken out.
+    pub budget: Vec<u16>,
+    pub plan: Plan,
+}
+
+/// How the spilled function maps back to the original.
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    /// Per value of the spilled function: the original value.
+    pub origin: Vec<Value>,
+    pub original_values: usize,
+    pub memory_phis: Vec<MemoryPhi>,
+    /// Spill location of each owner.
+    pub homes: BTreeMap<Value, Location>,
+    /// Memory slots used by spills; slots from here on are free for copy temporaries.
+    pub memory_slots: u32,
+}
+
+/// Lowers the pressure of every class of `f` to `budget`.
+/// `a` is the analysis of `f`: when every class fits, nothing is spilled. `slack` units
+/// per class are kept free below the budget (assignment of tuples may need them).
+pub fn spill(
+    f: &Function,
+    target: &Target,
+    a: &Analysis,
+    budget: &[u16],
+    slack: &[u16],
+) -> Result<Spilled, AllocError> {
+    let lowest = minimum::lowest_legal(f, target);
+    check_lowest(f, target, budget, &lowest)?;
+    let mut state = State::new(f, target);
+    let aim = |c: ClassId, budget: &[u16]| {
+        let k = budget[c.index()].saturating_sub(slack[c.index()]);
+        k.max(lowest[c.index()].units as u16)
+    };
+    let fits = |c: ClassId| a.pressure.max_live(c) <= u32::from(aim(c, budget));
+    if target.class_ids().all(fits) {
+        return Ok(unspilled(state, budget));
+    }
+    let mut budget = budget.to_vec();
+    let mut homes = BTreeMap::new();
+    let mut lane_owners = Vec::new();
+    for c in class_order(target) {
+        lower_class(&mut state, c, aim(c, &budget))?;
+        if let Some((v, lanes)) = lane_target(target, c).filter(|_| !state.owners.is_empty()) {
+            let spare = budget[v.index()].saturating_sub(lowest[v.index()].units as u16);
+            let a = Analysis::new(&state.f, target);
+            let owners: Vec<Value> = owners_of_class(&state, c, &lane_owners);
+            let phis = memory_phi_slots(&state);
+            let placed =
+                slots::colour_lanes(&state.f, &a.divergence.linear, &owners, &phis, lanes, spare);
+            let regs = slots::lane_registers(&placed, lanes);
+            for (owner, offset) in placed {
+                homes.insert(
+                    owner,
+                    lane_location(&state, owner, v, budget[v.index()], lanes, offset),
+                );
+            }
+            lane_owners.extend(owners);
+            budget[v.index()] -= regs;
+        }
+    }
+    let memory: Vec<Value> = state
+        .owners
+        .iter()
+        .copied()
+        .filter(|o| !homes.contains_key(o))
+        .collect();
+    let placed = if memory.is_empty() {
+        Vec::new()
+    } else {
+        let a = Analysis::new(&state.f, target);
+        slots::colour_memory(&state.f, &a.cfg, &memory, &memory_phi_slots(&state))
+    };
+    let mut memory_slots = 0;
+    for (owner, first) in placed {
+        let len = state.f.value(owner).size;
+        memory_slots = memory_slots.max(first + u32::from(len));
+        homes.insert(owner, Location::Slot { first, len });
+    }
+    let plan = Plan {
+        origin: state.origin,
+        original_values: f.values.len(),
+        memory_phis: state.memory_phis,
+        homes,
+        memory_slots,
+    };
+    Ok(Spilled {
+        func: state.f,
+        budget,
+        plan,
+    })
+}
+
+fn unspilled(state: State, budget: &[u16]) -> Spilled {
+    let plan = Plan {
+        original_values: state.f.values.len(),
+        origin: state.origin,
+        ..Plan::default()
+    };
+    Spilled {
+        func: state.f,
+        budget: budget.to_vec(),
+        plan,
+    }
+}
+
+fn memory_phi_slots(state: &State) -> Vec<(Block, Value)> {
+    state
+        .memory_phis
+        .iter()
+        .map(|m| (m.block, m.phi.def.value))
+        .collect()
+}
+
+fn owners_of_class(state: &State, c: ClassId, taken: &[Value]) -> Vec<Value> {
+    state
+        .owners
+        .iter()
+        .copied()
+        .filter(|o| state.f.value(*o).class == c && !taken.contains(o))
+        .collect()
+}
+
+fn lane_location(
+    state: &State,
+    owner: Value,
+    v: ClassId,
+    k: u16,
+    lanes: u16,
+    offset: u32,
+) -> Location {
+    let reg = k - 1 - (offset / u32::from(lanes)) as u16;
+    Location::Lane {
+        class: v,
+        reg,
+        first: (offset % u32::from(lanes)) as u16,
+        len: state.f.value(owner).size,
+    }
+}
+
+/// The per-lane class and lane count a class spills into, if it spills to lanes.
+fn lane_target(target: &Target, c: ClassId) -> Option<(ClassId, u16)> {
+    target.class(c).spill.iter().find_map(|t| match *t {
+        SpillTarget::Lanes { class, lanes } => Some((class, lanes)),
+        _ => None,
+    })
+}
+
+/// Classes ordered so that one spilling into another class's registers comes before it.
+fn class_order(target: &Target) -> Vec<ClassId> {
+    let mut order: Vec<ClassId> = Vec::new();
+    fn visit(target: &Target, c: ClassId, order: &mut Vec<ClassId>, seen: &mut Vec<bool>) {
+        if std::mem::replace(&mut seen[c.index()], true) {
+            return;
+        }
+        for other in target.class_ids() {
+            let spills_into_c = target.class(other).spill.iter().any(|t| match *t {
+                SpillTarget::Lanes { class, .. } | SpillTarget::Class { class } => class == c,
+                SpillTarget::Memory => false,
+            });
+            if spills_into_c {
+                visit(target, other, order, seen);
+            }
+        }
+        order.push(c);
+    }
+    let mut seen = vec![false; target.classes.len()];
+    for c in target.class_ids() {
+        visit(target, c, &mut order, &mut seen);
+    }
+    order
+}
+
+/// A budget below the lowest legal one is an error at the instruction that needs more.
+fn check_lowest(
+    f: &Function,
+    target: &Target,
+    budget: &[u16],
+    lowest: &[minimum::Need],
+) -> Result<(), AllocError> {
+    for c in target.class_ids() {
+        let need = lowest[c.index()];
+        if need.units > u32::from(budget[c.index()]) {
+            return Err(AllocError::BelowLowest {
+                function: f.name.clone(),
+                pos: need.pos,
+                class: target.class(c).name.clone(),
+                needed: need.units,
+                budget: budget[c.index()],
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Spills values of class `c` until its demand is at most `k` everywhere.
+fn lower_class(state: &mut State, c: ClassId, k: u16) -> Result<(), AllocError> {
+    let limit = 64 + 8 * (state.f.values.len() + count_insts(&state.f));
+    for _ in 0..limit {
+        let a = Analysis::new(&state.f, state.target);
+        let Some((b, point)) = first_excess(&state.f, &a, c, k) else {
+            return Ok(());
+        };
+        let Some(victim) = choose_victim(state, &a, c, b, point) else {
+            return Err(stuck(state, &a, c, k, b, point));
+        };
+        let graph = graph_of(state, &a, c);
+        let reach = reachable_from_end(graph, victim.from.0);
+        state.spill_from(victim.value, victim.from, &reach);
+    }
+    let a = Analysis::new(&state.f, state.target);
+    match first_excess(&state.f, &a, c, k) {
+        None => Ok(()),
+        Some((b, point)) => Err(stuck(state, &a, c, k, b, point)),
+    }
+}
+
+fn count_insts(f: &Function) -> usize {
+    f.blocks.iter().map(|b| b.insts.len()).sum()
+}
+
+fn stuck(
+    state: &State,
+    a: &Analysis,
+    c: ClassId,
+    k: u16,
+    b: Block,
+    point: Option<u32>,
+) -> AllocError {
+    let data = state.f.block(b);
+    let pos = point
+        .and_then(|i| data.insts.get(i as usize))
+        .map_or(data.pos, |inst| inst.pos);
+    AllocError::Pressure {
+        function: state.f.name.clone(),
+        block: data.name.clone(),
+        pos,
+        class: state.target.class(c).name.clone(),
+        needed: a.pressure.at(b, point, c),
+        budget: k,
+    }
+}
+
+/// The CFG that liveness of class `c` follows: linear for uniform classes.
+fn graph_of<'a>(state: &State, a: &'a Analysis, c: ClassId) -> &'a Graph {
+    if state.target.class(c).uniform {
+        &a.divergence.linear
+    } else {
+        &a.cfg
+    }
+}
+
+/// The first point, in reverse post-order, where `c` needs more than `k` units.
+fn first_excess(f: &Function, a: &Analysis, c: ClassId, k: u16) -> Option<(Block, Option<u32>)> {
+    for &b in a.cfg.rpo() {
+        if a.pressure.block_max(f, b, c) <= u32::from(k) {
+            continue;
+        }
+        let points = std::iter::once(None).chain((0..=f.block(b).insts.len() as u32).map(Some));
+        for point in points {
+            if a.pressure.at(b, point, c) > u32::from(k) {
+                return Some((b, point));
+            }
+        }
+    }
+    None
+}
+
+/// A value to spill and the instruction of its block from which its uses are reloaded.
+#[derive(Clone, Copy, Debug)]
+struct Victim {
+    value: Value,
+    from: (Block, usize),
+}
+
+/// Belady's choice at a point: the candidate whose next use is furthest; spilled or
+/// rematerialisable values first among equals, then the lowest value number.
+fn choose_victim(
+    state: &State,
+    a: &Analysis,
+    c: ClassId,
+    b: Block,
+    point: Option<u32>,
+) -> Option<Victim> {
+    let graph = graph_of(state, a, c);
+    let candidates = candidates(state, a, c, b, point);
+    candidates
+        .into_iter()
+        .filter(|v| point.is_none_or(|i| makes_progress(state, v, i as usize)))
+        .map(|v| {
+            let (start, from) = v.from;
+            let dist = distance::next_use(
+                &state.f,
+                graph,
+                &a.loops,
+                state.def_block(v.value),
+                v.value,
+                (start, from),
+            );
+            let homeless = state.home[v.value.index()].is_none();
+            (dist, !homeless, std::cmp::Reverse(v.value), v)
+        })
+        .max_by_key(|&(d, h, r, _)| (d, h, r))
+        .map(|(_, _, _, v)| v)
+}
+
+/// Whether spilling `v` frees the point at instruction `i` of its block: the reload that
+/// would serve the uses after the point must come after it. (A phi becomes a memory phi
+/// and a successor's phi moves its argument into a store; both always help.)
+fn makes_progress(state: &State, v: &Victim, i: usize) -> bool {
+    let (b, from) = v.from;
+    if from == 0 && state.phi_block(v.value).is_some() {
+        return true;
+    }
+    let home = state.home[v.value.index()].unwrap_or(rewrite::Home::Remat);
+    state
+        .reload_index(v.value, home, b, from)
+        .is_none_or(|r| r > i)
+}
+
+/// The values of class `c` whose spilling lowers the demand at the point: values live
+/// across it that it does not read (or, failing those, that it reads and that live on);
+/// at a block end, successors' phis instead of the arguments passed to them.
+fn candidates(
+    state: &State,
+    a: &Analysis,
+    c: ClassId,
+    b: Block,
+    point: Option<u32>,
+) -> Vec<Victim> {
+    let f = &state.f;
+    let of_class = |v: &Value| f.value(*v).class == c;
+    let block = f.block(b);
+    let Some(i) = point else {
+        let live_in = a.liveness.live_in(b).iter().copied();
+        let phis = block.phis.iter().map(|p| p.def.value);
+        return live_in
+            .chain(phis)
+            .filter(of_class)
+            .map(|value| Victim {
+                value,
+                from: (b, 0),
+            })
+            .collect();
+    };
+    let i = i as usize;
+    let after = live_after(state, a, b, i);
+    if i == block.insts.len() {
+        return at_block_end(state, b, after.into_iter().filter(of_class));
+    }
+    let op = block.insts[i].op();
+    let used = |v: &Value| op.is_some_and(|op| op.uses().any(|u| u.value == *v));
+    let defined = |v: &Value| op.is_some_and(|op| op.defs.iter().any(|d| d.value == *v));
+    let live_on: Vec<Value> = after
+        .into_iter()
+        .filter(of_class)
+        .filter(|v| !defined(v))
+        .collect();
+    let through: Vec<Victim> = live_on
+        .iter()
+        .filter(|v| !used(v))
+        .map(|&value| Victim {
+            value,
+            from: (b, i),
+        })
+        .collect();
+    if !through.is_empty() {
+        return through;
+    }
+    live_on
+        .into_iter()
+        .map(|value| Victim {
+            value,
+            from: (b, i + 1),
+        })
+        .collect()
+}
+
+/// Candidates at the end of `b`: values live out that are not passed to a phi (their
+/// uses are further on), and the phis of successors that `b`'s values are passed to.
+fn at_block_end(state: &State, b: Block, live_out: impl Iterator<Item = Value>) -> Vec<Victim> {
+    let f = &state.f;
+    let block = f.block(b);
+    let mut out = Vec::new();
+    for v in live_out {
+        if block.term.uses().iter().any(|u| u.value == v) {
+            continue;
+        }
+        if distance::passes_as_phi_arg(f, b, v) {
+            for s in block.term.successors() {
+                let phis = f.block(s).phis.iter();
+                let fed = phis.filter(|p| p.args.iter().any(|x| x.block == b && x.value == v));
+                out.extend(fed.map(|p| Victim {
+                    value: p.def.value,
+                    from: (s, 0),
+                }));
+            }
+        } else {
+            out.push(Victim {
+                value: v,
+                from: (b, block.insts.len()),
+            });
+        }
+    }
+    out.sort_by_key(|v| v.value);
+    out.dedup_by_key(|v| v.value);
+    out
+}
+
+/// The values live just after instruction `i` of `b` (its live definitions included).
+fn live_after(state: &State, a: &Analysis, b: Block, i: usize) -> Vec<Value> {
+    let mut live = LiveSet::new(&state.f, state.target);
+    let mut out = Vec::new();
+    a.liveness.walk_backward(&state.f, b, &mut live, |at, set| {
+        if at == At::After(i as u32) {
+            out = set.values().to_vec();
+        }
+    });
+    out.sort();
+    out
+}
+
+/// Blocks reachable from the end of `b` (successors and beyond).
+fn reachable_from_end(graph: &Graph, b: Block) -> Vec<Block> {
+    let mut seen = vec![false; graph.len()];
+    let mut stack: Vec<Block> = graph.succs(b).to_vec();
+    let mut out = Vec::new();
+    while let Some(x) = stack.pop() {
+        if std::mem::replace(&mut seen[x.index()], true) {
+            continue;
+        }
+        out.push(x);
+        stack.extend_from_slice(graph.succs(x));
+    }
+    out.sort();
+    out
+}

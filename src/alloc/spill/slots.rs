@@ -1,0 +1,172 @@
+//! Spill-slot colouring: spilled values whose spilled lifetimes do not interfere share a
+//! location, as registers do in Chaitin-style allocators.
+//!
+//! A location is live from a store into it to the last reload from it: a backward
+//! dataflow over the stores and reloads of each owner, on the CFG its units follow
+//! (logical for scratch slots, linear for lanes, which are written regardless of the exec
+//! mask). Stores dominate reloads (one store right after the definition, or one at the end
+//! of every predecessor of a memory phi), so two lifetimes overlap exactly when one owner
+//! is live just after a store of the other. A memory phi's location is live into its
+//! block even when no reload follows: the phi itself names it there. Owners are then placed greedily in order, each
+//! at the lowest offset free of its interfering neighbours; a tuple takes consecutive
+//! units, which for lanes stay in one register.
+
+use super::pseudo::{self, Pseudo};
+use crate::analysis::cfg::Graph;
+use crate::program::{Block, Function, Value};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Scratch slots for `owners`: (owner, first slot).
+pub fn colour_memory(
+    f: &Function,
+    graph: &Graph,
+    owners: &[Value],
+    phis: &[(Block, Value)],
+) -> Vec<(Value, u32)> {
+    let adj = interference(f, graph, owners, phis);
+    place(f, owners, &adj, None, u32::MAX)
+}
+
+/// Lanes for `owners`, `lanes` per register and at most `regs` registers: (owner, lane
+/// offset counted across registers). Owners that do not fit are left out.
+pub fn colour_lanes(
+    f: &Function,
+    linear: &Graph,
+    owners: &[Value],
+    phis: &[(Block, Value)],
+    lanes: u16,
+    regs: u16,
+) -> Vec<(Value, u32)> {
+    let adj = interference(f, linear, owners, phis);
+    let limit = u32::from(lanes) * u32::from(regs);
+    place(f, owners, &adj, Some(u32::from(lanes)), limit)
+}
+
+/// How many registers the placed lanes occupy.
+pub fn lane_registers(placed: &[(Value, u32)], lanes: u16) -> u16 {
+    placed
+        .iter()
+        .map(|&(_, offset)| offset / u32::from(lanes) + 1)
+        .max()
+        .unwrap_or(0) as u16
+}
+
+fn place(
+    f: &Function,
+    owners: &[Value],
+    adj: &[BTreeSet<usize>],
+    row: Option<u32>,
+    limit: u32,
+) -> Vec<(Value, u32)> {
+    let mut at: Vec<Option<u32>> = vec![None; owners.len()];
+    for (i, &o) in owners.iter().enumerate() {
+        let len = u32::from(f.value(o).size);
+        let taken: Vec<(u32, u32)> = adj[i]
+            .iter()
+            .filter_map(|&j| Some((at[j]?, u32::from(f.value(owners[j]).size))))
+            .collect();
+        let fits = |t: u32| {
+            row.is_none_or(|r| t % r + len <= r)
+                && taken.iter().all(|&(s, n)| t + len <= s || s + n <= t)
+        };
+        let first = (0..).find(|&t| fits(t)).unwrap_or(0);
+        if first + len <= limit {
+            at[i] = Some(first);
+        }
+    }
+    owners
+        .iter()
+        .zip(at)
+        .filter_map(|(&o, t)| Some((o, t?)))
+        .collect()
+}
+
+/// Per owner, the owners whose lifetimes overlap its own.
+fn interference(
+    f: &Function,
+    graph: &Graph,
+    owners: &[Value],
+    phis: &[(Block, Value)],
+) -> Vec<BTreeSet<usize>> {
+    let index: BTreeMap<Value, usize> = owners.iter().enumerate().map(|(i, &o)| (o, i)).collect();
+    let live_out = live_out_sets(f, graph, &index, phis);
+    let mut adj = vec![BTreeSet::new(); owners.len()];
+    for b in f.block_ids() {
+        let mut live = live_out[b.index()].clone();
+        for inst in f.block(b).insts.iter().rev() {
+            match access(inst, &index) {
+                Some((Pseudo::Store, o)) => {
+                    for &other in live.iter().filter(|&&x| x != o) {
+                        adj[o].insert(other);
+                        adj[other].insert(o);
+                    }
+                    live.remove(&o);
+                }
+                Some((_, o)) => {
+                    live.insert(o);
+                }
+                None => {}
+            }
+        }
+    }
+    adj
+}
+
+/// Owners live at the end of each block, to the fixpoint.
+fn live_out_sets(
+    f: &Function,
+    graph: &Graph,
+    index: &BTreeMap<Value, usize>,
+    phis: &[(Block, Value)],
+) -> Vec<BTreeSet<usize>> {
+    let n = f.blocks.len();
+    let mut entry: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); n];
+    for (d, owner) in phis {
+        if let Some(&i) = index.get(owner) {
+            entry[d.index()].insert(i);
+        }
+    }
+    let mut live_in: Vec<BTreeSet<usize>> = entry.clone();
+    let mut live_out: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); n];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in graph.rpo().iter().rev() {
+            let out: BTreeSet<usize> = graph
+                .succs(b)
+                .iter()
+                .flat_map(|s| live_in[s.index()].iter().copied())
+                .collect();
+            let mut live = out.clone();
+            for inst in f.block(b).insts.iter().rev() {
+                match access(inst, index) {
+                    Some((Pseudo::Store, o)) => {
+                        live.remove(&o);
+                    }
+                    Some((_, o)) => {
+                        live.insert(o);
+                    }
+                    None => {}
+                }
+            }
+            live_out[b.index()] = out;
+            live.extend(entry[b.index()].iter().copied());
+            if live != live_in[b.index()] {
+                live_in[b.index()] = live;
+                changed = true;
+            }
+        }
+    }
+    live_out
+}
+
+/// A store into or reload from an owner's location.
+fn access(inst: &crate::program::Inst, index: &BTreeMap<Value, usize>) -> Option<(Pseudo, usize)> {
+    let op = inst.op()?;
+    let kind = pseudo::classify(op)?;
+    if !matches!(kind, Pseudo::Store | Pseudo::Reload) {
+        return None;
+    }
+    let owner = pseudo::owner(op)?;
+    Some((kind, *index.get(&owner)?))
+}
