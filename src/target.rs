@@ -137,11 +137,11 @@ const NV_WARP: u32 = 32;
 /// Why no budget reaches an occupancy.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum OccupancyError {
-    #[error("target `{0}` has no occupancy model; give the budget with --regs instead")]
+    #[error("target `{0}` has no occupancy model; give a register budget instead")]
     NoModel(String),
     #[error("occupancy must be at least 1 {0}")]
     Zero(&'static str),
-    #[error("target `{target}` runs at most {max} {unit}s; {asked} cannot be reached")]
+    #[error("target `{target}` runs at most {max} {unit}s; occupancy {asked} cannot be reached")]
     TooHigh {
         target: String,
         asked: u32,
@@ -622,7 +622,7 @@ mod tests {
         let gfx9 = Target::builtin("gfx9").unwrap();
         assert_eq!(
             gfx9.budget_for_occupancy(11).unwrap_err().to_string(),
-            "target `gfx9` runs at most 10 waves; 11 cannot be reached"
+            "target `gfx9` runs at most 10 waves; occupancy 11 cannot be reached"
         );
         assert_eq!(
             gfx9.budget_for_occupancy(0),

@@ -1,9 +1,9 @@
 //! `chromatic alloc FILE`: allocate a program, verify the allocation independently, and
 //! print it. An allocation the verifier rejects is never printed (an internal error).
 
-use crate::options::{parse_regs, read_program, Regs};
+use crate::options::{read_program, BudgetArgs};
 use crate::Outcome;
-use chromatic::alloc::{allocate, AllocOptions, FunctionStats, Policy};
+use chromatic::alloc::{allocate, FunctionStats, Policy};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -12,9 +12,8 @@ pub struct Args {
     /// Allocate for this target instead of the file's (class names must match).
     #[arg(long)]
     target: Option<String>,
-    /// Registers per class, e.g. `v=32,s=16` (default: the whole register file).
-    #[arg(long, value_parser = parse_regs)]
-    regs: Option<Regs>,
+    #[command(flatten)]
+    budget: BudgetArgs,
     /// `dense` (lowest free register) or `round-robin`.
     #[arg(long, value_enum, default_value_t = PolicyArg::Dense)]
     policy: PolicyArg,
@@ -63,10 +62,8 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
         PolicyArg::Dense => Policy::Dense,
         PolicyArg::RoundRobin => Policy::RoundRobin,
     };
-    let opts = AllocOptions {
-        budget: args.regs.clone().unwrap_or_default().0,
-        policy,
-    };
+    let opts = args.budget.options(policy);
+    let budget = chromatic::alloc::budget_of(&program.target, &opts)?;
     let (allocated, stats) = match allocate(&program, &opts) {
         Ok(result) => result,
         Err(e) => {
@@ -75,7 +72,6 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
             return Ok(Outcome::Problem);
         }
     };
-    let budget = chromatic::alloc::budget_of(&program.target, &opts)?;
     let errors = chromatic_verifier::verify_program(&program, &allocated, Some(&budget));
     if let Some(e) = errors.first() {
         eprintln!("internal error: the allocation failed verification and is not printed; please report: {e}");

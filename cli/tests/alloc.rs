@@ -163,6 +163,7 @@ fn budget_below_pressure_is_a_positioned_error() {
     let opts = AllocOptions {
         budget: vec![("v".into(), 40)],
         policy: Policy::Dense,
+        ..AllocOptions::default()
     };
     let err = allocate(&p, &opts).unwrap_err();
     assert!(
@@ -189,6 +190,7 @@ fn unknown_budget_class_is_an_error() {
     let opts = AllocOptions {
         budget: vec![("q".into(), 4)],
         policy: Policy::Dense,
+        ..AllocOptions::default()
     };
     let err = allocate(&corpus("straight_line.chr"), &opts).unwrap_err();
     assert_eq!(
@@ -259,6 +261,7 @@ fn whole_corpus_verifies_under_both_policies() {
         let opts = AllocOptions {
             budget: Vec::new(),
             policy,
+            ..AllocOptions::default()
         };
         for name in corpus_names() {
             let p = corpus(&name);
@@ -297,6 +300,7 @@ fn every_corpus_program_fits_its_max_live_budget_or_reports_why() {
         let opts = AllocOptions {
             budget,
             policy: Policy::Dense,
+            ..AllocOptions::default()
         };
         match allocate(&p, &opts) {
             Ok(_) => {
