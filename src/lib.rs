@@ -18,4 +18,6 @@ pub mod target;
 pub use parse::{parse, ParseError};
 pub use print::print;
 pub use program::*;
-pub use target::{AlignRule, ClassId, Costs, Occupancy, RegClass, SpillTarget, Target};
+pub use target::{
+    AlignRule, ClassId, Costs, Occupancy, OccupancyError, RegClass, SpillTarget, Target,
+};

@@ -3,6 +3,10 @@
 //! A target is data, not code: the allocator, verifier and oracle read it and never
 //! special-case a GPU by name. Numbers come from `shared/NOTES.md` §2 (AMD occupancy
 //! tables, NVIDIA register allocation granularity, Intel flag registers).
+//!
+//! [`Target::budget_for_occupancy`] inverts [`Target::occupancy`]: the largest registers
+//! per class that still reach a number of waves or warps, in closed form from the same
+//! tables (round down to the allocation granule; the SGPR table read backwards).
 
 use std::fmt;
 
@@ -119,6 +123,31 @@ pub enum Occupancy {
     /// NVIDIA sm_80/sm_90: registers allocated per warp in multiples of 256 (8 per thread)
     /// from 65536 per SM; `warps = min(max_warps, 4·⌊16384 / (⌈R/8⌉·8·32)⌋)`.
     Nvidia { class: ClassId, max_warps: u32 },
+}
+
+/// Waves on GFX8/9 when the SGPRs used exceed every limit of the `sgpr_table`.
+const SGPR_TABLE_FLOOR: u32 = 7;
+/// NVIDIA: registers per SM partition (a quarter of the 65536 of an SM).
+const NV_PARTITION_REGS: u32 = 16384;
+/// NVIDIA: registers per thread are allocated in multiples of this.
+const NV_GRANULE: u32 = 8;
+/// NVIDIA: threads per warp.
+const NV_WARP: u32 = 32;
+
+/// Why no budget reaches an occupancy.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum OccupancyError {
+    #[error("target `{0}` has no occupancy model; give a register budget instead")]
+    NoModel(String),
+    #[error("occupancy must be at least 1 {0}")]
+    Zero(&'static str),
+    #[error("target `{target}` runs at most {max} {unit}s; occupancy {asked} cannot be reached")]
+    TooHigh {
+        target: String,
+        asked: u32,
+        max: u32,
+        unit: &'static str,
+    },
 }
 
 /// A register file description.
@@ -239,15 +268,90 @@ impl Target {
                 let by_vgpr = (*max_waves).min(physical / rounded);
                 let s = u32::from(regs_used[sgpr_class.index()]);
                 let by_sgpr = sgpr_table.iter().find(|(limit, _)| s <= *limit).map_or(
-                    if sgpr_table.is_empty() { *max_waves } else { 7 },
+                    if sgpr_table.is_empty() {
+                        *max_waves
+                    } else {
+                        SGPR_TABLE_FLOOR
+                    },
                     |&(_, w)| w,
                 );
                 Some(by_vgpr.min(by_sgpr))
             }
             Occupancy::Nvidia { class, max_warps } => {
                 let r = u32::from(regs_used[class.index()]).max(1);
-                let per_thread = r.div_ceil(8) * 8;
-                Some((*max_warps).min(4 * (16384 / (per_thread * 32))))
+                let per_thread = r.div_ceil(NV_GRANULE) * NV_GRANULE;
+                Some((*max_warps).min(4 * (NV_PARTITION_REGS / (per_thread * NV_WARP))))
+            }
+        }
+    }
+
+    /// The most waves (AMD) or warps (NVIDIA) the target can run; `None` without a model.
+    pub fn max_occupancy(&self) -> Option<u32> {
+        match self.occupancy {
+            Occupancy::None => None,
+            Occupancy::Amd { max_waves, .. } => Some(max_waves),
+            Occupancy::Nvidia { max_warps, .. } => Some(max_warps),
+        }
+    }
+
+    /// The largest registers per class (indexed by class) with which the target still runs
+    /// `n` waves or warps: the inverse of [`Target::occupancy`]. Classes that do not limit
+    /// occupancy keep their whole file; every budget is at most the class's units.
+    pub fn budget_for_occupancy(&self, n: u32) -> Result<Vec<u16>, OccupancyError> {
+        let (max, unit) = match self.occupancy {
+            Occupancy::None => return Err(OccupancyError::NoModel(self.name.clone())),
+            Occupancy::Amd { max_waves, .. } => (max_waves, "wave"),
+            Occupancy::Nvidia { max_warps, .. } => (max_warps, "warp"),
+        };
+        if n == 0 {
+            return Err(OccupancyError::Zero(unit));
+        }
+        if n > max {
+            return Err(OccupancyError::TooHigh {
+                target: self.name.clone(),
+                asked: n,
+                max,
+                unit,
+            });
+        }
+        let mut budget: Vec<u16> = self.classes.iter().map(|c| c.units).collect();
+        for (class, regs) in self.occupancy_limits(n) {
+            let b = &mut budget[class.index()];
+            *b = (*b).min(u16::try_from(regs).unwrap_or(u16::MAX));
+        }
+        Ok(budget)
+    }
+
+    /// Registers per limiting class that reach `n` (1 ≤ n ≤ the maximum) waves or warps,
+    /// before clipping to the class's units.
+    fn occupancy_limits(&self, n: u32) -> Vec<(ClassId, u32)> {
+        match &self.occupancy {
+            Occupancy::None => Vec::new(),
+            Occupancy::Amd {
+                vgpr_class,
+                physical,
+                granule,
+                sgpr_class,
+                sgpr_table,
+                ..
+            } => {
+                let vgprs = physical / n / granule * granule;
+                let sgprs = if sgpr_table.is_empty() || n <= SGPR_TABLE_FLOOR {
+                    u32::MAX
+                } else {
+                    sgpr_table
+                        .iter()
+                        .filter(|&&(_, waves)| waves >= n)
+                        .map(|&(limit, _)| limit)
+                        .max()
+                        .unwrap_or(0)
+                };
+                vec![(*vgpr_class, vgprs), (*sgpr_class, sgprs)]
+            }
+            Occupancy::Nvidia { class, .. } => {
+                let per_quarter = n.div_ceil(4);
+                let granules = NV_PARTITION_REGS / (NV_GRANULE * NV_WARP) / per_quarter;
+                vec![(*class, granules * NV_GRANULE)]
             }
         }
     }
@@ -469,6 +573,101 @@ mod tests {
             .collect();
         assert_eq!(steps, [32, 40, 48, 56, 64, 72, 80, 96, 128, 168]);
         assert_eq!(t.occupancy(&[255, 0]), Some(8));
+    }
+
+    /// Budget of class `name` for `n` waves or warps.
+    fn budget(t: &Target, n: u32, name: &str) -> u16 {
+        let c = t.class_by_name(name).unwrap();
+        t.budget_for_occupancy(n).unwrap()[c.index()]
+    }
+
+    #[test]
+    fn gfx9_vgpr_budget_inverts_notes_spot_checks() {
+        let t = Target::builtin("gfx9").unwrap();
+        let v = |n| budget(&t, n, "v");
+        assert_eq!([v(8), v(4), v(2), v(1)], [32, 64, 128, 256]);
+        assert_eq!([v(10), v(9), v(7), v(5), v(3)], [24, 28, 36, 48, 84]);
+    }
+
+    #[test]
+    fn gfx9_sgpr_budget_follows_llvm_table() {
+        let t = Target::builtin("gfx9").unwrap();
+        let s = |n| budget(&t, n, "s");
+        assert_eq!([s(10), s(9), s(8), s(7), s(1)], [80, 88, 100, 102, 102]);
+    }
+
+    #[test]
+    fn gfx10_and_gfx11_budgets() {
+        let w32 = Target::builtin("gfx11-w32").unwrap();
+        assert_eq!([5, 10, 16].map(|n| budget(&w32, n, "v")), [256, 144, 96]);
+        assert_eq!(budget(&w32, 10, "s"), 106);
+        let w64 = Target::builtin("gfx10-w64").unwrap();
+        assert_eq!(
+            [20, 10, 4, 1].map(|n| budget(&w64, n, "v")),
+            [24, 48, 128, 256]
+        );
+    }
+
+    #[test]
+    fn sm90_budgets_are_the_documented_breakpoints() {
+        let t = Target::builtin("sm_90").unwrap();
+        let mut budgets: Vec<u16> = (1..=64).map(|n| budget(&t, n, "r")).collect();
+        budgets.dedup();
+        assert_eq!(budgets, [255, 168, 128, 96, 80, 72, 64, 56, 48, 40, 32]);
+        assert_eq!(budget(&t, 64, "p"), 7);
+    }
+
+    #[test]
+    fn budget_for_occupancy_errors() {
+        let gfx9 = Target::builtin("gfx9").unwrap();
+        assert_eq!(
+            gfx9.budget_for_occupancy(11).unwrap_err().to_string(),
+            "target `gfx9` runs at most 10 waves; occupancy 11 cannot be reached"
+        );
+        assert_eq!(
+            gfx9.budget_for_occupancy(0),
+            Err(OccupancyError::Zero("wave"))
+        );
+        let sm90 = Target::builtin("sm_90").unwrap();
+        assert!(matches!(
+            sm90.budget_for_occupancy(65),
+            Err(OccupancyError::TooHigh { max: 64, .. })
+        ));
+        for t in [
+            Target::builtin("gen9").unwrap(),
+            Target::generic("v=8").unwrap(),
+        ] {
+            assert_eq!(
+                t.budget_for_occupancy(1),
+                Err(OccupancyError::NoModel(t.name.clone()))
+            );
+        }
+    }
+
+    /// For every built-in target with a model and every reachable `n`: the budget reaches
+    /// `n`, and one more register in any class (within its file) falls below `n`.
+    #[test]
+    fn budget_for_occupancy_is_the_maximal_inverse() {
+        for name in BUILTIN_TARGETS {
+            let t = Target::builtin(name).unwrap();
+            let Some(max) = t.max_occupancy() else {
+                continue;
+            };
+            for n in 1..=max {
+                let budget = t.budget_for_occupancy(n).unwrap();
+                let reached = t.occupancy(&budget).unwrap();
+                assert!(reached >= n, "{name} n={n}: {budget:?} gives {reached}");
+                for c in t.class_ids() {
+                    let mut more = budget.clone();
+                    more[c.index()] += 1;
+                    if more[c.index()] > t.class(c).units {
+                        continue;
+                    }
+                    let reached = t.occupancy(&more).unwrap();
+                    assert!(reached < n, "{name} n={n}: {more:?} still gives {reached}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -1,9 +1,9 @@
 //! `chromatic alloc FILE`: allocate a program, verify the allocation independently, and
 //! print it. An allocation the verifier rejects is never printed (an internal error).
 
-use crate::options::{parse_regs, read_program, Regs};
+use crate::options::{read_program, BudgetArgs};
 use crate::Outcome;
-use chromatic::alloc::{allocate, AllocOptions, FunctionStats, Policy};
+use chromatic::alloc::{allocate, FunctionStats, Policy};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -12,9 +12,8 @@ pub struct Args {
     /// Allocate for this target instead of the file's (class names must match).
     #[arg(long)]
     target: Option<String>,
-    /// Registers per class, e.g. `v=32,s=16` (default: the whole register file).
-    #[arg(long, value_parser = parse_regs)]
-    regs: Option<Regs>,
+    #[command(flatten)]
+    budget: BudgetArgs,
     /// `dense` (lowest free register) or `round-robin`.
     #[arg(long, value_enum, default_value_t = PolicyArg::Dense)]
     policy: PolicyArg,
@@ -63,10 +62,8 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
         PolicyArg::Dense => Policy::Dense,
         PolicyArg::RoundRobin => Policy::RoundRobin,
     };
-    let opts = AllocOptions {
-        budget: args.regs.clone().unwrap_or_default().0,
-        policy,
-    };
+    let opts = args.budget.options(policy);
+    let budget = chromatic::alloc::budget_of(&program.target, &opts)?;
     let (allocated, stats) = match allocate(&program, &opts) {
         Ok(result) => result,
         Err(e) => {
@@ -75,7 +72,6 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
             return Ok(Outcome::Problem);
         }
     };
-    let budget = chromatic::alloc::budget_of(&program.target, &opts)?;
     let errors = chromatic_verifier::verify_program(&program, &allocated, Some(&budget));
     if let Some(e) = errors.first() {
         eprintln!("internal error: the allocation failed verification and is not printed; please report: {e}");
@@ -121,6 +117,83 @@ pub fn render_stats(stats: &[FunctionStats], format: StatsFormat) -> String {
                 c.false_deps
             );
         }
+        if has_spill_code(f) {
+            out += &render_spill_code(f);
+        }
     }
     out
+}
+
+fn has_spill_code(f: &FunctionStats) -> bool {
+    f.spill_slots > 0
+        || f.lane_registers > 0
+        || f.classes
+            .iter()
+            .any(|c| c.spills + c.lane_spills + c.class_spills + c.reloads + c.remats > 0)
+}
+
+/// The spill table of one function, printed only when it has spill code.
+fn render_spill_code(f: &FunctionStats) -> String {
+    let mut out = format!(
+        "  spill code: {} memory slots, {} lane registers\n",
+        f.spill_slots, f.lane_registers
+    );
+    out += "  class  spills  lane_spills  class_spills  reloads  remats  spill_cost\n";
+    for c in &f.classes {
+        out += &format!(
+            "  {:<5}  {:>6}  {:>11}  {:>12}  {:>7}  {:>6}  {:>10}\n",
+            c.class, c.spills, c.lane_spills, c.class_spills, c.reloads, c.remats, c.spill_cost
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chromatic::alloc::ClassStats;
+
+    fn class(name: &str, spills: u32, reloads: u32, spill_cost: f64) -> ClassStats {
+        ClassStats {
+            class: name.into(),
+            max_live: 3,
+            regs_used: 4,
+            copies: 1,
+            swaps: 0,
+            copy_units: 1,
+            weighted_copies: 10.0,
+            false_deps: 2,
+            spills,
+            lane_spills: 0,
+            class_spills: 0,
+            reloads,
+            remats: 0,
+            spill_cost,
+        }
+    }
+
+    fn function(classes: Vec<ClassStats>, spill_slots: u32) -> FunctionStats {
+        FunctionStats {
+            function: "f".into(),
+            instructions: 7,
+            occupancy: Some(10),
+            classes,
+            spill_slots,
+            lane_registers: 0,
+            alloc_time_us: 5,
+        }
+    }
+
+    #[test]
+    fn table_shows_spill_code_only_when_there_is_some() {
+        let head = "@f: 7 instructions, occupancy 10, 5 µs\n  class  max_live  regs_used  copies  swaps  copy_units  weighted  false_deps\n  v             3          4       1      0           1        10           2\n";
+        let none = function(vec![class("v", 0, 0, 0.0)], 0);
+        assert_eq!(render_stats(&[none], StatsFormat::Table), head);
+        let some = function(vec![class("v", 1, 2, 176.5)], 1);
+        let spill = "  spill code: 1 memory slots, 0 lane registers\n  class  spills  lane_spills  class_spills  reloads  remats  spill_cost\n  v           1            0             0        2       0       176.5\n";
+        assert_eq!(
+            render_stats(&[some], StatsFormat::Table),
+            format!("{head}{spill}")
+        );
+    }
 }

@@ -3,7 +3,8 @@
 //! line per function and totals. A program whose pressure exceeds its register file is
 //! reported as `over-budget` (it needs spilling) and counted apart; every other problem is
 //! a failure. Output is sorted by file, so it is identical from run to run (allocation
-//! times are left out for that reason).
+//! times are left out for that reason). `--occupancy N` budgets every file whose target has
+//! an occupancy model for N waves/warps; the others keep their whole register file.
 
 use crate::check::validate;
 use crate::diag::Source;
@@ -18,6 +19,10 @@ use std::path::{Path, PathBuf};
 pub struct Args {
     /// The directory to walk (recursively) for `.chr` files.
     dir: String,
+    /// Waves (AMD) or warps (NVIDIA) to reach on targets with an occupancy model: each class
+    /// gets the most registers that still allow N.
+    #[arg(long, value_name = "N")]
+    occupancy: Option<u32>,
 }
 
 /// What one file produced: its report lines, or its errors.
@@ -42,7 +47,7 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
     let results: Vec<FileResult> = files
         .par_iter()
         .map(|path| {
-            let result = process(path);
+            let result = process(path, args.occupancy);
             progress.inc(1);
             result
         })
@@ -77,7 +82,7 @@ fn report(results: &[FileResult]) -> Outcome {
     }
 }
 
-fn process(path: &Path) -> FileResult {
+fn process(path: &Path, occupancy: Option<u32>) -> FileResult {
     let mut result = FileResult {
         lines: Vec::new(),
         errors: Vec::new(),
@@ -107,7 +112,11 @@ fn process(path: &Path) -> FileResult {
             .extend(errors.iter().map(|e| source.render(e.pos, &e.message)));
         return result;
     }
-    match run_pipeline(&program, &AllocOptions::default()) {
+    let options = AllocOptions {
+        occupancy: occupancy.filter(|_| program.target.max_occupancy().is_some()),
+        ..AllocOptions::default()
+    };
+    match run_pipeline(&program, &options) {
         Verdict::Verified { stats, .. } => {
             for s in &stats {
                 result.functions += 1;

@@ -58,7 +58,11 @@ pub fn alloc_verify(data: &[u8]) -> bool {
     } else {
         random_budget(&mut u, &p.target)
     };
-    let opts = AllocOptions { budget, policy };
+    let opts = AllocOptions {
+        budget,
+        policy,
+        ..AllocOptions::default()
+    };
     match allocate(&p, &opts) {
         Ok((a, _)) => {
             check_allocation(&p, &a, &opts);

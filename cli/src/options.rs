@@ -1,8 +1,32 @@
-//! Options shared by several commands: the register budget (`--regs v=32,s=16`) and how to
-//! read a program, with positioned errors.
+//! Options shared by several commands: the register budget (`--regs v=32,s=16`,
+//! `--occupancy N`) and how to read a program, with positioned errors.
 
 use crate::diag::Source;
+use chromatic::alloc::{AllocOptions, Policy};
 use chromatic::Program;
+
+/// The register budget of `alloc` and `verify`.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct BudgetArgs {
+    /// Registers per class, e.g. `v=32,s=16` (default: the whole register file, or what
+    /// `--occupancy` allows); a class named here overrides `--occupancy`.
+    #[arg(long, value_parser = parse_regs)]
+    regs: Option<Regs>,
+    /// Waves (AMD) or warps (NVIDIA) to reach: each class gets the most registers that
+    /// still allow N, from the target's occupancy tables.
+    #[arg(long, value_name = "N")]
+    occupancy: Option<u32>,
+}
+
+impl BudgetArgs {
+    pub fn options(&self, policy: Policy) -> AllocOptions {
+        AllocOptions {
+            budget: self.regs.clone().unwrap_or_default().0,
+            occupancy: self.occupancy,
+            policy,
+        }
+    }
+}
 
 /// A register budget from the command line: `CLASS=K` pairs.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

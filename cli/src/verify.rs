@@ -1,7 +1,7 @@
 //! `chromatic verify ORIGINAL ALLOCATED`: check an allocation by independent dataflow.
 //! Exit 0 valid, 1 invalid, 2 unreadable input.
 
-use crate::options::{parse_regs, read_program, Regs};
+use crate::options::{read_program, BudgetArgs};
 use crate::Outcome;
 
 #[derive(Debug, clap::Args)]
@@ -10,9 +10,8 @@ pub struct Args {
     original: String,
     /// The allocated program, from chromatic or another tool.
     allocated: String,
-    /// The register budget the allocation must respect, e.g. `v=32,s=16`.
-    #[arg(long, value_parser = parse_regs)]
-    regs: Option<Regs>,
+    #[command(flatten)]
+    budget: BudgetArgs,
     /// Print the errors as JSON on standard output.
     #[arg(long)]
     json: bool,
@@ -21,10 +20,7 @@ pub struct Args {
 pub fn run(args: &Args) -> anyhow::Result<Outcome> {
     let original = parsed(&args.original)?;
     let allocated = parsed(&args.allocated)?;
-    let options = chromatic::alloc::AllocOptions {
-        budget: args.regs.clone().unwrap_or_default().0,
-        ..Default::default()
-    };
+    let options = args.budget.options(chromatic::alloc::Policy::default());
     let budget = chromatic::alloc::budget_of(&original.target, &options)?;
     let errors = chromatic_verifier::verify_program(&original, &allocated, Some(&budget));
     if args.json {

@@ -163,6 +163,7 @@ fn budget_below_pressure_spills_and_below_the_lowest_legal_is_a_positioned_error
     let at = |k: u16| AllocOptions {
         budget: vec![("v".into(), k)],
         policy: Policy::Dense,
+        ..AllocOptions::default()
     };
     let (a, stats) = allocate_verified(&p, &at(40));
     let v = stats[0].classes.iter().find(|c| c.class == "v").unwrap();
@@ -193,6 +194,7 @@ fn unknown_budget_class_is_an_error() {
     let opts = AllocOptions {
         budget: vec![("q".into(), 4)],
         policy: Policy::Dense,
+        ..AllocOptions::default()
     };
     let err = allocate(&corpus("straight_line.chr"), &opts).unwrap_err();
     assert_eq!(
@@ -268,6 +270,7 @@ fn whole_corpus_verifies_under_both_policies() {
         let opts = AllocOptions {
             budget: Vec::new(),
             policy,
+            ..AllocOptions::default()
         };
         for name in corpus_names() {
             let p = corpus(&name);
@@ -306,6 +309,7 @@ fn every_corpus_program_fits_its_max_live_budget_or_reports_why() {
         let opts = AllocOptions {
             budget,
             policy: Policy::Dense,
+            ..AllocOptions::default()
         };
         match allocate(&p, &opts) {
             Ok(_) => {

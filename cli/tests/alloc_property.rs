@@ -186,7 +186,11 @@ fn pipeline(
 ) -> Result<Vec<FunctionStats>, String> {
     let p = chromatic::parse(src)
         .map_err(|e| format!("generated program does not parse: {e}\n{src}"))?;
-    let opts = AllocOptions { budget, policy };
+    let opts = AllocOptions {
+        budget,
+        policy,
+        ..AllocOptions::default()
+    };
     let (a, stats) = allocate(&p, &opts).map_err(|e| format!("allocation failed: {e}\n{src}"))?;
     let budget = chromatic::alloc::budget_of(&p.target, &opts).map_err(|e| e.to_string())?;
     let errors = chromatic_verifier::verify_program(&p, &a, Some(&budget));

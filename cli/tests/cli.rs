@@ -252,3 +252,117 @@ fn mutate_check_prints_the_summary_line_last() {
     assert!(last.starts_with("mutants: 100  non-equivalent: "), "{last}");
     assert!(last.ends_with("missed: 0"), "{last}");
 }
+
+/// `high_pressure_block` on gfx9 needs 41 VGPRs: 6 waves allow 40 (⌊256/6⌋ rounded down to
+/// the granule of 4), so it spills; 5 waves allow 48; `--regs` overrides the derived budget
+/// of its class.
+#[test]
+fn alloc_budget_from_occupancy() {
+    let text = std::fs::read_to_string(root().join("corpus/high_pressure_block.chr")).unwrap();
+    let original = temp_file(
+        "pressure_gfx9.chr",
+        &text.replace("target generic s=16 v=64", "target gfx9"),
+    );
+    let spilled = temp_file("pressure_gfx9.spilled.chr", "");
+    let args = [
+        "alloc",
+        &original,
+        "-o",
+        &spilled,
+        "--occupancy",
+        "6",
+        "--stats=json",
+    ];
+    let out = chromatic(&args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stats: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    assert_eq!(stats[0]["occupancy"], 6);
+    let v = &stats[0]["classes"][1];
+    assert_eq!(v["class"], "v");
+    assert!(v["spills"].as_u64().unwrap() > 0, "{v}");
+    assert!(v["regs_used"].as_u64().unwrap() <= 40, "{v}");
+    let allocated = temp_file("pressure_gfx9.alloc.chr", "");
+    let budgets: [&[&str]; 2] = [
+        &["--occupancy", "5"],
+        &["--occupancy", "6", "--regs", "v=44"],
+    ];
+    for args in budgets {
+        let mut command = vec!["alloc", &original, "-o", &allocated, "--stats=json"];
+        command.extend(args);
+        let out = chromatic(&command);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        let stats: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+        assert_eq!(stats[0]["occupancy"], 5, "{args:?}");
+    }
+    let verify = |n: &str| chromatic(&["verify", &original, &allocated, "--occupancy", n]);
+    assert_eq!(verify("5").status.code(), Some(0));
+    let out = verify("6");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("OverBudget def 0 at v40"), "{stderr}");
+}
+
+#[test]
+fn unreachable_occupancy_exits_2_with_the_reason() {
+    let cases = [
+        (
+            "corpus/tied_mac.chr",
+            "11",
+            "target `gfx9` runs at most 10 waves; occupancy 11 cannot be reached",
+        ),
+        (
+            "corpus/ptx_predicates.chr",
+            "65",
+            "target `sm_80` runs at most 64 warps; occupancy 65 cannot be reached",
+        ),
+        (
+            "corpus/tied_mac.chr",
+            "0",
+            "occupancy must be at least 1 wave",
+        ),
+        (
+            "corpus/gen9_flags.chr",
+            "1",
+            "target `gen9` has no occupancy model",
+        ),
+    ];
+    for (file, n, message) in cases {
+        for command in ["alloc", "verify"] {
+            let mut args = vec![command, file];
+            if command == "verify" {
+                args.push(file);
+            }
+            args.extend(["--occupancy", n]);
+            let out = chromatic(&args);
+            assert_eq!(out.status.code(), Some(2), "{args:?}");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(stderr.contains(message), "{args:?}: {stderr}");
+        }
+    }
+}
+
+/// The occupancy applies per file: gfx9 files cannot reach 11 waves and fail with the
+/// reason, sm_80 files can, and files of targets without a model keep their whole file.
+#[test]
+fn corpus_occupancy_applies_per_target() {
+    let out = chromatic(&["corpus", "corpus", "--occupancy", "11"]);
+    assert_eq!(out.status.code(), Some(1));
+    let (text, stderr) = (stdout(&out), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        stderr.contains("corpus/tied_mac.chr: allocation failed: target `gfx9` runs at most 10 waves; occupancy 11 cannot be reached"),
+        "{stderr}"
+    );
+    assert!(
+        text.contains("corpus/ptx_pairs_quads.chr @ptx_pairs_quads: max_live r=14 p=0  regs r=16 p=0  copies 0  swaps 0  occupancy 64  verified"),
+        "{text}"
+    );
+    assert!(
+        text.contains("corpus/high_pressure_block.chr @high_pressure_block:"),
+        "{text}"
+    );
+}

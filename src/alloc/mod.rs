@@ -17,7 +17,7 @@ pub use stats::{ClassStats, FunctionStats};
 
 use crate::analysis::{ssa, Analysis};
 use crate::program::{Function, Pos, Program};
-use crate::target::Target;
+use crate::target::{OccupancyError, Target};
 use std::time::Instant;
 
 /// The memory slot used to break a copy cycle when a class has neither a swap nor a free
@@ -27,8 +27,12 @@ pub const TEMP_SLOT: u32 = 0;
 /// How to allocate.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct AllocOptions {
-    /// Units usable per class name; a class not named uses its whole file.
+    /// Units usable per class name; a class not named uses its whole file, or the budget
+    /// that reaches `occupancy`.
     pub budget: Vec<(String, u16)>,
+    /// Waves (AMD) or warps (NVIDIA) to reach: the classes not named in `budget` get the
+    /// largest budget that still reaches it ([`Target::budget_for_occupancy`]).
+    pub occupancy: Option<u32>,
     pub policy: Policy,
 }
 
@@ -66,6 +70,8 @@ pub enum AllocError {
     },
     #[error("@{function}: internal allocator error: {message}")]
     Internal { function: String, message: String },
+    #[error("{0}")]
+    Occupancy(OccupancyError),
     #[error("the budget names class `{0}`, which the target does not have")]
     UnknownClass(String),
     #[error("the budget for `{class}` is {budget}, above the {units} registers the target has")]
@@ -91,7 +97,12 @@ impl AllocError {
 
 /// Resolves the budget per class of `target`.
 pub fn budget_of(target: &Target, opts: &AllocOptions) -> Result<Vec<u16>, AllocError> {
-    let mut budget: Vec<u16> = target.classes.iter().map(|c| c.units).collect();
+    let mut budget: Vec<u16> = match opts.occupancy {
+        Some(n) => target
+            .budget_for_occupancy(n)
+            .map_err(AllocError::Occupancy)?,
+        None => target.classes.iter().map(|c| c.units).collect(),
+    };
     for (name, k) in &opts.budget {
         let c = target
             .class_by_name(name)

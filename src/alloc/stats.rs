@@ -1,7 +1,12 @@
 //! Allocation statistics, as GPU compiler engineers compare them (Mesa shader-db, RADV):
-//! per class MaxLive, registers used (highest + 1), copies, swaps and units moved (plain
-//! and weighted by block frequency), and false dependencies; per function occupancy and
-//! allocation time.
+//! per class MaxLive, registers used (highest + 1, lane-spill registers included), copies,
+//! swaps and units moved (plain and weighted by block frequency), false dependencies, and
+//! spill code; per function occupancy, spill slots, lane registers and allocation time.
+//!
+//! Spill code is read from the allocated program alone, whoever wrote it: `spill` to a
+//! memory slot, to lanes of a register, or to a register of another class; `reload` from
+//! any of them; `remat`. Each counts for the class of its register side, and costs the
+//! target's per-unit cost ([`crate::target::Costs`]) × units × block frequency.
 //!
 //! A false dependency is a pair of instructions at most [`FALSE_DEP_WINDOW`] apart in a
 //! block where the later one writes a unit the earlier one read (write-after-read) or
@@ -10,7 +15,8 @@
 
 use crate::analysis::{cfg, dom, loops, Analysis};
 use crate::program::*;
-use crate::target::Target;
+use crate::target::{ClassId, Costs, Target};
+use std::collections::BTreeSet;
 
 /// Instructions closer than this count as dependent for `false_deps`.
 pub const FALSE_DEP_WINDOW: usize = 4;
@@ -25,6 +31,17 @@ pub struct ClassStats {
     pub copy_units: u32,
     pub weighted_copies: f64,
     pub false_deps: u32,
+    /// Spills of this class's registers to memory slots.
+    pub spills: u32,
+    /// Spills to lanes of a register (AMD SGPR → VGPR lanes).
+    pub lane_spills: u32,
+    /// Spills to a register of another class (predicates, flags).
+    pub class_spills: u32,
+    /// Reloads into this class, from any spill location.
+    pub reloads: u32,
+    pub remats: u32,
+    /// Spills, reloads and remats: per-unit target cost × units × block frequency.
+    pub spill_cost: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -34,6 +51,10 @@ pub struct FunctionStats {
     /// Waves (AMD) or warps (NVIDIA) the registers used allow; `None` without a model.
     pub occupancy: Option<u32>,
     pub classes: Vec<ClassStats>,
+    /// Distinct memory slot units used by spills, reloads, copies and swaps.
+    pub spill_slots: u32,
+    /// Distinct registers holding lane spills.
+    pub lane_registers: u32,
     pub alloc_time_us: u64,
 }
 
@@ -55,6 +76,12 @@ pub fn collect(
             copy_units: 0,
             weighted_copies: 0.0,
             false_deps: 0,
+            spills: 0,
+            lane_spills: 0,
+            class_spills: 0,
+            reloads: 0,
+            remats: 0,
+            spill_cost: 0.0,
         })
         .collect();
     let cfg = cfg::Graph::of_function(allocated);
@@ -62,14 +89,13 @@ pub fn collect(
         allocated,
         &loops::Loops::new(&cfg, &dom::DomTree::new(&cfg)),
     );
+    let mut storage = Storage::default();
     for (b, block) in allocated.blocks.iter().enumerate() {
         count_copies(block, freq[b], &mut classes);
+        count_spill_code(block, freq[b], &target.costs, &mut classes);
         count_false_deps(block, &mut classes);
         for l in block_locations(block) {
-            if let Location::Reg { class, first, len } = l {
-                let s = &mut classes[class.index()];
-                s.regs_used = s.regs_used.max(first + len);
-            }
+            storage.note(l, &mut classes);
         }
     }
     let used: Vec<u16> = classes.iter().map(|c| c.regs_used).collect();
@@ -78,7 +104,66 @@ pub fn collect(
         instructions: original.op_count(),
         occupancy: target.occupancy(&used),
         classes,
+        spill_slots: storage.slots.len() as u32,
+        lane_registers: storage.lane_regs.len() as u32,
         alloc_time_us: micros,
+    }
+}
+
+/// The memory slot units and lane registers a function mentions.
+#[derive(Default)]
+struct Storage {
+    slots: BTreeSet<u32>,
+    lane_regs: BTreeSet<(ClassId, u16)>,
+}
+
+impl Storage {
+    /// Records `l`; registers (lane registers too) raise their class's `regs_used`.
+    fn note(&mut self, l: Location, classes: &mut [ClassStats]) {
+        let (class, end) = match l {
+            Location::Reg { class, first, len } => (class, first.saturating_add(len)),
+            Location::Lane { class, reg, .. } => {
+                self.lane_regs.insert((class, reg));
+                (class, reg.saturating_add(1))
+            }
+            Location::Slot { first, len } => {
+                self.slots
+                    .extend((0..u32::from(len)).map(|i| first.saturating_add(i)));
+                return;
+            }
+        };
+        if let Some(s) = classes.get_mut(class.index()) {
+            s.regs_used = s.regs_used.max(end);
+        }
+    }
+}
+
+/// Counts spills, reloads and remats for the class of their register side, with their
+/// frequency-weighted cost.
+fn count_spill_code(block: &BlockData, freq: f64, costs: &Costs, classes: &mut [ClassStats]) {
+    for inst in &block.insts {
+        let (reg, unit_cost, counter): (Location, f64, fn(&mut ClassStats)) = match &inst.kind {
+            InstKind::Spill(m) => match m.dst {
+                Location::Slot { .. } => (m.src, costs.mem_store, |s| s.spills += 1),
+                Location::Lane { .. } => (m.src, costs.lane_write, |s| s.lane_spills += 1),
+                Location::Reg { .. } => (m.src, costs.class_move, |s| s.class_spills += 1),
+            },
+            InstKind::Reload(m) => {
+                let unit_cost = match m.src {
+                    Location::Slot { .. } => costs.mem_load,
+                    Location::Lane { .. } => costs.lane_read,
+                    Location::Reg { .. } => costs.class_move,
+                };
+                (m.dst, unit_cost, |s| s.reloads += 1)
+            }
+            InstKind::Remat { dst, .. } => (*dst, costs.remat, |s| s.remats += 1),
+            _ => continue,
+        };
+        let Some(s) = reg.reg_class().and_then(|c| classes.get_mut(c.index())) else {
+            continue;
+        };
+        counter(s);
+        s.spill_cost += unit_cost * f64::from(reg.len()) * freq;
     }
 }
 
