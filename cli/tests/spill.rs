@@ -5,7 +5,7 @@
 use chromatic::alloc::spill::minimum::lowest_legal;
 use chromatic::alloc::{allocate, AllocError, AllocOptions};
 use chromatic::analysis::Analysis;
-use chromatic::{parse, print, Program};
+use chromatic::{parse, print, InstKind, Location, Program, Value};
 use chromatic_verifier::interp::{run, Config};
 use std::path::PathBuf;
 
@@ -195,4 +195,157 @@ fn regressions_allocate_and_verify() {
         count += 1;
     }
     assert!(count > 0);
+}
+
+/// Allocates `src` under `budget`, checks it, and returns the allocated function's blocks
+/// as (block name, instruction kinds).
+fn spilled(src: &str, budget: &[(&str, u16)]) -> (Program, Program) {
+    let p = parse(src).unwrap_or_else(|e| panic!("{e}"));
+    let budget: Vec<(String, u16)> = budget.iter().map(|(c, k)| (c.to_string(), *k)).collect();
+    check(&p, budget.clone()).unwrap_or_else(|e| panic!("{e}"));
+    let opts = AllocOptions {
+        budget,
+        ..AllocOptions::default()
+    };
+    let (a, _) = allocate(&p, &opts).unwrap();
+    (p, a)
+}
+
+/// The spill-code instructions of block `name` of the only function.
+fn spill_code<'a>(a: &'a Program, name: &str) -> Vec<&'a InstKind> {
+    let f = &a.functions[0];
+    let b = f.blocks.iter().find(|b| b.name == name).expect("block");
+    b.insts
+        .iter()
+        .map(|i| &i.kind)
+        .filter(|k| {
+            matches!(
+                k,
+                InstKind::Spill(_) | InstKind::Reload(_) | InstKind::Remat { .. }
+            )
+        })
+        .collect()
+}
+
+fn value_named(a: &Program, name: &str) -> Value {
+    let f = &a.functions[0];
+    f.value_ids()
+        .find(|v| f.value(*v).name == name)
+        .expect("value")
+}
+
+#[test]
+fn a_value_live_through_a_loop_is_spilled_before_it_and_reloaded_after_it() {
+    let (_, a) = spilled(
+        "target generic s=4 v=8
+func @f {
+entry:
+  %x:v1 = mov 1
+  %n:s1 = s_mov 0
+  %i0:v1 = mov 0
+  jump head
+head:
+  %i:v1 = phi [entry: %i0], [body: %i2]
+  %c:s1 = s_cmp %n
+  branch uniform %c, body, exit
+body:
+  %p:v1 = mov 2
+  %q:v1 = mov 3
+  %d:v1 = add %p, %q
+  %i2:v1 = add %i, %d
+  jump head
+exit:
+  %y:v1 = add %x, %i
+  ret %y
+}
+",
+        &[("v", 3)],
+    );
+    let x = value_named(&a, "x");
+    let moves_x = |kinds: Vec<&InstKind>| {
+        kinds
+            .into_iter()
+            .filter(|k| matches!(k, InstKind::Spill(m) | InstKind::Reload(m) if m.value == x))
+            .count()
+    };
+    assert_eq!(moves_x(spill_code(&a, "entry")), 1, "{}", print(&a));
+    assert_eq!(moves_x(spill_code(&a, "exit")), 1, "{}", print(&a));
+    assert!(spill_code(&a, "head").is_empty(), "{}", print(&a));
+    assert!(spill_code(&a, "body").is_empty(), "{}", print(&a));
+}
+
+#[test]
+fn a_rematerialisable_value_is_recomputed_instead_of_reloaded() {
+    let (_, a) = spilled(
+        "target generic s=4 v=8
+func @f {
+entry:
+  %k:v1 = const 7 remat
+  %a:v1 = mov 1
+  %b:v1 = mov 2
+  %c:v1 = add %a, %b
+  %d:v1 = add %c, %k
+  ret %d
+}
+",
+        &[("v", 2)],
+    );
+    let k = value_named(&a, "k");
+    let code = spill_code(&a, "entry");
+    assert_eq!(code.len(), 1, "{}", print(&a));
+    assert!(
+        matches!(code[0], InstKind::Remat { value, .. } if *value == k),
+        "{}",
+        print(&a)
+    );
+}
+
+#[test]
+fn a_uniform_value_spills_to_a_lane_of_a_reserved_vgpr() {
+    let (p, a) = spilled(
+        "target gfx9
+func @f {
+entry:
+  %u:s1 = s_mov_b32 1
+  %a:s1 = s_mov_b32 2
+  %b:s1 = s_mov_b32 3
+  %c:s1 = s_add_u32 %a, %b
+  %d:s1 = s_add_u32 %c, %u
+  ret %d
+}
+",
+        &[("s", 2)],
+    );
+    let v = p.target.class_by_name("v").unwrap();
+    let code = spill_code(&a, "entry");
+    let to_lane = code.iter().any(|k| {
+        matches!(k, InstKind::Spill(m) if matches!(m.dst, Location::Lane { class, reg: 255, .. } if class == v))
+    });
+    assert!(to_lane, "{}", print(&a));
+    let to_memory = code
+        .iter()
+        .any(|k| matches!(k, InstKind::Spill(m) if matches!(m.dst, Location::Slot { .. })));
+    assert!(!to_memory, "{}", print(&a));
+}
+
+#[test]
+fn a_predicate_spills_into_a_general_register_not_memory() {
+    let (p, a) = corpus_programs()
+        .into_iter()
+        .find(|(n, _)| n == "ptx_predicates.chr")
+        .map(|(_, p)| {
+            let (a, _) = allocate(&p, &AllocOptions::default()).unwrap();
+            (p, a)
+        })
+        .unwrap();
+    check(&p, Vec::new()).unwrap();
+    let (r, pred) = (
+        p.target.class_by_name("r").unwrap(),
+        p.target.class_by_name("p").unwrap(),
+    );
+    let code = spill_code(&a, "entry");
+    let into_r = |k: &&&InstKind| matches!(k, InstKind::Spill(m) if m.dst.reg_class() == Some(r) && m.src.reg_class() == Some(pred));
+    assert_eq!(code.iter().filter(into_r).count(), 1, "{}", print(&a));
+    let back = |k: &&&InstKind| matches!(k, InstKind::Reload(m) if m.src.reg_class() == Some(r) && m.dst.reg_class() == Some(pred));
+    assert_eq!(code.iter().filter(back).count(), 1, "{}", print(&a));
 }
