@@ -134,7 +134,7 @@ pub fn allocate_function(
     }
     let a = Analysis::new(f, target);
     check_pressure(f, target, &a, budget)?;
-    structure::check_structured(f, &a)?;
+    structure::check_structured(f, target, &a)?;
     let assigned = assign::assign(f, target, &a, budget, policy)?;
     let g = out_of_ssa::lower(assigned, target, &a, budget)?;
     Ok((g, a))
