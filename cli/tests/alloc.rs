@@ -386,3 +386,61 @@ fn fixed_use_overwritten_by_a_fixed_def_reads_a_copy() {
     ];
     assert_eq!(body[..want.len()], want, "{text}");
 }
+
+#[test]
+fn value_fixed_to_two_registers_reaches_the_second_as_a_copy() {
+    let (a, _) = allocate_verified(
+        &corpus("value_fixed_to_two_registers.chr"),
+        &AllocOptions::default(),
+    );
+    let text = print(&a);
+    assert!(
+        line_with(&text, "= mul").contains("%a fixed(v3)@v3, %b@v1, %a fixed(v5)@v5"),
+        "{text}"
+    );
+}
+
+#[test]
+fn uniform_copies_go_before_a_divergent_branch_to_its_join() {
+    let (a, _) = allocate_verified(
+        &corpus("uniform_copies_before_divergent_branch.chr"),
+        &AllocOptions::default(),
+    );
+    let f = &a.functions[0];
+    assert_eq!(f.blocks.len(), 4, "no edge split:\n{}", print(&a));
+}
+
+/// Programs the allocator must reject with an error naming the problem, never allocate.
+fn rejected(src: &str, why: &str) {
+    match allocate(&parse(src).unwrap(), &AllocOptions::default()) {
+        Err(AllocError::Constraint { message, .. }) => {
+            assert!(message.contains(why), "{message}")
+        }
+        other => panic!("expected a rejection ({why}), got {other:?}"),
+    }
+}
+
+#[test]
+fn then_side_looping_back_past_a_pending_else_side_is_rejected() {
+    // Every iteration of `head` leaves lanes pending in `other`; they run back to back
+    // after the loop, an order the linear CFG has no edge for.
+    let src = "target gfx10-w32\nfunc @f {\nentry:\n  %u:s1 = arg 0\n  %p:v1 = arg 1\n  jump head\nhead:\n  %c:s1 = mul %u\n  branch divergent %p, again, other\nagain:\n  branch uniform %c, exit, head\nother:\n  %d:s1 = mul %c, %u\n  jump exit\nexit:\n  ret\n}\n";
+    rejected(src, "loops back to the branch from `again`");
+}
+
+#[test]
+fn uniform_value_bypassed_on_the_linear_cfg_is_rejected() {
+    // `x` lies in the then-region of `b` but is also entered from `entry`, so the linear
+    // edge `x → e` reaches the use of `%s` around its definition.
+    let src = "target generic s=8 v=8\nfunc @f {\nentry:\n  %q:s1 = arg 0\n  %p:v1 = arg 1\n  branch uniform %q, b, x\nb:\n  %s:s1 = mul %q\n  branch divergent %p, t, e\nt:\n  jump x\nx:\n  jump j\ne:\n  %y:s1 = mul %s\n  jump j\nj:\n  ret\n}\n";
+    rejected(
+        src,
+        "uniform `%s` is not defined on every path of the linear CFG",
+    );
+}
+
+#[test]
+fn two_values_fixed_to_overlapping_registers_are_rejected() {
+    let src = "target generic q=12\nfunc @f {\nentry:\n  %a:q1 = arg 0\n  %b:q1 = arg 1\n  %c:q1 = mma.sync %a fixed(q5), %b fixed(q5)\n  ret %a\n}\n";
+    rejected(src, "%a and %b are fixed to overlapping registers");
+}

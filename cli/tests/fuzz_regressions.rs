@@ -37,34 +37,12 @@ fn stored_regressions_replay() {
     }
 }
 
-/// Sweep seeds whose generated program the allocator assigns wrongly: the verifier
-/// rejects each (the CLI then refuses to print it), and the root cause, on programs with
-/// unusual divergent shapes, is not found yet. Listed here so that the sweep stays a
-/// regression test for everything else, and so that fixing the bug makes
-/// `known_wrong_allocations_are_caught` fail until this list is emptied.
-const KNOWN_WRONG: [u64; 4] = [721, 1413, 1726, 1804];
-
 #[test]
 fn seeded_sweep_of_every_target() {
-    for (name, check) in TARGETS {
+    for (_, check) in TARGETS {
         for seed in 0..SWEEP {
-            if name == "alloc_verify" && KNOWN_WRONG.contains(&seed) {
-                continue;
-            }
             check(&bytes(seed, 4096));
         }
-    }
-}
-
-#[test]
-fn known_wrong_allocations_are_caught() {
-    for seed in KNOWN_WRONG {
-        let caught =
-            std::panic::catch_unwind(|| fuzz_checks::alloc_verify(&bytes(seed, 4096))).is_err();
-        assert!(
-            caught,
-            "seed {seed} now allocates correctly: remove it from KNOWN_WRONG"
-        );
     }
 }
 
@@ -73,7 +51,6 @@ fn known_wrong_allocations_are_caught() {
 #[test]
 fn roomy_programs_are_rarely_rejected() {
     let rejected = (0..SWEEP)
-        .filter(|seed| !KNOWN_WRONG.contains(seed))
         .filter(|&seed| fuzz_checks::alloc_verify(&bytes(seed, 4096)))
         .count();
     println!("roomy programs rejected: {rejected} of {SWEEP}");
@@ -83,3 +60,16 @@ fn roomy_programs_are_rarely_rejected() {
 /// Seeds per target in the sweep: enough to reach every generator feature, small enough
 /// for CI.
 const SWEEP: u64 = 2000;
+
+/// The allocator on 20,000 sweep seeds (ten times the regular sweep): every allocation
+/// verifies and behaves like the original. Run with `--ignored`; it prints how many roomy
+/// programs were rejected.
+#[test]
+#[ignore]
+fn wide_alloc_sweep() {
+    let rejected = (0..10 * SWEEP)
+        .filter(|&seed| fuzz_checks::alloc_verify(&bytes(seed, 4096)))
+        .count();
+    println!("roomy programs rejected: {rejected} of {}", 10 * SWEEP);
+    assert!(rejected * 20 <= 10 * SWEEP as usize, "{rejected}");
+}

@@ -453,9 +453,10 @@ impl Assigner<'_> {
         }
         let mut blocked = self.blocked(view);
         blocked.extend((first..first + len).map(|u| (class, u)));
+        let copy_only = |v: Value| !self.loc[v.index()].is_some_and(|l| overlaps(l, window));
         if let Some(&v) = victims
             .iter()
-            .find(|&&v| pinned(v) || self.pinned_uniform(v))
+            .find(|&&v| pinned(v) || self.pinned_uniform(v) || copy_only(v))
         {
             let message = format!(
                 "{} occupies {} and cannot be moved here",
@@ -630,7 +631,11 @@ impl Assigner<'_> {
         self.duplicate_tied(&op, &mut view)?;
         self.place_defs(&op, &mut view, true)?;
         for &v in &view.killed {
-            if let Some(l) = self.loc[v.index()] {
+            let copies = view.copies.iter().filter(|&&(w, _)| w == v);
+            for l in self.loc[v.index()]
+                .into_iter()
+                .chain(copies.map(|&(_, l)| l))
+            {
                 self.regs.release(l, v);
             }
         }
@@ -696,7 +701,8 @@ impl Assigner<'_> {
     /// Moves each fixed use into its register. When a late def fixed to the same units
     /// overwrites it and the value lives on, the instruction reads a copy (or the value's
     /// old register, which a move out of the way leaves intact) and the value survives
-    /// elsewhere.
+    /// elsewhere. A value fixed to several registers moves to one (where it already is, if
+    /// it is in one) and reaches the others as copies.
     fn fixed_uses(
         &mut self,
         view: &mut InstView,
@@ -707,12 +713,37 @@ impl Assigner<'_> {
             .iter()
             .filter_map(|u| Some((u.value, u.fixed?)))
             .collect();
+        let primary: Vec<(Value, Location)> = fixed
+            .iter()
+            .map(|&(v, first)| {
+                let here = fixed
+                    .iter()
+                    .find(|&&(w, m)| w == v && self.loc[v.index()] == Some(m));
+                let first = fixed
+                    .iter()
+                    .find(|&&(w, _)| w == v)
+                    .map_or(first, |&(_, l)| l);
+                (v, here.map_or(first, |&(_, m)| m))
+            })
+            .collect();
         for &(v, want) in &fixed {
-            if fixed.iter().any(|&(w, l)| w == v && l != want) {
+            let extra = !primary.contains(&(v, want));
+            if fixed
+                .iter()
+                .any(|&(w, l)| w == v && l != want && overlaps(l, want))
+            {
                 return Err(self.error(
                     view.pos,
-                    format!("{} is fixed to two different registers", self.name(v)),
+                    format!("{} is fixed to overlapping registers", self.name(v)),
                 ));
+            }
+            if let Some(&(w, _)) = fixed.iter().find(|&&(w, l)| w != v && overlaps(l, want)) {
+                let message = format!(
+                    "{} and {} are fixed to overlapping registers",
+                    self.name(v),
+                    self.name(w)
+                );
+                return Err(self.error(view.pos, message));
             }
             let overwritten =
                 !view.killed.contains(&v) && late_fixed_defs.iter().any(|&d| overlaps(d, want));
@@ -729,7 +760,7 @@ impl Assigner<'_> {
                 .map(|&(w, _)| w)
                 .collect();
             self.clear_window(want, view, false, &|w| in_place.contains(&w))?;
-            if self.pinned_uniform(v) || overwritten {
+            if self.pinned_uniform(v) || overwritten || extra {
                 self.copy_for_fixed_use(v, want, view, !overwritten);
             } else {
                 self.relocate(v, want);
@@ -922,7 +953,8 @@ impl Assigner<'_> {
         let locs: Vec<Option<Location>> = view
             .uses
             .iter()
-            .map(|u| self.loc[u.value.index()])
+            .zip(&view.read_at)
+            .map(|(u, read)| read.or(self.loc[u.value.index()]))
             .collect();
         for (u, l) in self.func.blocks[b.index()]
             .term

@@ -173,7 +173,7 @@ pub fn allocate_function(
         });
     }
     let a = Analysis::new(f, target);
-    structure::check_structured(f, &a)?;
+    structure::check_structured(f, target, &a)?;
     let mut slack = vec![0; target.classes.len()];
     let g = loop {
         let spilled = spill::spill(f, target, &a, budget, &slack)?;

@@ -3,18 +3,38 @@
 //! GPU compilers structurize divergent control flow before register allocation (Mesa's
 //! NIR is structured; LLVM AMDGPU runs `StructurizeCFG`): every divergent branch in block
 //! B with arms T and E has an immediate post-dominator J (its join), the region reachable
-//! from each arm without passing J or the other arm leaves only to J (a divergent loop,
-//! whose latch branches back into the loop, is such a shape). Under that shape the then-side's exits reach the else-side only along the
-//! linear CFG, which is what `assign` relies on to keep uniform values in place. Programs
-//! with other divergent shapes are rejected with an error naming the branch, never
-//! allocated wrongly.
+//! from each arm without passing J or the other arm leaves only to J, and the then-side
+//! loops back to B only when the else-side is empty (a divergent loop's latch, whose
+//! else-arm is the join). Under that shape the linear CFG of `docs/FORMAT.md` is the order
+//! in which the wave runs blocks, which is what `assign` relies on to keep uniform values
+//! in place. (When a then-side with a non-empty else-side loops back to B, every iteration
+//! leaves an else-side pending and those run back to back, an order the linear CFG lacks:
+//! the verifier would accept allocations the interpreter shows wrong.) Programs with other
+//! divergent shapes are rejected with an error naming the branch, never allocated wrongly.
+//!
+//! Whatever the shape, a uniform value must be defined on every path of the linear CFG to
+//! its uses, or no allocation can be correct; such programs are rejected too.
+//!
+//! Out of SSA may split edges; `split_changes` checks that the linear CFG of the result is
+//! the original one up to the new blocks.
 
 use super::AllocError;
+use crate::analysis::cfg::Graph;
+use crate::analysis::divergence::Divergence;
+use crate::analysis::dom::{DomTree, PostDomTree};
 use crate::analysis::Analysis;
-use crate::program::{Block, BranchKind, Function, Terminator};
+use crate::program::{Block, BranchKind, Function, Pos, Terminator, Value};
+use crate::target::Target;
 
-/// Checks every divergent branch; the first unstructured one is the error.
-pub fn check_structured(f: &Function, a: &Analysis) -> Result<(), AllocError> {
+/// Checks every divergent branch, then the uniform values on the linear CFG; the first
+/// problem is the error.
+pub fn check_structured(f: &Function, target: &Target, a: &Analysis) -> Result<(), AllocError> {
+    check_branches(f, a)?;
+    check_linear_dominance(f, target, a)
+}
+
+/// Every divergent branch is structured.
+fn check_branches(f: &Function, a: &Analysis) -> Result<(), AllocError> {
     for &b in a.cfg.rpo() {
         let Terminator::Branch {
             kind: BranchKind::Divergent,
@@ -30,7 +50,7 @@ pub fn check_structured(f: &Function, a: &Analysis) -> Result<(), AllocError> {
             None => Some("it has no join (no block post-dominates it)".to_string()),
             Some(join) => [(then_block, else_block), (else_block, then_block)]
                 .into_iter()
-                .find_map(|(arm, other)| region_problem(f, a, b, arm, other, join)),
+                .find_map(|(arm, other)| region_problem(f, a, b, (arm, other), join)),
         };
         if let Some(problem) = problem {
             return Err(AllocError::Constraint {
@@ -46,18 +66,23 @@ pub fn check_structured(f: &Function, a: &Analysis) -> Result<(), AllocError> {
     Ok(())
 }
 
-/// What is wrong with the region of `arm`, if anything.
+/// What is wrong with the region of `arm`, if anything. A then-side may loop back to the
+/// branch only when the else-side is empty (a divergent loop's latch): otherwise each
+/// iteration leaves an else-side pending, and the pending else-sides run one after the
+/// other, an order the linear CFG has no edge for.
 fn region_problem(
     f: &Function,
     a: &Analysis,
     branch: Block,
-    arm: Block,
-    other: Block,
+    (arm, other): (Block, Block),
     join: Block,
 ) -> Option<String> {
     if arm == join {
         return None;
     }
+    let is_then =
+        matches!(f.block(branch).term, Terminator::Branch { then_block, .. } if then_block == arm);
+    let may_loop = !is_then || other == join;
     let mut seen = vec![false; f.blocks.len()];
     let mut stack = vec![arm];
     seen[arm.index()] = true;
@@ -70,6 +95,13 @@ fn region_problem(
             ));
         }
         for &s in a.cfg.succs(x) {
+            if s == branch && !may_loop {
+                return Some(format!(
+                    "the then-side starting at `{}` loops back to the branch from `{}` before the join, while the else-side is not empty",
+                    f.block(arm).name,
+                    f.block(x).name
+                ));
+            }
             if s == join || s == branch {
                 continue;
             }
@@ -87,4 +119,124 @@ fn region_problem(
         }
     }
     None
+}
+
+/// Every use of a uniform value (a phi argument: the end of its predecessor) is dominated
+/// by the value's definition on the linear CFG.
+fn check_linear_dominance(f: &Function, target: &Target, a: &Analysis) -> Result<(), AllocError> {
+    let dom = DomTree::new(&a.divergence.linear);
+    for &b in a.divergence.linear.rpo() {
+        let bypassed = uses_at(f, b).into_iter().find(|&(v, _)| {
+            let def = a.liveness.def_block(v);
+            target.class(f.value(v).class).uniform && def != b && !dom.dominates(def, b)
+        });
+        if let Some((v, pos)) = bypassed {
+            return Err(AllocError::Constraint {
+                function: f.name.clone(),
+                block: f.block(b).name.clone(),
+                pos,
+                message: format!(
+                    "uniform `%{}` is not defined on every path of the linear CFG to this use (a then-region is entered around its definition); structurize the CFG first",
+                    f.value(v).name
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The values `b` uses, with their positions: operands, the terminator's uses, and the
+/// phi arguments its successors take from it.
+fn uses_at(f: &Function, b: Block) -> Vec<(Value, Pos)> {
+    let block = f.block(b);
+    let ops = block
+        .insts
+        .iter()
+        .filter_map(|i| i.op())
+        .flat_map(|op| op.uses());
+    let mut uses: Vec<(Value, Pos)> = ops
+        .chain(block.term.uses())
+        .map(|u| (u.value, u.pos))
+        .collect();
+    for s in block.term.successors() {
+        let args = f.block(s).phis.iter().flat_map(|phi| &phi.args);
+        uses.extend(
+            args.filter(|arg| arg.block == b)
+                .map(|arg| (arg.value, arg.pos)),
+        );
+    }
+    uses
+}
+
+/// A block added to split the edge `edge`; `uniform`: whether it holds copies of uniform
+/// values.
+#[derive(Clone, Copy, Debug)]
+pub struct SplitBlock {
+    pub block: Block,
+    pub edge: (Block, Block),
+    pub uniform: bool,
+}
+
+/// Edge splitting must leave the linear CFG as it was, up to the new blocks: a block with
+/// copies of uniform values must lie only on its edge (linear predecessor and successor
+/// the edge's ends), and, looking through the other new blocks (which touch no uniform
+/// register), every path of the new linear CFG between original blocks must be an
+/// original linear edge. Uniform values then see the paths they were allocated for, or
+/// fewer. Splitting can break this: a new arm of a divergent branch can turn an if-then
+/// into an if-then-else or become an exit of another branch's then-region. Returns, for
+/// each offending split block, its edge's source and whether the offence is its uniform
+/// copies (`true`) or its place in the graph (`false`), so the caller can put those copies
+/// elsewhere.
+pub fn split_changes(a: &Analysis, g: &Function, splits: &[SplitBlock]) -> Vec<(Block, bool)> {
+    let cfg = Graph::of_function(g);
+    let pdom = PostDomTree::new(g, &cfg);
+    let linear = Divergence::new(g, &cfg, &pdom).linear;
+    let split_of = |b: Block| splits.iter().find(|n| n.block == b);
+    let mut blamed = Vec::new();
+    for n in splits.iter().filter(|n| n.uniform) {
+        let (p, s) = n.edge;
+        if linear.preds(n.block) != [p] || linear.succs(n.block) != [s] {
+            blamed.push((p, true));
+        }
+    }
+    for x in (0..a.cfg.len() as u32).map(Block) {
+        for &d in linear.succs(x) {
+            let Some(n) = split_of(d).filter(|n| !n.uniform) else {
+                continue;
+            };
+            let reached = through_split_blocks(&linear, d, &split_of);
+            let fits = |y: Block| match split_of(y) {
+                Some(m) => m.edge.0 == x,
+                None => a.divergence.linear.succs(x).contains(&y),
+            };
+            if !reached.into_iter().all(fits) {
+                blamed.push((n.edge.0, false));
+            }
+        }
+    }
+    blamed.sort();
+    blamed.dedup();
+    blamed
+}
+
+/// The blocks reached from `start` (a split block without uniform copies) that are original
+/// blocks or split blocks with uniform copies, passing only through the other split blocks.
+fn through_split_blocks<'s>(
+    linear: &Graph,
+    start: Block,
+    split_of: &dyn Fn(Block) -> Option<&'s SplitBlock>,
+) -> Vec<Block> {
+    let mut seen = vec![false; linear.len()];
+    let mut stack = vec![start];
+    let mut reached = Vec::new();
+    while let Some(b) = stack.pop() {
+        if std::mem::replace(&mut seen[b.index()], true) {
+            continue;
+        }
+        match split_of(b) {
+            Some(n) if !n.uniform => stack.extend(linear.succs(b)),
+            _ => reached.push(b),
+        }
+    }
+    reached
 }
