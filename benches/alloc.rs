@@ -1,7 +1,8 @@
 //! Allocation throughput on generated programs (`chromatic::synth`) of 10k, 100k and 1M
 //! instructions, both register-choice policies, in instructions per second. The
 //! allocator should be near-linear: time per instruction within 1.5× across the sizes.
-//! Analyses are included (`allocate` runs them), as a compiler would pay for them.
+//! Analyses are included (`allocate` runs them), as a compiler would pay for them. The
+//! `spill` group allocates under a budget that forces spilling.
 
 use chromatic::alloc::{allocate, AllocOptions, Policy};
 use chromatic::synth::synthetic;
@@ -30,5 +31,25 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench);
+/// Spilling: the same programs at 2k and 10k instructions under a VGPR budget of 12, well
+/// below their MaxLive of 20 (about one spill per 9 instructions). The spiller re-analyses
+/// once per round, so its time grows faster than linearly with the number of spills.
+fn bench_spill(c: &mut Criterion) {
+    let mut group = c.benchmark_group("spill");
+    group.sample_size(10);
+    for insts in [2_000, 10_000] {
+        let program = chromatic::parse(&synthetic(insts)).expect("synthetic program parses");
+        group.throughput(Throughput::Elements(program.functions[0].op_count() as u64));
+        let opts = AllocOptions {
+            budget: vec![("v".into(), 12)],
+            ..AllocOptions::default()
+        };
+        group.bench_with_input(BenchmarkId::new("v=12", insts), &program, |b, p| {
+            b.iter(|| allocate(black_box(p), &opts).expect("synthetic program spills"))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench, bench_spill);
 criterion_main!(benches);

@@ -242,25 +242,58 @@ fn check_lowest(
 }
 
 /// Spills values of class `c` until its demand is at most `k` everywhere.
+///
+/// One analysis serves a round: the first excess point of every block is handled in
+/// reverse post-order, skipping blocks the round has already edited (their indices moved).
+/// Elsewhere the analysis may be stale only by values that have become dead; their next
+/// use, measured on the edited function, is infinitely far, so they are chosen first and
+/// spilling them changes nothing. A round ends early when an edge is split.
 fn lower_class(state: &mut State, c: ClassId, k: u16) -> Result<(), AllocError> {
     let limit = 64 + 8 * (state.f.values.len() + count_insts(&state.f));
-    for _ in 0..limit {
+    let mut budget_left = limit;
+    loop {
         let a = Analysis::new(&state.f, state.target);
-        let Some((b, point)) = first_excess(&state.f, &a, c, k) else {
+        let excess = excess_points(&state.f, &a, c, k);
+        let Some(&(first_b, first_point)) = excess.first() else {
             return Ok(());
         };
-        let Some(victim) = choose_victim(state, &a, c, b, point) else {
-            return Err(stuck(state, &a, c, k, b, point));
-        };
-        let graph = graph_of(state, &a, c);
-        let reach = reachable_from_end(graph, victim.from.0);
-        state.spill_from(victim.value, victim.from, &reach);
+        if budget_left == 0 {
+            return Err(stuck(state, &a, c, k, first_b, first_point));
+        }
+        let mut touched = vec![false; state.f.blocks.len()];
+        for (b, point) in excess {
+            if touched[b.index()] {
+                continue;
+            }
+            let Some(victim) = choose_victim(state, &a, c, b, point) else {
+                if b == first_b {
+                    return Err(stuck(state, &a, c, k, b, point));
+                }
+                continue;
+            };
+            budget_left = budget_left.saturating_sub(1);
+            let shape = block_shapes(&state.f);
+            let reach = reachable_from_end(graph_of(state, &a, c), victim.from.0);
+            state.spill_from(victim.value, victim.from, &reach);
+            if state.f.blocks.len() != shape.len() {
+                break;
+            }
+            for (t, (old, new)) in touched
+                .iter_mut()
+                .zip(shape.iter().zip(block_shapes(&state.f)))
+            {
+                *t |= *old != new;
+            }
+        }
     }
-    let a = Analysis::new(&state.f, state.target);
-    match first_excess(&state.f, &a, c, k) {
-        None => Ok(()),
-        Some((b, point)) => Err(stuck(state, &a, c, k, b, point)),
-    }
+}
+
+/// Per block: phi and instruction counts, to see which blocks an edit changed.
+fn block_shapes(f: &Function) -> Vec<(usize, usize)> {
+    f.blocks
+        .iter()
+        .map(|b| (b.phis.len(), b.insts.len()))
+        .collect()
 }
 
 fn count_insts(f: &Function) -> usize {
@@ -298,20 +331,22 @@ fn graph_of<'a>(state: &State, a: &'a Analysis, c: ClassId) -> &'a Graph {
     }
 }
 
-/// The first point, in reverse post-order, where `c` needs more than `k` units.
-fn first_excess(f: &Function, a: &Analysis, c: ClassId, k: u16) -> Option<(Block, Option<u32>)> {
+/// Per block in reverse post-order, the first point where `c` needs more than `k` units.
+fn excess_points(f: &Function, a: &Analysis, c: ClassId, k: u16) -> Vec<(Block, Option<u32>)> {
+    let mut out = Vec::new();
     for &b in a.cfg.rpo() {
         if a.pressure.block_max(f, b, c) <= u32::from(k) {
             continue;
         }
         let points = std::iter::once(None).chain((0..=f.block(b).insts.len() as u32).map(Some));
-        for point in points {
-            if a.pressure.at(b, point, c) > u32::from(k) {
-                return Some((b, point));
-            }
+        if let Some(point) = points
+            .into_iter()
+            .find(|&p| a.pressure.at(b, p, c) > u32::from(k))
+        {
+            out.push((b, point));
         }
     }
-    None
+    out
 }
 
 /// A value to spill and the instruction of its block from which its uses are reloaded.
@@ -334,14 +369,14 @@ fn choose_victim(
     let candidates = candidates(state, a, c, b, point);
     candidates
         .into_iter()
-        .filter(|v| point.is_none_or(|i| makes_progress(state, v, i as usize)))
+        .filter(|v| point.is_none_or(|i| makes_progress(state, a, v, i as usize)))
         .map(|v| {
             let (start, from) = v.from;
             let dist = distance::next_use(
                 &state.f,
                 graph,
                 &a.loops,
-                state.def_block(v.value),
+                Some(a.liveness.def_block(v.value)),
                 v.value,
                 (start, from),
             );
@@ -355,9 +390,11 @@ fn choose_victim(
 /// Whether spilling `v` frees the point at instruction `i` of its block: the reload that
 /// would serve the uses after the point must come after it. (A phi becomes a memory phi
 /// and a successor's phi moves its argument into a store; both always help.)
-fn makes_progress(state: &State, v: &Victim, i: usize) -> bool {
+fn makes_progress(state: &State, a: &Analysis, v: &Victim, i: usize) -> bool {
     let (b, from) = v.from;
-    if from == 0 && state.phi_block(v.value).is_some() {
+    let d = a.liveness.def_block(v.value);
+    let is_phi = state.f.block(d).phis.iter().any(|p| p.def.value == v.value);
+    if from == 0 && is_phi {
         return true;
     }
     let home = state.home[v.value.index()].unwrap_or(rewrite::Home::Remat);
