@@ -78,12 +78,11 @@ fn check(p: &Program, budget: Vec<(String, u16)>) -> Result<(), String> {
 /// filled to the last unit with 4-tuples defeats assignment's live-range splitting, as do
 /// two uniform values that fixed uses make trade places in a full file before a divergent
 /// branch.
-const KNOWN_LIMITS: [&str; 6] = [
+const KNOWN_LIMITS: [&str; 5] = [
     "divergent_loop.chr s=2",
     "tuples_split_collect.chr v=12",
     "tuples_split_collect.chr v=13",
     "tuples_split_collect.chr v=14",
-    "tuples_split_collect.chr v=17",
     "uniform_copies_before_divergent_branch.chr s=2",
 ];
 

@@ -145,18 +145,45 @@ pub fn allocate(
 }
 
 /// After assignment failed on fragmentation (tuples that find no aligned window although
-/// the pressure fits), spill one unit further below the budget in every class that is at
-/// it; false when no class can go lower.
-fn widen_slack(slack: &mut [u16], spilled: &Analysis, budget: &[u16]) -> bool {
-    let mut widened = false;
-    for (c, s) in slack.iter_mut().enumerate() {
+/// the pressure fits), aim one unit below the pressure the spiller reached in every class
+/// that has pressure, never below the lowest legal budget: an allocation within a lower
+/// budget is one within the original. False when no class can go lower.
+fn tighten(tight: &mut [u16], spilled: &Analysis, lowest: &[spill::minimum::Need]) -> bool {
+    let mut lowered = false;
+    for (c, k) in tight.iter_mut().enumerate() {
         let at = spilled.pressure.max_live(crate::target::ClassId(c as u8));
-        if *s < budget[c] && at + u32::from(*s) >= u32::from(budget[c]) && at > 1 {
-            *s += 1;
-            widened = true;
+        let next = u32::from(*k).min(at).saturating_sub(1);
+        if at > 0 && next >= lowest[c].units {
+            *k = next as u16;
+            lowered = true;
         }
     }
-    widened
+    lowered
+}
+
+/// Assigns, lowers and materialises a spilled function. When the spiller aimed below the
+/// budget (after a fragmentation failure) and reserved no lane registers, the whole budget
+/// is tried first, then the budget it aimed at.
+fn assign_spilled(
+    f: &Function,
+    target: &Target,
+    spilled: &spill::Spilled,
+    sa: &Analysis,
+    budget: &[u16],
+    policy: Policy,
+) -> Result<Function, AllocError> {
+    let tight = spilled.budget.as_slice();
+    let attempt = |k: &[u16]| {
+        let assigned = assign::assign(&spilled.func, target, sa, k, policy)?;
+        let g = out_of_ssa::lower(assigned, target, sa, k)?;
+        spill::materialise::materialise(f, g, &spilled.plan)
+    };
+    if tight != budget && spilled.plan.lane_registers == 0 {
+        if let Ok(g) = attempt(budget) {
+            return Ok(g);
+        }
+    }
+    attempt(tight)
 }
 
 /// Allocates one function; also returns the analysis of the original.
@@ -174,17 +201,15 @@ pub fn allocate_function(
     }
     let a = Analysis::new(f, target);
     structure::check_structured(f, target, &a)?;
-    let mut slack = vec![0; target.classes.len()];
+    let lowest = spill::minimum::lowest_legal(f, target);
+    let mut tight = budget.to_vec();
     let g = loop {
-        let spilled = spill::spill(f, target, &a, budget, &slack)?;
+        let spilled = spill::spill(f, target, &a, &tight)?;
         let sa = Analysis::new(&spilled.func, target);
-        match assign::assign(&spilled.func, target, &sa, &spilled.budget, policy) {
-            Ok(assigned) => {
-                let g = out_of_ssa::lower(assigned, target, &sa, &spilled.budget)?;
-                break spill::materialise::materialise(f, g, &spilled.plan)?;
-            }
+        match assign_spilled(f, target, &spilled, &sa, budget, policy) {
+            Ok(g) => break g,
             Err(e @ AllocError::Constraint { .. }) => {
-                if !widen_slack(&mut slack, &sa, budget) {
+                if !tighten(&mut tight, &sa, &lowest) {
                     return Err(e);
                 }
             }

@@ -61,34 +61,31 @@ pub struct Plan {
     pub homes: BTreeMap<Value, Location>,
     /// Memory slots used by spills; slots from here on are free for copy temporaries.
     pub memory_slots: u32,
+    /// Per-lane registers reserved for lane spills.
+    pub lane_registers: u16,
 }
 
 /// Lowers the pressure of every class of `f` to `budget`.
-/// `a` is the analysis of `f`: when every class fits, nothing is spilled. `slack` units
-/// per class are kept free below the budget (assignment of tuples may need them).
+/// `a` is the analysis of `f`: when every class fits, nothing is spilled.
 pub fn spill(
     f: &Function,
     target: &Target,
     a: &Analysis,
     budget: &[u16],
-    slack: &[u16],
 ) -> Result<Spilled, AllocError> {
     let lowest = minimum::lowest_legal(f, target);
     check_lowest(f, target, budget, &lowest)?;
     let mut state = State::new(f, target);
-    let aim = |c: ClassId, budget: &[u16]| {
-        let k = budget[c.index()].saturating_sub(slack[c.index()]);
-        k.max(lowest[c.index()].units as u16)
-    };
-    let fits = |c: ClassId| a.pressure.max_live(c) <= u32::from(aim(c, budget));
+    let fits = |c: ClassId| a.pressure.max_live(c) <= u32::from(budget[c.index()]);
     if target.class_ids().all(fits) {
         return Ok(unspilled(state, budget));
     }
     let mut budget = budget.to_vec();
     let mut homes = BTreeMap::new();
     let mut lane_owners = Vec::new();
+    let mut lane_registers = 0;
     for c in class_order(target) {
-        lower_class(&mut state, c, aim(c, &budget))?;
+        lower_class(&mut state, c, budget[c.index()])?;
         if let Some((v, lanes)) = lane_target(target, c).filter(|_| !state.owners.is_empty()) {
             let spare = budget[v.index()].saturating_sub(lowest[v.index()].units as u16);
             let a = Analysis::new(&state.f, target);
@@ -105,6 +102,7 @@ pub fn spill(
             }
             lane_owners.extend(owners);
             budget[v.index()] -= regs;
+            lane_registers += regs;
         }
     }
     let memory: Vec<Value> = state
@@ -131,6 +129,7 @@ pub fn spill(
         memory_phis: state.memory_phis,
         homes,
         memory_slots,
+        lane_registers,
     };
     Ok(Spilled {
         func: state.f,
@@ -265,7 +264,7 @@ fn lower_class(state: &mut State, c: ClassId, k: u16) -> Result<(), AllocError> 
             if touched[b.index()] {
                 continue;
             }
-            let Some(victim) = choose_victim(state, &a, c, b, point) else {
+            let Some(victim) = choose_victim(state, &a, (c, k), b, point) else {
                 if b == first_b {
                     return Err(stuck(state, &a, c, k, b, point));
                 }
@@ -361,12 +360,12 @@ struct Victim {
 fn choose_victim(
     state: &State,
     a: &Analysis,
-    c: ClassId,
+    (c, k): (ClassId, u16),
     b: Block,
     point: Option<u32>,
 ) -> Option<Victim> {
     let graph = graph_of(state, a, c);
-    let candidates = candidates(state, a, c, b, point);
+    let candidates = candidates(state, a, (c, k), b, point);
     candidates
         .into_iter()
         .filter(|v| point.is_none_or(|i| makes_progress(state, a, v, i as usize)))
@@ -404,12 +403,13 @@ fn makes_progress(state: &State, a: &Analysis, v: &Victim, i: usize) -> bool {
 }
 
 /// The values of class `c` whose spilling lowers the demand at the point: values live
-/// across it that it does not read (or, failing those, that it reads and that live on);
-/// at a block end, successors' phis instead of the arguments passed to them.
+/// across it that it does not read, and, when the demand after the instruction is over
+/// `k` (or nothing else helps), values it reads that live on; at a block end,
+/// successors' phis instead of the arguments passed to them.
 fn candidates(
     state: &State,
     a: &Analysis,
-    c: ClassId,
+    (c, k): (ClassId, u16),
     b: Block,
     point: Option<u32>,
 ) -> Vec<Victim> {
@@ -441,24 +441,26 @@ fn candidates(
         .filter(of_class)
         .filter(|v| !defined(v))
         .collect();
-    let through: Vec<Victim> = live_on
-        .iter()
-        .filter(|v| !used(v))
-        .map(|&value| Victim {
-            value,
-            from: (b, i),
-        })
-        .collect();
-    if !through.is_empty() {
-        return through;
+    let units = |v: &Value| u32::from(f.value(*v).size);
+    let defs = op.map_or(0, |op| {
+        op.defs
+            .iter()
+            .map(|d| d.value)
+            .filter(of_class)
+            .map(|v| units(&v))
+            .sum::<u32>()
+    });
+    let after_over = live_on.iter().map(units).sum::<u32>() + defs > u32::from(k);
+    let (through, read): (Vec<Value>, Vec<Value>) = live_on.into_iter().partition(|v| !used(v));
+    let victim = |value, from| Victim {
+        value,
+        from: (b, from),
+    };
+    let mut out: Vec<Victim> = through.iter().map(|&v| victim(v, i)).collect();
+    if after_over || out.is_empty() {
+        out.extend(read.into_iter().map(|v| victim(v, i + 1)));
     }
-    live_on
-        .into_iter()
-        .map(|value| Victim {
-            value,
-            from: (b, i + 1),
-        })
-        .collect()
+    out
 }
 
 /// Candidates at the end of `b`: values live out that are not passed to a phi (their
