@@ -61,6 +61,8 @@ pub(crate) struct Flow<'a> {
     pub remat_ok: &'a [bool],
     keys: HashMap<Unit, usize>,
     linear: Vec<bool>,
+    /// Whether some branch of the function is divergent.
+    divergent: bool,
 }
 
 type State = Vec<Label>;
@@ -83,6 +85,15 @@ impl<'a> Flow<'a> {
             remat_ok,
             keys: HashMap::new(),
             linear: Vec::new(),
+            divergent: a.blocks.iter().any(|b| {
+                matches!(
+                    b.term,
+                    chromatic::Terminator::Branch {
+                        kind: chromatic::BranchKind::Divergent,
+                        ..
+                    }
+                )
+            }),
         };
         for loc in all_locations(a) {
             for u in units(loc) {
@@ -265,6 +276,9 @@ impl<'a> Flow<'a> {
         mut sink: Option<&mut Sink>,
     ) {
         let sources: Vec<Vec<Label>> = pairs.iter().map(|(s, _)| self.read(state, *s)).collect();
+        if let Some(sink) = sink.as_deref_mut() {
+            self.check_scratch_to_uniform(pairs, at, sink);
+        }
         for (k, ((_, dst), labels)) in pairs.iter().zip(sources).enumerate() {
             let same_len = labels.len() == usize::from(dst.len());
             let uniform_dst = self.holds_uniform(*dst);
@@ -284,6 +298,45 @@ impl<'a> Flow<'a> {
                 };
             }
         }
+    }
+
+    fn check_scratch_to_uniform(&self, pairs: &[(Location, Location)], at: &At, sink: &mut Sink) {
+        if !self.divergent {
+            return;
+        }
+        for (k, (src, dst)) in pairs.iter().enumerate() {
+            let from_scratch = matches!(src, Location::Slot { .. });
+            if from_scratch
+                && dst.is_reg()
+                && self.holds_uniform(*dst)
+                && !self.written_before(*src, at)
+            {
+                self.report(sink, ErrorKind::UniformFromScratch, at)
+                    .operand(format!("move {k}"))
+                    .location(chromatic::print::location(self.target, *dst));
+            }
+        }
+    }
+
+    /// Whether an earlier instruction of the same block writes a unit of `slot` (a copy
+    /// temporary: written and read under the same exec mask).
+    fn written_before(&self, slot: Location, at: &At) -> bool {
+        let Point::Inst(i) = at.point else {
+            return false;
+        };
+        let slot_units: Vec<Unit> = units(slot).collect();
+        self.a.blocks[at.block].insts[..i].iter().any(|inst| {
+            let written: Vec<Location> = match &inst.kind {
+                InstKind::Spill(m) | InstKind::Reload(m) => vec![m.dst],
+                InstKind::ParallelCopy(moves) => moves.iter().map(|m| m.dst).collect(),
+                InstKind::Swap(x, y) => vec![*x, *y],
+                InstKind::Op(_) | InstKind::Remat { .. } => Vec::new(),
+            };
+            written
+                .into_iter()
+                .flat_map(units)
+                .any(|u| slot_units.contains(&u))
+        })
     }
 
     fn remat(&self, dst: Location, v: Value, state: &mut State, at: &At, sink: Option<&mut Sink>) {

@@ -111,6 +111,7 @@ pub fn spill(
         .copied()
         .filter(|o| !homes.contains_key(o))
         .collect();
+    check_uniform_in_memory(f, &state, &memory)?;
     let placed = if memory.is_empty() {
         Vec::new()
     } else {
@@ -149,6 +150,42 @@ fn unspilled(state: State, budget: &[u16]) -> Spilled {
         budget: budget.to_vec(),
         plan,
     }
+}
+
+/// Scratch slots are per lane: a uniform value stored there under a partial exec mask is
+/// stale in the other lanes, so with divergent branches uniform values must go to lanes.
+fn check_uniform_in_memory(
+    f: &Function,
+    state: &State,
+    memory: &[Value],
+) -> Result<(), AllocError> {
+    let divergent = f.blocks.iter().find(|b| {
+        matches!(
+            b.term,
+            crate::program::Terminator::Branch {
+                kind: crate::program::BranchKind::Divergent,
+                ..
+            }
+        )
+    });
+    let uniform = memory
+        .iter()
+        .find(|o| state.target.class(state.f.value(**o).class).uniform);
+    let (Some(block), Some(&o)) = (divergent, uniform) else {
+        return Ok(());
+    };
+    let value = state.f.value(o);
+    Err(AllocError::Constraint {
+        function: f.name.clone(),
+        block: block.name.clone(),
+        pos: value.pos,
+        message: format!(
+            "uniform %{} must be spilled but no lane register is free (the per-lane budget \
+             has no register to spare), and scratch memory is per lane under the divergent \
+             branch of this block",
+            value.name
+        ),
+    })
 }
 
 fn memory_phi_slots(state: &State) -> Vec<(Block, Value)> {
@@ -460,6 +497,39 @@ fn candidates(
     if after_over || out.is_empty() {
         out.extend(read.into_iter().map(|v| victim(v, i + 1)));
     }
+    out.into_iter()
+        .flat_map(|v| for_phi_arguments(state, b, v))
+        .collect()
+}
+
+/// A value whose only use left in `b` is as an argument to a successor's phi cannot be
+/// reloaded any later than the end of `b`: spilling helps only through that phi, which
+/// then stores the argument on its edge.
+fn for_phi_arguments(state: &State, b: Block, v: Victim) -> Vec<Victim> {
+    let f = &state.f;
+    let end = f.block(b).insts.len();
+    let only_phi_arg = distance::first_use(f, v.value, b, v.from.1) == Some(end)
+        && distance::passes_as_phi_arg(f, b, v.value)
+        && !f.block(b).term.uses().iter().any(|u| u.value == v.value);
+    if only_phi_arg && v.from.0 == b {
+        fed_phis(state, b, v.value)
+    } else {
+        vec![v]
+    }
+}
+
+/// The phis of `b`'s successors that `b` passes `v` to, as victims.
+fn fed_phis(state: &State, b: Block, v: Value) -> Vec<Victim> {
+    let f = &state.f;
+    let mut out = Vec::new();
+    for s in f.block(b).term.successors() {
+        let phis = f.block(s).phis.iter();
+        let fed = phis.filter(|p| p.args.iter().any(|x| x.block == b && x.value == v));
+        out.extend(fed.map(|p| Victim {
+            value: p.def.value,
+            from: (s, 0),
+        }));
+    }
     out
 }
 
@@ -474,14 +544,7 @@ fn at_block_end(state: &State, b: Block, live_out: impl Iterator<Item = Value>) 
             continue;
         }
         if distance::passes_as_phi_arg(f, b, v) {
-            for s in block.term.successors() {
-                let phis = f.block(s).phis.iter();
-                let fed = phis.filter(|p| p.args.iter().any(|x| x.block == b && x.value == v));
-                out.extend(fed.map(|p| Victim {
-                    value: p.def.value,
-                    from: (s, 0),
-                }));
-            }
+            out.extend(fed_phis(state, b, v));
         } else {
             out.push(Victim {
                 value: v,
