@@ -307,6 +307,17 @@ pub enum Terminator {
 }
 
 impl Terminator {
+    /// Whether this is a branch whose lanes may disagree.
+    pub fn is_divergent(&self) -> bool {
+        matches!(
+            self,
+            Terminator::Branch {
+                kind: BranchKind::Divergent,
+                ..
+            }
+        )
+    }
+
     /// Successors in order (then before else).
     pub fn successors(&self) -> impl Iterator<Item = Block> + '_ {
         let (a, b) = match *self {
@@ -347,6 +358,41 @@ impl Terminator {
 }
 
 impl Function {
+    /// Replaces every value the function mentions (defs, uses, phi arguments, the value
+    /// annotations of moves) by `map` of it.
+    pub fn map_values(&mut self, map: impl Fn(Value) -> Value) {
+        let map = |v: &mut Value| *v = map(*v);
+        for block in &mut self.blocks {
+            for phi in &mut block.phis {
+                map(&mut phi.def.value);
+                phi.args.iter_mut().for_each(|a| map(&mut a.value));
+            }
+            for inst in &mut block.insts {
+                match &mut inst.kind {
+                    InstKind::Op(op) => {
+                        op.defs.iter_mut().for_each(|d| map(&mut d.value));
+                        op.operands.iter_mut().for_each(|o| {
+                            if let Operand::Value(u) = o {
+                                map(&mut u.value);
+                            }
+                        });
+                    }
+                    InstKind::ParallelCopy(moves) => {
+                        moves.iter_mut().for_each(|m| map(&mut m.value))
+                    }
+                    InstKind::Spill(m) | InstKind::Reload(m) => map(&mut m.value),
+                    InstKind::Remat { value, .. } => map(value),
+                    InstKind::Swap(..) => {}
+                }
+            }
+            block
+                .term
+                .uses_mut()
+                .iter_mut()
+                .for_each(|u| map(&mut u.value));
+        }
+    }
+
     pub fn block(&self, b: Block) -> &BlockData {
         &self.blocks[b.index()]
     }

@@ -205,11 +205,11 @@ pub fn allocate_function(
     let mut tight = budget.to_vec();
     let g = loop {
         let spilled = spill::spill(f, target, &a, &tight)?;
-        let sa = Analysis::new(&spilled.func, target);
-        match assign_spilled(f, target, &spilled, &sa, budget, policy) {
+        let sa = spilled.analysis.as_ref().unwrap_or(&a);
+        match assign_spilled(f, target, &spilled, sa, budget, policy) {
             Ok(g) => break g,
             Err(e @ AllocError::Constraint { .. }) => {
-                if !tighten(&mut tight, &sa, &lowest) {
+                if !tighten(&mut tight, sa, &lowest) {
                     return Err(e);
                 }
             }

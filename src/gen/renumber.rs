@@ -29,32 +29,5 @@ pub(super) fn canonical_values(mut f: Function) -> Function {
 
 /// Replaces every value `v` mentioned in `g` by `Value(new_index[v])`.
 pub(super) fn renumber_values(g: &mut Function, new_index: &[u32]) {
-    let map = |v: &mut Value| *v = Value(new_index[v.index()]);
-    for block in &mut g.blocks {
-        for phi in &mut block.phis {
-            map(&mut phi.def.value);
-            phi.args.iter_mut().for_each(|a| map(&mut a.value));
-        }
-        for inst in &mut block.insts {
-            match &mut inst.kind {
-                InstKind::Op(op) => {
-                    op.defs.iter_mut().for_each(|d| map(&mut d.value));
-                    op.operands.iter_mut().for_each(|o| {
-                        if let Operand::Value(u) = o {
-                            map(&mut u.value);
-                        }
-                    });
-                }
-                InstKind::ParallelCopy(moves) => moves.iter_mut().for_each(|m| map(&mut m.value)),
-                InstKind::Spill(m) | InstKind::Reload(m) => map(&mut m.value),
-                InstKind::Remat { value, .. } => map(value),
-                InstKind::Swap(..) => {}
-            }
-        }
-        block
-            .term
-            .uses_mut()
-            .iter_mut()
-            .for_each(|u| map(&mut u.value));
-    }
+    g.map_values(|v| Value(new_index[v.index()]));
 }

@@ -85,15 +85,7 @@ impl<'a> Flow<'a> {
             remat_ok,
             keys: HashMap::new(),
             linear: Vec::new(),
-            divergent: a.blocks.iter().any(|b| {
-                matches!(
-                    b.term,
-                    chromatic::Terminator::Branch {
-                        kind: chromatic::BranchKind::Divergent,
-                        ..
-                    }
-                )
-            }),
+            divergent: a.blocks.iter().any(|b| b.term.is_divergent()),
         };
         for loc in all_locations(a) {
             for u in units(loc) {

@@ -23,7 +23,7 @@ pub fn materialise(f: &Function, mut g: Function, plan: &Plan) -> Result<Functio
             }
         }
     }
-    rename_values(&mut g, &plan.origin);
+    g.map_values(|v| plan.origin[v.index()]);
     restore_memory_phis(f, &mut g, plan).map_err(&fail)?;
     g.values.truncate(plan.original_values);
     Ok(g)
@@ -92,37 +92,6 @@ fn lower_pseudo(inst: &Inst, plan: &Plan) -> Result<Option<InstKind>, String> {
         _ => return Err(format!("`{}` at {} lacks a location", op.opcode, inst.pos)),
     };
     Ok(Some(lowered))
-}
-
-fn rename_values(g: &mut Function, origin: &[Value]) {
-    let o = |v: &mut Value| *v = origin[v.index()];
-    for block in &mut g.blocks {
-        for phi in &mut block.phis {
-            o(&mut phi.def.value);
-            phi.args.iter_mut().for_each(|a| o(&mut a.value));
-        }
-        for inst in &mut block.insts {
-            match &mut inst.kind {
-                InstKind::Op(op) => {
-                    op.defs.iter_mut().for_each(|d| o(&mut d.value));
-                    for operand in &mut op.operands {
-                        if let Operand::Value(u) = operand {
-                            o(&mut u.value);
-                        }
-                    }
-                }
-                InstKind::ParallelCopy(moves) => moves.iter_mut().for_each(|m| o(&mut m.value)),
-                InstKind::Spill(m) | InstKind::Reload(m) => o(&mut m.value),
-                InstKind::Remat { value, .. } => o(value),
-                InstKind::Swap(..) => {}
-            }
-        }
-        block
-            .term
-            .uses_mut()
-            .iter_mut()
-            .for_each(|u| o(&mut u.value));
-    }
 }
 
 /// Puts each memory phi back in its block, in the original phi order, with its spill

@@ -48,6 +48,8 @@ pub struct Spilled {
     /// The budget left for assignment: reserved lane registers taken out.
     pub budget: Vec<u16>,
     pub plan: Plan,
+    /// The analysis of `func`; `None` when nothing was spilled and `func` is the original.
+    pub analysis: Option<Analysis>,
 }
 
 /// How the spilled function maps back to the original.
@@ -84,11 +86,11 @@ pub fn spill(
     let mut homes = BTreeMap::new();
     let mut lane_owners = Vec::new();
     let mut lane_registers = 0;
+    let mut analysis = None;
     for c in class_order(target) {
-        lower_class(&mut state, c, budget[c.index()])?;
+        let a = lower_class(&mut state, c, budget[c.index()])?;
         if let Some((v, lanes)) = lane_target(target, c).filter(|_| !state.owners.is_empty()) {
             let spare = budget[v.index()].saturating_sub(lowest[v.index()].units as u16);
-            let a = Analysis::new(&state.f, target);
             let owners: Vec<Value> = owners_of_class(&state, c, &lane_owners);
             let phis = memory_phi_slots(&state);
             let placed =
@@ -104,6 +106,7 @@ pub fn spill(
             budget[v.index()] -= regs;
             lane_registers += regs;
         }
+        analysis = Some(a);
     }
     let memory: Vec<Value> = state
         .owners
@@ -112,11 +115,11 @@ pub fn spill(
         .filter(|o| !homes.contains_key(o))
         .collect();
     check_uniform_in_memory(f, &state, &memory)?;
-    let placed = if memory.is_empty() {
-        Vec::new()
-    } else {
-        let a = Analysis::new(&state.f, target);
-        slots::colour_memory(&state.f, &a.cfg, &memory, &memory_phi_slots(&state))
+    let placed = match &analysis {
+        Some(a) if !memory.is_empty() => {
+            slots::colour_memory(&state.f, &a.cfg, &memory, &memory_phi_slots(&state))
+        }
+        _ => Vec::new(),
     };
     let mut memory_slots = 0;
     for (owner, first) in placed {
@@ -136,6 +139,7 @@ pub fn spill(
         func: state.f,
         budget,
         plan,
+        analysis,
     })
 }
 
@@ -149,6 +153,7 @@ fn unspilled(state: State, budget: &[u16]) -> Spilled {
         func: state.f,
         budget: budget.to_vec(),
         plan,
+        analysis: None,
     }
 }
 
@@ -159,15 +164,7 @@ fn check_uniform_in_memory(
     state: &State,
     memory: &[Value],
 ) -> Result<(), AllocError> {
-    let divergent = f.blocks.iter().find(|b| {
-        matches!(
-            b.term,
-            crate::program::Terminator::Branch {
-                kind: crate::program::BranchKind::Divergent,
-                ..
-            }
-        )
-    });
+    let divergent = f.blocks.iter().find(|b| b.term.is_divergent());
     let uniform = memory
         .iter()
         .find(|o| state.target.class(state.f.value(**o).class).uniform);
@@ -277,21 +274,22 @@ fn check_lowest(
     Ok(())
 }
 
-/// Spills values of class `c` until its demand is at most `k` everywhere.
+/// Spills values of class `c` until its demand is at most `k` everywhere; returns the
+/// analysis of the result.
 ///
 /// One analysis serves a round: the first excess point of every block is handled in
 /// reverse post-order, skipping blocks the round has already edited (their indices moved).
 /// Elsewhere the analysis may be stale only by values that have become dead; their next
 /// use, measured on the edited function, is infinitely far, so they are chosen first and
 /// spilling them changes nothing. A round ends early when an edge is split.
-fn lower_class(state: &mut State, c: ClassId, k: u16) -> Result<(), AllocError> {
+fn lower_class(state: &mut State, c: ClassId, k: u16) -> Result<Analysis, AllocError> {
     let limit = 64 + 8 * (state.f.values.len() + count_insts(&state.f));
     let mut budget_left = limit;
     loop {
         let a = Analysis::new(&state.f, state.target);
         let excess = excess_points(&state.f, &a, c, k);
         let Some(&(first_b, first_point)) = excess.first() else {
-            return Ok(());
+            return Ok(a);
         };
         if budget_left == 0 {
             return Err(stuck(state, &a, c, k, first_b, first_point));
@@ -533,25 +531,24 @@ fn fed_phis(state: &State, b: Block, v: Value) -> Vec<Victim> {
     out
 }
 
-/// Candidates at the end of `b`: values live out that are not passed to a phi (their
-/// uses are further on), and the phis of successors that `b`'s values are passed to.
+/// Candidates at the end of `b`: values live out that the terminator does not read (a
+/// value passed to a phi stands for that phi, see [`for_phi_arguments`]).
 fn at_block_end(state: &State, b: Block, live_out: impl Iterator<Item = Value>) -> Vec<Victim> {
-    let f = &state.f;
-    let block = f.block(b);
-    let mut out = Vec::new();
-    for v in live_out {
-        if block.term.uses().iter().any(|u| u.value == v) {
-            continue;
-        }
-        if distance::passes_as_phi_arg(f, b, v) {
-            out.extend(fed_phis(state, b, v));
-        } else {
-            out.push(Victim {
-                value: v,
-                from: (b, block.insts.len()),
-            });
-        }
-    }
+    let block = state.f.block(b);
+    let end = block.insts.len();
+    let mut out: Vec<Victim> = live_out
+        .filter(|&v| !block.term.uses().iter().any(|u| u.value == v))
+        .flat_map(|value| {
+            for_phi_arguments(
+                state,
+                b,
+                Victim {
+                    value,
+                    from: (b, end),
+                },
+            )
+        })
+        .collect();
     out.sort_by_key(|v| v.value);
     out.dedup_by_key(|v| v.value);
     out

@@ -93,21 +93,12 @@ fn interference(
     let mut adj = vec![BTreeSet::new(); owners.len()];
     for b in f.block_ids() {
         let mut live = live_out[b.index()].clone();
-        for inst in f.block(b).insts.iter().rev() {
-            match access(inst, &index) {
-                Some((Pseudo::Store, o)) => {
-                    for &other in live.iter().filter(|&&x| x != o) {
-                        adj[o].insert(other);
-                        adj[other].insert(o);
-                    }
-                    live.remove(&o);
-                }
-                Some((_, o)) => {
-                    live.insert(o);
-                }
-                None => {}
+        walk_back(f, b, &index, &mut live, |o, live| {
+            for &other in live.iter().filter(|&&x| x != o) {
+                adj[o].insert(other);
+                adj[other].insert(o);
             }
-        }
+        });
     }
     adj
 }
@@ -138,17 +129,7 @@ fn live_out_sets(
                 .flat_map(|s| live_in[s.index()].iter().copied())
                 .collect();
             let mut live = out.clone();
-            for inst in f.block(b).insts.iter().rev() {
-                match access(inst, index) {
-                    Some((Pseudo::Store, o)) => {
-                        live.remove(&o);
-                    }
-                    Some((_, o)) => {
-                        live.insert(o);
-                    }
-                    None => {}
-                }
-            }
+            walk_back(f, b, index, &mut live, |_, _| {});
             live_out[b.index()] = out;
             live.extend(entry[b.index()].iter().copied());
             if live != live_in[b.index()] {
@@ -158,6 +139,29 @@ fn live_out_sets(
         }
     }
     live_out
+}
+
+/// Walks `b` backward from `live` (owners live at its end): a reload makes its owner live,
+/// a store ends it; `at_store` sees each stored owner with the owners live just after.
+fn walk_back(
+    f: &Function,
+    b: Block,
+    index: &BTreeMap<Value, usize>,
+    live: &mut BTreeSet<usize>,
+    mut at_store: impl FnMut(usize, &BTreeSet<usize>),
+) {
+    for inst in f.block(b).insts.iter().rev() {
+        match access(inst, index) {
+            Some((Pseudo::Store, o)) => {
+                at_store(o, live);
+                live.remove(&o);
+            }
+            Some((_, o)) => {
+                live.insert(o);
+            }
+            None => {}
+        }
+    }
 }
 
 /// A store into or reload from an owner's location.
