@@ -408,3 +408,41 @@ join:
         "{text:?}"
     );
 }
+
+/// A class that spills into another class's registers uses memory for a tuple size that
+/// class does not have.
+#[test]
+fn a_tuple_the_target_class_cannot_hold_spills_to_memory() {
+    let mut p = parse(
+        "target generic q=4 r=8
+func @f {
+entry:
+  %x:q2 = mov 1
+  %a:q1 = mov 2
+  %b:q1 = mov 3
+  %c:q1 = add %a, %b
+  %d:q2 = add %x, %c
+  ret %d
+}
+",
+    )
+    .unwrap();
+    let (q, r) = (
+        p.target.class_by_name("q").unwrap(),
+        p.target.class_by_name("r").unwrap(),
+    );
+    p.target.classes[q.index()].spill = vec![chromatic::SpillTarget::Class { class: r }];
+    p.target.classes[r.index()].sizes = vec![1];
+    check(&p, vec![("q".into(), 3)]).unwrap_or_else(|e| panic!("{e}"));
+    let opts = AllocOptions {
+        budget: vec![("q".into(), 3)],
+        ..AllocOptions::default()
+    };
+    let (a, _) = allocate(&p, &opts).unwrap();
+    let code = spill_code(&a, "entry");
+    let to_memory = |k: &&&InstKind| matches!(k, InstKind::Spill(m) if matches!(m.dst, Location::Slot { len: 2, .. }));
+    assert_eq!(code.iter().filter(to_memory).count(), 1, "{}", print(&a));
+    assert!(!code
+        .iter()
+        .any(|k| matches!(k, InstKind::Spill(m) if m.dst.reg_class() == Some(r))));
+}

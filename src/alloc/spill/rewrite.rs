@@ -141,7 +141,7 @@ impl<'t> State<'t> {
         let (home, inserted) = if self.remat[self.origin[x.index()].index()] {
             (Home::Remat, None)
         } else {
-            match self.spill_target(self.f.value(x).class) {
+            match self.spill_target(x) {
                 SpillTarget::Class { class } => {
                     let h = self.fresh(x, class, "h");
                     let at = self.insert_after_def(x, |pos| pseudo::class_store(h, x, pos));
@@ -158,12 +158,14 @@ impl<'t> State<'t> {
         inserted
     }
 
-    /// The preferred spill destination of a class (lanes and memory are chosen among when
+    /// The preferred spill destination of `x`: a register of another class that has
+    /// tuples of `x`'s size, else a spill location (lanes and memory are chosen among when
     /// slots are coloured).
-    fn spill_target(&self, c: ClassId) -> SpillTarget {
-        let targets = &self.target.class(c).spill;
+    fn spill_target(&self, x: Value) -> SpillTarget {
+        let data = self.f.value(x);
+        let targets = &self.target.class(data.class).spill;
         let class_target = targets.iter().find_map(|t| match *t {
-            SpillTarget::Class { class } if self.target.class(class).allows_size(1) => {
+            SpillTarget::Class { class } if self.target.class(class).allows_size(data.size) => {
                 Some(SpillTarget::Class { class })
             }
             _ => None,
