@@ -37,6 +37,12 @@
 //! *logical* CFG. Labels carry no value from the allocator (move annotations are ignored),
 //! so the analysis is exact per SSA value and sound for any number of iterations.
 //!
+//! A phi's location may be a spill slot (or lanes, for a uniform class): a memory phi,
+//! checked like any other. Labels cannot tell apart instances of one value written under
+//! different exec masks, so one rule stands beside the lattice: in a function with a
+//! divergent branch, a uniform register may not be loaded from a per-lane scratch slot
+//! unless the same block wrote that slot earlier (`UniformFromScratch`).
+//!
 //! # The interpreter ([`interp`]) and the mutation engine ([`mutate`])
 //!
 //! An executable SIMT semantics in which every op is an uninterpreted function, run on
