@@ -157,7 +157,7 @@ fn summary(s: &FunctionStats) -> String {
 }
 
 /// Every `.chr` file under `dir`, sorted.
-fn chr_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+pub fn chr_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     let mut dirs = vec![dir.to_path_buf()];
     while let Some(d) = dirs.pop() {

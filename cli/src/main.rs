@@ -12,6 +12,7 @@ mod mutate_check;
 mod options;
 mod pipeline;
 mod run;
+mod sweep;
 mod verify;
 
 use clap::Parser;
@@ -35,6 +36,8 @@ enum Cli {
     MutateCheck(mutate_check::Args),
     /// Run the pipeline on every `.chr` file under a directory, in parallel.
     Corpus(corpus::Args),
+    /// Allocate every program at every budget from MaxLive down to the lowest legal one.
+    Sweep(sweep::Args),
 }
 
 /// What a command reports back to `main`.
@@ -54,6 +57,7 @@ fn main() -> ExitCode {
         Cli::Run(args) => run::run(&args),
         Cli::MutateCheck(args) => mutate_check::run(&args),
         Cli::Corpus(args) => corpus::run(&args),
+        Cli::Sweep(args) => sweep::run(&args),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

@@ -16,7 +16,7 @@ pub enum Verdict {
         allocated: Program,
         stats: Vec<FunctionStats>,
     },
-    /// The pressure exceeds the register file: needs spilling, which does not exist yet.
+    /// The budget is below what an instruction needs even with everything else spilled.
     OverBudget(AllocError),
     /// A real failure: an allocation error other than pressure, a verifier error, or
     /// traces that disagree.

@@ -366,3 +366,86 @@ fn corpus_occupancy_applies_per_target() {
         "{text}"
     );
 }
+
+/// high_pressure_block has MaxLive v=44 and needs 3 registers at its widest instruction:
+/// 42 budgets, each spilling one more value than the last until the end of the block.
+#[test]
+fn sweep_prints_the_spill_curve_of_a_class() {
+    let out = chromatic(&["sweep", "corpus/high_pressure_block.chr", "--class", "v"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 43, "{text}");
+    assert!(lines[0].starts_with("corpus/high_pressure_block.chr v=44  spills 0  reloads 0"));
+    assert!(
+        lines[4].starts_with("corpus/high_pressure_block.chr v=40  spills 4  reloads 4"),
+        "{}",
+        lines[4]
+    );
+    assert!(lines[41].contains(" v=3 "), "{}", lines[41]);
+    assert!(lines[..42].iter().all(|l| l.ends_with("verified")));
+    assert!(
+        lines[42].starts_with("points: 42  verified: 42  failed: 0"),
+        "{}",
+        lines[42]
+    );
+}
+
+#[test]
+fn sweep_json_has_one_verified_point_per_budget() {
+    let out = chromatic(&[
+        "sweep",
+        "corpus/ptx_predicates.chr",
+        "--class",
+        "p",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let points: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let points = points.as_array().expect("an array of points");
+    let budgets: Vec<u64> = points
+        .iter()
+        .map(|p| p["budget"].as_u64().expect("budget"))
+        .collect();
+    assert_eq!(budgets, [7, 6, 5, 4, 3, 2, 1]);
+    for p in points {
+        assert!(p["error"].is_null(), "{p}");
+        let class_spills: u64 = p["stats"][0]["classes"]
+            .as_array()
+            .expect("classes")
+            .iter()
+            .map(|c| c["class_spills"].as_u64().expect("class_spills"))
+            .sum();
+        assert!(class_spills >= 1, "predicates go to r registers: {p}");
+    }
+}
+
+#[test]
+fn sweep_of_an_unknown_class_exits_2() {
+    let out = chromatic(&["sweep", "corpus/straight_line.chr", "--class", "zz"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("has no class `zz`"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn sweep_reports_a_bad_file_with_its_position_and_exits_1() {
+    let path = temp_file(
+        "sweep_bad.chr",
+        "target gfx9\nfunc @f {\nb:\n  %x:v1 = foo %y\n  ret\n}\n",
+    );
+    let out = chromatic(&["sweep", &path]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains(&format!("{path}:4:15")),
+        "{}",
+        stderr(&out)
+    );
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}

@@ -1,0 +1,277 @@
+//! `chromatic sweep PATH...`: the spill curve of every program. For each `.chr` file (a
+//! directory is walked like `corpus`), each register class and each budget from the
+//! class's MaxLive down to its lowest legal budget (what the most demanding instruction
+//! needs, `spill::minimum`), the whole pipeline runs with that class at that budget and the
+//! others at their full file: spill, assign, verify independently, compare interpreter
+//! traces. One line per point gives the spill code the budget cost (static counts and the
+//! frequency-weighted cost) and the occupancy reached; the totals close the report.
+//! Points run in parallel; output follows file, class and budget order, so it is identical
+//! from run to run. Any point that does not verify makes the command exit 1.
+
+use crate::check::validate;
+use crate::corpus::chr_files;
+use crate::diag::Source;
+use crate::pipeline::{run_pipeline, Verdict};
+use crate::Outcome;
+use chromatic::alloc::spill::minimum::lowest_legal;
+use chromatic::alloc::{AllocOptions, FunctionStats};
+use chromatic::analysis::Analysis;
+use chromatic::Program;
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// `.chr` files, or directories to walk for them.
+    #[arg(required = true)]
+    paths: Vec<String>,
+    /// Sweep only this class (default: every class with live values).
+    #[arg(long)]
+    class: Option<String>,
+    /// Print the points as JSON instead of lines and totals.
+    #[arg(long)]
+    json: bool,
+}
+
+/// One program with one class at one budget.
+#[derive(Debug, Serialize)]
+struct Point {
+    file: String,
+    class: String,
+    budget: u16,
+    /// Per function, when the point verified.
+    stats: Vec<FunctionStats>,
+    error: Option<String>,
+}
+
+/// Spill code summed over the functions and classes of a point, or of a whole sweep.
+#[derive(Debug, Default, Clone, Copy)]
+struct Totals {
+    spills: u32,
+    reloads: u32,
+    remats: u32,
+    lane_spills: u32,
+    class_spills: u32,
+    slots: u32,
+    cost: f64,
+}
+
+impl Totals {
+    fn of(stats: &[FunctionStats]) -> Totals {
+        let mut t = Totals::default();
+        for f in stats {
+            t.slots += f.spill_slots;
+            for c in &f.classes {
+                t.spills += c.spills;
+                t.reloads += c.reloads;
+                t.remats += c.remats;
+                t.lane_spills += c.lane_spills;
+                t.class_spills += c.class_spills;
+                t.cost += c.spill_cost;
+            }
+        }
+        t
+    }
+
+    fn add(&mut self, o: Totals) {
+        self.spills += o.spills;
+        self.reloads += o.reloads;
+        self.remats += o.remats;
+        self.lane_spills += o.lane_spills;
+        self.class_spills += o.class_spills;
+        self.slots += o.slots;
+        self.cost += o.cost;
+    }
+}
+
+impl std::fmt::Display for Totals {
+    fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            out,
+            "spills {}  reloads {}  remats {}  lane_spills {}  class_spills {}  slots {}  cost {}",
+            self.spills,
+            self.reloads,
+            self.remats,
+            self.lane_spills,
+            self.class_spills,
+            self.slots,
+            self.cost
+        )
+    }
+}
+
+pub fn run(args: &Args) -> anyhow::Result<Outcome> {
+    let mut files = Vec::new();
+    for path in &args.paths {
+        files.extend(files_under(Path::new(path))?);
+    }
+    let mut programs = Vec::new();
+    let mut problems = 0;
+    for path in &files {
+        match load(path) {
+            Ok(p) => programs.push((path.display().to_string(), p)),
+            Err(message) => {
+                eprint!("{message}");
+                problems += 1;
+            }
+        }
+    }
+    let jobs = jobs(&programs, args.class.as_deref())?;
+    let points = run_points(&programs, &jobs);
+    problems += points.iter().filter(|p| p.error.is_some()).count();
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&points)?);
+    } else {
+        report(&points);
+    }
+    Ok(if problems == 0 {
+        Outcome::Ok
+    } else {
+        Outcome::Problem
+    })
+}
+
+fn files_under(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    if path.is_dir() {
+        chr_files(path)
+    } else {
+        Ok(vec![path.to_path_buf()])
+    }
+}
+
+/// Reads, parses and validates one file; the error is rendered against its source.
+fn load(path: &Path) -> Result<Program, String> {
+    let source = Source::read(&path.display().to_string()).map_err(|e| format!("{e}\n"))?;
+    let program = chromatic::parse(&source.text).map_err(|e| source.render(e.pos, &e.message))?;
+    let errors = validate(&program);
+    if errors.is_empty() {
+        Ok(program)
+    } else {
+        Err(errors
+            .iter()
+            .map(|e| source.render(e.pos, &e.message))
+            .collect())
+    }
+}
+
+/// (program index, class name, budget) for every point, in report order.
+fn jobs(
+    programs: &[(String, Program)],
+    only: Option<&str>,
+) -> anyhow::Result<Vec<(usize, String, u16)>> {
+    let mut jobs = Vec::new();
+    for (i, (_, p)) in programs.iter().enumerate() {
+        if let Some(name) = only {
+            if p.target.class_by_name(name).is_none() {
+                anyhow::bail!(
+                    "{}: target {} has no class `{name}`",
+                    programs[i].0,
+                    p.target
+                );
+            }
+        }
+        for (class, budgets) in budget_ranges(p) {
+            if only.is_none_or(|name| name == class) {
+                jobs.extend(budgets.rev().map(|k| (i, class.clone(), k)));
+            }
+        }
+    }
+    Ok(jobs)
+}
+
+/// Per class with live values: budgets from the lowest legal one (at least 1) to MaxLive,
+/// both over every function of `p` and capped by the register file.
+fn budget_ranges(p: &Program) -> Vec<(String, std::ops::RangeInclusive<u16>)> {
+    let analyses: Vec<Analysis> = p
+        .functions
+        .iter()
+        .map(|f| Analysis::new(f, &p.target))
+        .collect();
+    let lowest: Vec<Vec<u32>> = p
+        .functions
+        .iter()
+        .map(|f| lowest_legal(f, &p.target).iter().map(|l| l.units).collect())
+        .collect();
+    p.target
+        .class_ids()
+        .filter_map(|c| {
+            let class = p.target.class(c);
+            let max_live = analyses.iter().map(|a| a.pressure.max_live(c)).max()?;
+            let low = lowest.iter().map(|l| l[c.index()]).max()?.max(1);
+            let high = max_live.min(u32::from(class.units));
+            (max_live > 0).then(|| (class.name.clone(), low as u16..=high as u16))
+        })
+        .collect()
+}
+
+fn run_points(programs: &[(String, Program)], jobs: &[(usize, String, u16)]) -> Vec<Point> {
+    let progress = ProgressBar::new(jobs.len() as u64).with_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let points = jobs
+        .par_iter()
+        .map(|(i, class, budget)| {
+            let (file, program) = &programs[*i];
+            let point = run_point(file, program, class, *budget);
+            progress.inc(1);
+            point
+        })
+        .collect();
+    progress.finish_and_clear();
+    points
+}
+
+fn run_point(file: &str, program: &Program, class: &str, budget: u16) -> Point {
+    let options = AllocOptions {
+        budget: vec![(class.to_string(), budget)],
+        ..AllocOptions::default()
+    };
+    let (stats, error) = match run_pipeline(program, &options) {
+        Verdict::Verified { stats, .. } => (stats, None),
+        Verdict::OverBudget(e) => (Vec::new(), Some(e.to_string())),
+        Verdict::Failed(message) => (Vec::new(), Some(message)),
+    };
+    Point {
+        file: file.to_string(),
+        class: class.to_string(),
+        budget,
+        stats,
+        error,
+    }
+}
+
+fn report(points: &[Point]) {
+    let mut totals = Totals::default();
+    let mut failed = 0;
+    for p in points {
+        let head = format!("{} {}={}", p.file, p.class, p.budget);
+        match &p.error {
+            Some(e) => {
+                failed += 1;
+                println!("{head}  FAILED: {e}");
+            }
+            None => {
+                let t = Totals::of(&p.stats);
+                totals.add(t);
+                println!("{head}  {t}  occupancy {}  verified", occupancy(&p.stats));
+            }
+        }
+    }
+    println!(
+        "points: {}  verified: {}  failed: {failed}  {totals}",
+        points.len(),
+        points.len() - failed
+    );
+}
+
+/// The lowest occupancy over the functions, `-` without an occupancy model.
+fn occupancy(stats: &[FunctionStats]) -> String {
+    stats
+        .iter()
+        .filter_map(|s| s.occupancy)
+        .min()
+        .map_or(String::from("-"), |o| o.to_string())
+}
