@@ -7,6 +7,11 @@
 //! frequency-weighted cost) and the occupancy reached; the totals close the report.
 //! Points run in parallel; output follows file, class and budget order, so it is identical
 //! from run to run. Any point that does not verify makes the command exit 1.
+//!
+//! With `--oracle`, each verified point is also solved by the ILP oracle
+//! (`chromatic_oracle::spill`): the minimum spill cost of the swept class at that budget,
+//! or a lower bound when the node limit stops the proof, next to the allocator's cost of
+//! the same class; the totals give the optimality gap over the points proven optimal.
 
 use crate::check::validate;
 use crate::corpus::chr_files;
@@ -17,6 +22,7 @@ use chromatic::alloc::spill::minimum::lowest_legal;
 use chromatic::alloc::{AllocOptions, FunctionStats};
 use chromatic::analysis::Analysis;
 use chromatic::Program;
+use chromatic_oracle::spill::{min_spill_cost, Limits};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -33,6 +39,12 @@ pub struct Args {
     /// Print the points as JSON instead of lines and totals.
     #[arg(long)]
     json: bool,
+    /// Compare each point's spill cost with the ILP oracle's minimum.
+    #[arg(long)]
+    oracle: bool,
+    /// Branch-and-bound nodes the oracle may explore per function.
+    #[arg(long, default_value_t = Limits::default().nodes, value_name = "N")]
+    nodes: u64,
 }
 
 /// One program with one class at one budget.
@@ -44,6 +56,19 @@ struct Point {
     /// Per function, when the point verified.
     stats: Vec<FunctionStats>,
     error: Option<String>,
+    /// The oracle's answer, with `--oracle`.
+    oracle: Option<Oracle>,
+}
+
+/// The oracle against the allocator on the swept class, summed over the functions.
+#[derive(Debug, Serialize, Clone, Copy)]
+struct Oracle {
+    /// The allocator's frequency-weighted spill cost of the class.
+    allocator: f64,
+    /// The minimum, when proven for every function.
+    optimum: Option<f64>,
+    /// A lower bound on the minimum.
+    bound: f64,
 }
 
 /// Spill code summed over the functions and classes of a point, or of a whole sweep.
@@ -119,7 +144,8 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
         }
     }
     let jobs = jobs(&programs, args.class.as_deref())?;
-    let points = run_points(&programs, &jobs);
+    let limits = args.oracle.then_some(Limits { nodes: args.nodes });
+    let points = run_points(&programs, &jobs, limits);
     problems += points.iter().filter(|p| p.error.is_some()).count();
     if args.json {
         println!("{}", serde_json::to_string_pretty(&points)?);
@@ -206,7 +232,11 @@ fn budget_ranges(p: &Program) -> Vec<(String, std::ops::RangeInclusive<u16>)> {
         .collect()
 }
 
-fn run_points(programs: &[(String, Program)], jobs: &[(usize, String, u16)]) -> Vec<Point> {
+fn run_points(
+    programs: &[(String, Program)],
+    jobs: &[(usize, String, u16)],
+    oracle: Option<Limits>,
+) -> Vec<Point> {
     let progress = ProgressBar::new(jobs.len() as u64).with_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
@@ -215,7 +245,13 @@ fn run_points(programs: &[(String, Program)], jobs: &[(usize, String, u16)]) -> 
         .par_iter()
         .map(|(i, class, budget)| {
             let (file, program) = &programs[*i];
-            let point = run_point(file, program, class, *budget);
+            let mut point = run_point(file, program, class, *budget);
+            if let Some(limits) = oracle.filter(|_| point.error.is_none()) {
+                match solve(program, &point, limits) {
+                    Ok(o) => point.oracle = Some(o),
+                    Err(e) => point.error = Some(format!("oracle: {e}")),
+                }
+            }
             progress.inc(1);
             point
         })
@@ -240,7 +276,29 @@ fn run_point(file: &str, program: &Program, class: &str, budget: u16) -> Point {
         budget,
         stats,
         error,
+        oracle: None,
     }
+}
+
+/// The oracle's minimum for the point's class and budget, function by function.
+fn solve(program: &Program, point: &Point, limits: Limits) -> Result<Oracle, String> {
+    let class = program
+        .target
+        .class_by_name(&point.class)
+        .ok_or_else(|| format!("no class `{}`", point.class))?;
+    let mut result = Oracle {
+        allocator: 0.0,
+        optimum: Some(0.0),
+        bound: 0.0,
+    };
+    for (f, stats) in program.functions.iter().zip(&point.stats) {
+        let answer = min_spill_cost(f, &program.target, class, u32::from(point.budget), limits)
+            .map_err(|e| format!("@{}: {e}", f.name))?;
+        result.allocator += stats.classes[class.index()].spill_cost;
+        result.bound += answer.bound;
+        result.optimum = result.optimum.zip(answer.optimum).map(|(a, b)| a + b);
+    }
+    Ok(result)
 }
 
 fn report(points: &[Point]) {
@@ -256,7 +314,11 @@ fn report(points: &[Point]) {
             None => {
                 let t = Totals::of(&p.stats);
                 totals.add(t);
-                println!("{head}  {t}  occupancy {}  verified", occupancy(&p.stats));
+                let oracle = p.oracle.map(oracle_column).unwrap_or_default();
+                println!(
+                    "{head}  {t}  occupancy {}  verified{oracle}",
+                    occupancy(&p.stats)
+                );
             }
         }
     }
@@ -265,6 +327,39 @@ fn report(points: &[Point]) {
         points.len(),
         points.len() - failed
     );
+    let answers: Vec<Oracle> = points.iter().filter_map(|p| p.oracle).collect();
+    if !answers.is_empty() {
+        println!("{}", gap_summary(&answers));
+    }
+}
+
+/// `  class cost 64  optimum 64` or `  class cost 70  bound 60`.
+fn oracle_column(o: Oracle) -> String {
+    match o.optimum {
+        Some(optimum) => format!("  class cost {}  optimum {optimum}", o.allocator),
+        None => format!("  class cost {}  bound {}", o.allocator, o.bound),
+    }
+}
+
+/// The optimality gap over the points the oracle proved.
+fn gap_summary(answers: &[Oracle]) -> String {
+    let proven: Vec<(f64, f64)> = answers
+        .iter()
+        .filter_map(|o| Some((o.allocator, o.optimum?)))
+        .collect();
+    let allocator: f64 = proven.iter().map(|p| p.0).sum();
+    let optimum: f64 = proven.iter().map(|p| p.1).sum();
+    let at_optimum = proven.iter().filter(|p| p.0 <= p.1 + 1e-6).count();
+    let gap = if optimum > 0.0 {
+        format!("{:.1}%", 100.0 * (allocator - optimum) / optimum)
+    } else {
+        String::from("-")
+    };
+    format!(
+        "oracle: proven {} of {}  at optimum: {at_optimum}  allocator cost {allocator}  optimum {optimum}  gap {gap}",
+        proven.len(),
+        answers.len()
+    )
 }
 
 /// The lowest occupancy over the functions, `-` without an occupancy model.
