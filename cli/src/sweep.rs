@@ -33,7 +33,8 @@ pub struct Args {
     /// `.chr` files, or directories to walk for them.
     #[arg(required = true)]
     paths: Vec<String>,
-    /// Sweep only this class (default: every class with live values).
+    /// Sweep only this class, in the programs whose target has it (default: every class
+    /// with live values).
     #[arg(long)]
     class: Option<String>,
     /// Print the points as JSON instead of lines and totals.
@@ -189,19 +190,18 @@ fn jobs(
 ) -> anyhow::Result<Vec<(usize, String, u16)>> {
     let mut jobs = Vec::new();
     for (i, (_, p)) in programs.iter().enumerate() {
-        if let Some(name) = only {
-            if p.target.class_by_name(name).is_none() {
-                anyhow::bail!(
-                    "{}: target {} has no class `{name}`",
-                    programs[i].0,
-                    p.target
-                );
-            }
-        }
         for (class, budgets) in budget_ranges(p) {
             if only.is_none_or(|name| name == class) {
                 jobs.extend(budgets.rev().map(|k| (i, class.clone(), k)));
             }
+        }
+    }
+    if let Some(name) = only {
+        let known = programs
+            .iter()
+            .any(|(_, p)| p.target.class_by_name(name).is_some());
+        if !known {
+            anyhow::bail!("no program's target has a class `{name}`");
         }
     }
     Ok(jobs)

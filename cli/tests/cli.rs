@@ -425,7 +425,7 @@ fn sweep_of_an_unknown_class_exits_2() {
     let out = chromatic(&["sweep", "corpus/straight_line.chr", "--class", "zz"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("has no class `zz`"),
+        stderr(&out).contains("has a class `zz`"),
         "{}",
         stderr(&out)
     );

@@ -22,7 +22,8 @@
 //! Classes are lowered in spill-dependency order: a class spilling into registers or lanes
 //! of another class goes first, so the second sees the extra demand. Uniform values then
 //! take lanes of reserved per-lane registers ([`slots`], AMD SGPR → VGPR lanes, which the
-//! per-lane budget loses), as many as the per-lane class can spare; the rest, and every
+//! per-lane budget loses; they sit at the top of the registers that keep the occupancy of
+//! what the per-lane class needs, not at the top of its budget), as many as the per-lane class can spare; the rest, and every
 //! per-lane value, take scratch slots. Spill locations are coloured: values whose spilled
 //! lifetimes do not interfere share one. [`materialise`] turns the pseudo-operations
 //! ([`pseudo`]) into `spill`/`reload`/`remat` once registers are assigned.
@@ -96,14 +97,13 @@ pub fn spill(
             let placed =
                 slots::colour_lanes(&state.f, &a.divergence.linear, &owners, &phis, lanes, spare);
             let regs = slots::lane_registers(&placed, lanes);
+            let need = lane_class_need(&state.f, &a, v, lowest[v.index()].units) + regs;
+            let top = lane_ceiling(target, v, need, budget[v.index()]);
             for (owner, offset) in placed {
-                homes.insert(
-                    owner,
-                    lane_location(&state, owner, v, budget[v.index()], lanes, offset),
-                );
+                homes.insert(owner, lane_location(&state, owner, v, top, lanes, offset));
             }
             lane_owners.extend(owners);
-            budget[v.index()] -= regs;
+            budget[v.index()] = top - regs;
             lane_registers += regs;
         }
         analysis = Some(a);
@@ -200,6 +200,34 @@ fn owners_of_class(state: &State, c: ClassId, taken: &[Value]) -> Vec<Value> {
         .copied()
         .filter(|o| state.f.value(*o).class == c && !taken.contains(o))
         .collect()
+}
+
+/// Registers the per-lane class needs besides lane registers: its pressure or its lowest
+/// legal budget, whichever is higher, plus room for its widest tuple to find an aligned
+/// place.
+fn lane_class_need(f: &Function, a: &Analysis, v: ClassId, lowest: u32) -> u16 {
+    let widest = f
+        .value_ids()
+        .filter(|&x| f.value(x).class == v)
+        .map(|x| f.value(x).size)
+        .max()
+        .unwrap_or(1);
+    let need = a.pressure.max_live(v).max(lowest) + u32::from(widest) - 1;
+    u16::try_from(need).unwrap_or(u16::MAX)
+}
+
+/// Where the lane registers end: the most registers of the per-lane class that still give
+/// the occupancy of `need`, within the budget. Reserving them at the top of the budget
+/// instead would make every function that spills a uniform value count the whole file as
+/// used (occupancy 1 on AMD with the full budget).
+fn lane_ceiling(target: &Target, v: ClassId, need: u16, budget: u16) -> u16 {
+    let mut used = vec![0; target.classes.len()];
+    used[v.index()] = need.min(budget);
+    let same_occupancy = target
+        .occupancy(&used)
+        .and_then(|n| target.budget_for_occupancy(n).ok())
+        .map_or(budget, |b| b[v.index()]);
+    same_occupancy.clamp(need.min(budget), budget)
 }
 
 fn lane_location(
