@@ -5,9 +5,11 @@
 
 use arbitrary::Unstructured;
 use chromatic::alloc::parallel_copy::sequentialise;
+use chromatic::alloc::spill::minimum::lowest_legal;
 use chromatic::alloc::{allocate, AllocError, AllocOptions, Policy};
 use chromatic::gen::{generate, GenConfig};
 use chromatic::{ClassId, InstKind, Location, Move, Program, Target, Value};
+use chromatic_oracle::spill::{min_spill_cost, Limits};
 use chromatic_verifier::interp::{run, Config};
 use chromatic_verifier::mutate::{mutate, Rng};
 
@@ -71,6 +73,63 @@ pub fn alloc_verify(data: &[u8]) -> bool {
         Err(AllocError::Pressure { .. }) => false,
         Err(_) => full && !conflicting_fixed && has_room(&p),
     }
+}
+
+/// A random program with one class lowered to a random budget from its MaxLive down to
+/// its lowest legal budget: the allocation verifies, and its spill cost for that class is
+/// never below the ILP oracle's bound (`chromatic_oracle::spill`). A wrong cost model, a
+/// miscounted statistic or a model that forbids what the allocator does shows up here.
+pub fn oracle_bound(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    let Ok(p) = generate(&mut u, &GenConfig::default()) else {
+        return;
+    };
+    let Some((class, budget)) = class_budget(&mut u, &p) else {
+        return;
+    };
+    let opts = AllocOptions {
+        budget: vec![(p.target.class(class).name.clone(), budget)],
+        ..AllocOptions::default()
+    };
+    let Ok((a, stats)) = allocate(&p, &opts) else {
+        return;
+    };
+    check_allocation(&p, &a, &opts);
+    let limits = Limits { nodes: 50 };
+    for (f, s) in p.functions.iter().zip(&stats) {
+        let answer = min_spill_cost(f, &p.target, class, u32::from(budget), limits)
+            .unwrap_or_else(|e| panic!("oracle: {e}\n{}", chromatic::print(&p)));
+        let cost = s.classes[class.index()].spill_cost;
+        assert!(
+            cost >= answer.bound - 1e-6 * answer.bound.max(1.0),
+            "@{}: allocator cost {cost} below the oracle's bound {:?} at {}={budget}\n{}\n{}",
+            f.name,
+            answer,
+            p.target.class(class).name,
+            chromatic::print(&p),
+            chromatic::print(&a)
+        );
+    }
+}
+
+/// A class with live values and a budget between its lowest legal one and MaxLive, both
+/// over every function.
+fn class_budget(u: &mut Unstructured, p: &Program) -> Option<(ClassId, u16)> {
+    let class = ClassId(
+        u.int_in_range(0..=p.target.classes.len().checked_sub(1)?)
+            .ok()? as u8,
+    );
+    let (mut max_live, mut lowest) = (0, 1);
+    for f in &p.functions {
+        let a = chromatic::analysis::Analysis::new(f, &p.target);
+        max_live = max_live.max(a.pressure.max_live(class));
+        lowest = lowest.max(lowest_legal(f, &p.target)[class.index()].units);
+    }
+    let high = u16::try_from(max_live)
+        .ok()?
+        .min(p.target.class(class).units);
+    let low = u16::try_from(lowest).ok()?;
+    (low <= high).then(|| (class, u.int_in_range(low..=high).unwrap_or(high)))
 }
 
 fn random_budget(u: &mut Unstructured, t: &Target) -> Vec<(String, u16)> {

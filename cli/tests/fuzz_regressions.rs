@@ -10,11 +10,12 @@ fn alloc_verify(data: &[u8]) {
     fuzz_checks::alloc_verify(data);
 }
 
-const TARGETS: [(&str, Check); 4] = [
+const TARGETS: [(&str, Check); 5] = [
     ("parse", fuzz_checks::parse),
     ("alloc_verify", alloc_verify),
     ("parallel_copy", fuzz_checks::parallel_copy),
     ("verifier_mutants", fuzz_checks::verifier_mutants),
+    ("oracle_bound", fuzz_checks::oracle_bound),
 ];
 
 /// The fuzz input of sweep seed `seed`.
@@ -39,8 +40,13 @@ fn stored_regressions_replay() {
 
 #[test]
 fn seeded_sweep_of_every_target() {
-    for (_, check) in TARGETS {
-        for seed in 0..SWEEP {
+    for (name, check) in TARGETS {
+        let seeds = if name == "oracle_bound" {
+            ORACLE_SWEEP
+        } else {
+            SWEEP
+        };
+        for seed in 0..seeds {
             check(&bytes(seed, 4096));
         }
     }
@@ -60,6 +66,10 @@ fn roomy_programs_are_rarely_rejected() {
 /// Seeds per target in the sweep: enough to reach every generator feature, small enough
 /// for CI.
 const SWEEP: u64 = 2000;
+
+/// Seeds for `oracle_bound`, whose every case solves an ILP per function (about 90 ms a
+/// case on average, where the others take well under 1 ms).
+const ORACLE_SWEEP: u64 = 200;
 
 /// The allocator on 20,000 sweep seeds (ten times the regular sweep): every allocation
 /// verifies and behaves like the original. Run with `--ignored`; it prints how many roomy
