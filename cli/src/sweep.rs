@@ -145,7 +145,10 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
         }
     }
     let jobs = jobs(&programs, args.class.as_deref())?;
-    let limits = args.oracle.then_some(Limits { nodes: args.nodes });
+    let limits = args.oracle.then_some(Limits {
+        nodes: args.nodes,
+        ..Limits::default()
+    });
     let points = run_points(&programs, &jobs, limits);
     problems += points.iter().filter(|p| p.error.is_some()).count();
     if args.json {

@@ -17,6 +17,8 @@ pub enum OracleError {
         needed: u32,
         budget: u32,
     },
+    #[error("the model has {variables} 0-1 variables, more than the limit of {limit}")]
+    TooLarge { variables: usize, limit: usize },
     #[error("the ILP solver failed: {0}")]
     Solver(String),
 }

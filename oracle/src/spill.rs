@@ -37,11 +37,16 @@ use std::collections::{BTreeMap, BTreeSet};
 pub struct Limits {
     /// Branch-and-bound nodes (the root relaxation is not one).
     pub nodes: u64,
+    /// Refuse models with more 0-1 variables than this (`None`: no limit).
+    pub max_variables: Option<usize>,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { nodes: 2_000 }
+        Limits {
+            nodes: 2_000,
+            max_variables: None,
+        }
     }
 }
 
@@ -361,6 +366,9 @@ impl<'f> Model<'f> {
 
     fn solve(self, limits: Limits) -> Result<SpillOptimum, OracleError> {
         let variables = self.regs.len() + self.stores.len();
+        if let Some(limit) = limits.max_variables.filter(|&l| variables > l) {
+            return Err(OracleError::TooLarge { variables, limit });
+        }
         let mut problem = self.vars.minimise(self.objective).using(microlp);
         for c in self.constraints {
             problem.add_constraint(c);
