@@ -91,6 +91,19 @@ fn fragmented_tuple_exchanges_with_dying_operands() {
 }
 
 #[test]
+fn full_fragmented_file_is_compacted_for_a_tuple() {
+    let (a, stats) = allocate_verified(&corpus("compaction.chr"), &AllocOptions::default());
+    let text = print(&a);
+    assert_eq!(
+        line_with(&text, "parallel_copy"),
+        "  parallel_copy v[2:3] <- v[3:4] %c",
+        "{text}"
+    );
+    let v = class(&stats[0].classes, "v");
+    assert_eq!((v.copies, v.regs_used, v.max_live), (1, 6, 6));
+}
+
+#[test]
 fn fixed_register_conflict_moves_the_occupant() {
     let (a, stats) = allocate_verified(&corpus("fixed_conflict.chr"), &AllocOptions::default());
     let text = print(&a);

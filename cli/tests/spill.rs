@@ -9,13 +9,19 @@ use chromatic::{parse, print, InstKind, Location, Program, Value};
 use chromatic_verifier::interp::{run, Config};
 use std::path::PathBuf;
 
+/// Every program under `corpus/` and `corpus/regressions/`, by path relative to `corpus/`.
 fn corpus_programs() -> Vec<(String, Program)> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../corpus");
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .expect("corpus dir")
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|n| n.ends_with(".chr"))
-        .collect();
+    let chr_files = |sub: &str| -> Vec<String> {
+        std::fs::read_dir(dir.join(sub))
+            .expect("corpus dir")
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.ends_with(".chr"))
+            .map(|n| format!("{sub}{n}"))
+            .collect()
+    };
+    let mut names = chr_files("");
+    names.extend(chr_files("regressions/"));
     names.sort();
     names
         .into_iter()
@@ -73,15 +79,9 @@ fn check(p: &Program, budget: Vec<(String, u16)>) -> Result<(), String> {
 }
 
 /// Budgets at or near the lowest legal one where allocation stops with a clear error
-/// instead of an allocation (README, Known limits): a VGPR file filled to the last unit
-/// with 4-tuples defeats assignment's live-range splitting, as do two uniform values that
-/// fixed uses make trade places in a full file before a divergent branch.
-const KNOWN_LIMITS: [&str; 4] = [
-    "tuples_split_collect.chr v=12",
-    "tuples_split_collect.chr v=13",
-    "tuples_split_collect.chr v=14",
-    "uniform_copies_before_divergent_branch.chr s=2",
-];
+/// instead of an allocation (README, Known limits): two uniform values that fixed uses
+/// make trade places in a full file before a divergent branch.
+const KNOWN_LIMITS: [&str; 1] = ["uniform_copies_before_divergent_branch.chr s=2"];
 
 /// Programs that, with every class at its lowest legal budget at once, have uniform values
 /// to spill under divergent branches and no VGPR to spare for their lanes.

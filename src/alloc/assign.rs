@@ -20,6 +20,11 @@
 //!    register, fixed into theirs (displacing), else the `prefer`red operand's register,
 //!    else the policy's first free window, else the window displacing the fewest units.
 //!
+//! 5. when that fails because the file is fragmented (a tuple finds no window even with
+//!    its occupants moved, as ACO's sliding window can fail), the instruction is retried
+//!    after compacting its classes: values repacked by decreasing width around the fixed
+//!    registers and values that may not move, with windows kept for its defs.
+//!
 //! All moves an instruction needs form one parallel copy placed just before it; a move's
 //! destination never overlaps a unit the instruction reads. Uniform values live into a
 //! block of a divergent then-region are never moved there: the then-side falls through
@@ -27,7 +32,7 @@
 //! exists only in the linear CFG.
 
 use super::parallel_copy::sequentialise;
-use super::regfile::{Policy, RegFile};
+use super::regfile::{Packing, Policy, RegFile};
 use super::stats::overlaps;
 use super::{AllocError, TEMP_SLOT};
 use crate::analysis::Analysis;
@@ -132,6 +137,15 @@ fn fixed_units_in_then_regions(
     units.sort();
     units.dedup();
     units
+}
+
+/// The assigner's state before an instruction, to retry it after compaction.
+struct Checkpoint {
+    regs: RegFile,
+    loc: Vec<Option<Location>>,
+    placed: usize,
+    moves: Vec<Pending>,
+    duplicates: Vec<Move>,
 }
 
 /// One pending move of the parallel copy before the current instruction.
@@ -603,6 +617,9 @@ impl Assigner<'_> {
         Some(plan)
     }
 
+    /// Assigns one instruction. When its constraints cannot be met in the fragmented file
+    /// (a tuple finds no window even with other values moved out of the way), the file is
+    /// compacted first and the constraints are met again (ACO's last resort).
     fn op(
         &mut self,
         b: Block,
@@ -611,35 +628,15 @@ impl Assigner<'_> {
         pos: Pos,
         out: &mut Vec<Inst>,
     ) -> Result<(), AllocError> {
-        let killed: Vec<Value> = self.a.liveness.kills_at(b, i as u32).collect();
-        let uses: Vec<Use> = op.uses().copied().collect();
-        let mut view = InstView {
-            read_at: vec![None; uses.len()],
-            copies: Vec::new(),
-            uses,
-            killed,
-            def_locs: vec![None; op.defs.len()],
-            pos,
-        };
-        let late_fixed: Vec<Location> = op
-            .defs
-            .iter()
-            .filter(|d| !d.early_clobber)
-            .filter_map(|d| d.fixed)
-            .collect();
-        self.fixed_uses(&mut view, &late_fixed)?;
-        self.duplicate_tied(&op, &mut view)?;
-        self.place_defs(&op, &mut view, true)?;
-        for &v in &view.killed {
-            let copies = view.copies.iter().filter(|&&(w, _)| w == v);
-            for l in self.loc[v.index()]
-                .into_iter()
-                .chain(copies.map(|&(_, l)| l))
-            {
-                self.regs.release(l, v);
+        let before = self.checkpoint();
+        let view = match self.constrain(b, i, &op, pos) {
+            Ok(view) => view,
+            Err(e) => {
+                self.rollback(before);
+                self.compact_for(b, i, &op);
+                self.constrain(b, i, &op, pos).map_err(|_| e)?
             }
-        }
-        self.place_defs(&op, &mut view, false)?;
+        };
         self.emit_moves(out, &view);
         let mut k = 0;
         for operand in &mut op.operands {
@@ -668,6 +665,134 @@ impl Assigner<'_> {
             pos,
         });
         Ok(())
+    }
+
+    /// Meets the constraints of `op` (fixed uses, tied copies, early then late defs) and
+    /// returns what the instruction reads and defines; the moves wait in `self.moves`.
+    fn constrain(&mut self, b: Block, i: usize, op: &Op, pos: Pos) -> Result<InstView, AllocError> {
+        let killed: Vec<Value> = self.a.liveness.kills_at(b, i as u32).collect();
+        let uses: Vec<Use> = op.uses().copied().collect();
+        let mut view = InstView {
+            read_at: vec![None; uses.len()],
+            copies: Vec::new(),
+            uses,
+            killed,
+            def_locs: vec![None; op.defs.len()],
+            pos,
+        };
+        let late_fixed: Vec<Location> = op
+            .defs
+            .iter()
+            .filter(|d| !d.early_clobber)
+            .filter_map(|d| d.fixed)
+            .collect();
+        self.fixed_uses(&mut view, &late_fixed)?;
+        self.duplicate_tied(op, &mut view)?;
+        self.place_defs(op, &mut view, true)?;
+        for &v in &view.killed {
+            let copies = view.copies.iter().filter(|&&(w, _)| w == v);
+            for l in self.loc[v.index()]
+                .into_iter()
+                .chain(copies.map(|&(_, l)| l))
+            {
+                self.regs.release(l, v);
+            }
+        }
+        self.place_defs(op, &mut view, false)?;
+        Ok(view)
+    }
+
+    fn checkpoint(&self) -> Checkpoint {
+        Checkpoint {
+            regs: self.regs.clone(),
+            loc: self.loc.clone(),
+            placed: self.placed.len(),
+            moves: self.moves.clone(),
+            duplicates: self.duplicates.clone(),
+        }
+    }
+
+    fn rollback(&mut self, c: Checkpoint) {
+        self.regs = c.regs;
+        self.loc = c.loc;
+        self.placed.truncate(c.placed);
+        self.moves = c.moves;
+        self.duplicates = c.duplicates;
+    }
+
+    /// Repacks every class `op` touches ([`RegFile::compaction`]). First with windows
+    /// kept free for the defs that may go anywhere, everything packed by width (enough
+    /// when the defs fit beside every operand); else values the instruction does not read
+    /// at the bottom, then operands that live on, then those it kills, so that the units
+    /// late defs may take (killed and free ones) form one range at the top. Values that
+    /// may not move in this block stay where they are.
+    fn compact_for(&mut self, b: Block, i: usize, op: &Op) {
+        let killed: Vec<Value> = self.a.liveness.kills_at(b, i as u32).collect();
+        let read: Vec<Value> = op.uses().map(|u| u.value).collect();
+        let group = |v: Value| match (read.contains(&v), killed.contains(&v)) {
+            (false, _) => 0,
+            (true, false) => 1,
+            (true, true) => 2,
+        };
+        let mut classes: Vec<ClassId> = op
+            .uses()
+            .map(|u| self.f.value(u.value).class)
+            .chain(op.defs.iter().map(|d| self.f.value(d.value).class))
+            .collect();
+        classes.sort();
+        classes.dedup();
+        for class in classes {
+            let free_defs: Vec<(u16, u16)> = op
+                .defs
+                .iter()
+                .filter(|d| d.tied.is_none() && d.fixed.is_none())
+                .filter(|d| self.f.value(d.value).class == class)
+                .map(|d| (self.f.value(d.value).size, self.align_of(d.value)))
+                .collect();
+            let fixed = self.fixed_ranges(op, class);
+            let pinned = |v| self.pinned_uniform(v);
+            let by_width = |v| (0, self.align_of(v));
+            let by_group = |v| (group(v), self.align_of(v));
+            let packed = |key: &dyn Fn(Value) -> (u8, u16), free: &[(u16, u16)]| {
+                let want = Packing {
+                    key,
+                    pinned: &pinned,
+                    free,
+                    fixed: &fixed,
+                };
+                self.regs.compaction(class, &want)
+            };
+            let plan = packed(&by_width, &free_defs).or_else(|| packed(&by_group, &[]));
+            for (v, first) in plan.unwrap_or_default() {
+                self.relocate(v, self.reg_of(v, first));
+            }
+        }
+    }
+
+    /// The registers of `class` that operands of `op` are fixed to, with the value a use
+    /// brings there (none for defs, or for a value that may not move).
+    fn fixed_ranges(&self, op: &Op, class: ClassId) -> Vec<(u16, u16, Option<Value>)> {
+        let uses = op.uses().filter_map(|u| {
+            let movable = !self.pinned_uniform(u.value);
+            Some((u.fixed?, movable.then_some(u.value)))
+        });
+        let defs = op.defs.iter().filter_map(|d| Some((d.fixed?, None)));
+        let mut out: Vec<(u16, u16, Option<Value>)> = Vec::new();
+        for (loc, value) in uses.chain(defs) {
+            let Location::Reg {
+                class: c,
+                first,
+                len,
+            } = loc
+            else {
+                continue;
+            };
+            let moved_already = value.is_some_and(|v| out.iter().any(|o| o.2 == Some(v)));
+            if c == class {
+                out.push((first, len, value.filter(|_| !moved_already)));
+            }
+        }
+        out
     }
 
     /// Sequentialises the pending parallel copy into `out`. Temporaries may use neither a

@@ -10,6 +10,7 @@
 
 use crate::program::{Location, Value};
 use crate::target::{ClassId, Target};
+use std::cmp::Reverse;
 
 /// How to choose among free registers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -190,5 +191,195 @@ impl RegFile {
             }
         }
         best.map(|(_, start, displaced)| (start, displaced))
+    }
+
+    /// A compacted placement of the values in `class`. The ranges of `want.fixed` are
+    /// taken first (by their value, if any); then each movable value and each window of
+    /// `want.free`, in the order of `want.key` (group, then larger alignment and size
+    /// first, then where it is now; windows after values), takes the lowest aligned range
+    /// left; pinned values keep their units. Packing by decreasing width leaves no hole
+    /// between aligned tuples, so the units left free form one range at the top. Returns
+    /// the new start of each value that moves or is fixed, or `None` when something finds
+    /// no range.
+    pub(crate) fn compaction(&self, class: ClassId, want: &Packing) -> Option<Vec<(Value, u16)>> {
+        let file = &self.classes[class.index()];
+        let mut taken = vec![false; file.occupant.len()];
+        let mut plan = Vec::new();
+        for &(first, size, value) in want.fixed {
+            let units = usize::from(first)..usize::from(first) + usize::from(size);
+            let held = file.occupant.get(units.clone())?;
+            if held
+                .iter()
+                .flatten()
+                .any(|&o| (want.pinned)(o) && Some(o) != value)
+            {
+                return None;
+            }
+            taken[units].fill(true);
+            plan.extend(value.map(|v| (v, first)));
+        }
+        let mut items: Vec<Packed> = Vec::new();
+        for (u, o) in file.occupant.iter().enumerate() {
+            let Some(v) = *o else { continue };
+            if (want.pinned)(v) {
+                taken[u] = true;
+                continue;
+            }
+            if plan.iter().any(|&(w, _)| w == v) {
+                continue;
+            }
+            match items.iter_mut().find(|m| m.value == Some(v)) {
+                Some(m) => m.size += 1,
+                None => {
+                    let (group, align) = (want.key)(v);
+                    let now = u as u16;
+                    items.push(Packed {
+                        group,
+                        align,
+                        size: 1,
+                        now,
+                        value: Some(v),
+                    });
+                }
+            }
+        }
+        items.extend(want.free.iter().map(|&(size, align)| Packed {
+            group: 0,
+            align,
+            size,
+            now: u16::MAX,
+            value: None,
+        }));
+        items.sort_by_key(|p| (p.group, Reverse(p.align), Reverse(p.size), p.now));
+        for p in items {
+            let fits = |s: u16| (s..s + p.size).all(|u| !taken[usize::from(u)]);
+            let start = (0..=file.limit.checked_sub(p.size)?)
+                .step_by(usize::from(p.align.max(1)))
+                .find(|&s| fits(s))?;
+            taken[usize::from(start)..usize::from(start + p.size)].fill(true);
+            plan.extend(p.value.map(|v| (v, start)));
+        }
+        Some(plan)
+    }
+}
+
+/// What a compaction must achieve besides packing ([`RegFile::compaction`]).
+pub(crate) struct Packing<'a> {
+    /// Per value: its group (lower groups go lower) and its alignment.
+    pub key: &'a dyn Fn(Value) -> (u8, u16),
+    /// Values that may not move.
+    pub pinned: &'a dyn Fn(Value) -> bool,
+    /// Windows (size, alignment) to keep free anywhere.
+    pub free: &'a [(u16, u16)],
+    /// Ranges (first, size) that must hold the given value, or stay free.
+    pub fixed: &'a [(u16, u16, Option<Value>)],
+}
+
+/// A value or a reserved window in a compaction.
+struct Packed {
+    group: u8,
+    align: u16,
+    size: u16,
+    now: u16,
+    value: Option<Value>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(units: u16) -> (Target, RegFile) {
+        let target = Target::generic(&format!("v={units}")).unwrap();
+        let regs = RegFile::new(&target, &[units], &[units], Policy::Dense);
+        (target, regs)
+    }
+
+    fn pack(
+        regs: &RegFile,
+        key: &dyn Fn(Value) -> (u8, u16),
+        pinned: &dyn Fn(Value) -> bool,
+        free: &[(u16, u16)],
+        fixed: &[(u16, u16, Option<Value>)],
+    ) -> Option<Vec<(Value, u16)>> {
+        let want = Packing {
+            key,
+            pinned,
+            free,
+            fixed,
+        };
+        regs.compaction(ClassId(0), &want)
+    }
+
+    fn at(first: u16, len: u16) -> Location {
+        Location::Reg {
+            class: ClassId(0),
+            first,
+            len,
+        }
+    }
+
+    #[test]
+    fn compaction_packs_wider_values_first_and_keeps_pinned_ones() {
+        let (_, mut regs) = file(8);
+        regs.occupy(at(0, 1), Value(0));
+        regs.occupy(at(2, 2), Value(1));
+        regs.occupy(at(5, 1), Value(2));
+        regs.occupy(at(6, 1), Value(3));
+        let plan = pack(&regs, &|_| (0, 1), &|v| v == Value(3), &[], &[]).unwrap();
+        assert_eq!(plan, vec![(Value(1), 0), (Value(0), 2), (Value(2), 3)]);
+    }
+
+    #[test]
+    fn compaction_orders_groups_and_respects_alignment() {
+        let (_, mut regs) = file(8);
+        regs.occupy(at(1, 1), Value(0));
+        regs.occupy(at(4, 2), Value(1));
+        regs.occupy(at(7, 1), Value(2));
+        let group = |v: Value| if v == Value(1) { (1, 2) } else { (0, 1) };
+        let plan = pack(&regs, &group, &|_| false, &[], &[]).unwrap();
+        assert_eq!(plan, vec![(Value(0), 0), (Value(2), 1), (Value(1), 2)]);
+    }
+
+    #[test]
+    fn compaction_fails_when_pinned_units_leave_no_aligned_window() {
+        let (_, mut regs) = file(4);
+        regs.occupy(at(0, 2), Value(0));
+        regs.occupy(at(2, 1), Value(1));
+        regs.occupy(at(3, 1), Value(2));
+        let key = |v: Value| if v == Value(0) { (1, 2) } else { (0, 1) };
+        let pinned = |v: Value| v == Value(1);
+        assert!(pack(&regs, &key, &pinned, &[], &[]).is_none());
+    }
+
+    #[test]
+    fn compaction_keeps_reserved_windows_free_in_width_order() {
+        let (_, mut regs) = file(9);
+        regs.occupy(at(0, 1), Value(0));
+        regs.occupy(at(1, 2), Value(1));
+        regs.occupy(at(4, 2), Value(2));
+        let key = |v: Value| (0, if v == Value(0) { 1 } else { 2 });
+        let plan = pack(&regs, &key, &|_| false, &[(4, 4)], &[]);
+        assert_eq!(
+            plan,
+            Some(vec![(Value(1), 4), (Value(2), 6), (Value(0), 8)])
+        );
+    }
+
+    #[test]
+    fn compaction_puts_fixed_values_in_place_first() {
+        let (_, mut regs) = file(8);
+        regs.occupy(at(0, 2), Value(0));
+        regs.occupy(at(2, 4), Value(1));
+        let key = |_: Value| (0, 1);
+        let plan = pack(&regs, &key, &|_| false, &[], &[(0, 4, Some(Value(1)))]);
+        assert_eq!(plan, Some(vec![(Value(1), 0), (Value(0), 4)]));
+        let (_, mut regs) = file(6);
+        regs.occupy(at(0, 2), Value(0));
+        regs.occupy(at(2, 4), Value(1));
+        let plan = pack(&regs, &key, &|_| false, &[], &[(1, 4, Some(Value(1)))]);
+        assert_eq!(plan, None, "units 0 and 5 are no pair");
+        let pinned = |v: Value| v == Value(0);
+        let plan = pack(&regs, &key, &pinned, &[], &[(1, 4, Some(Value(1)))]);
+        assert_eq!(plan, None, "a pinned value holds unit 1");
     }
 }
