@@ -170,7 +170,7 @@ fn check_allocation(p: &Program, a: &Program, opts: &AllocOptions) {
     let errors = chromatic_verifier::verify_program(p, a, Some(&budget));
     assert!(
         errors.is_empty(),
-        "{}\n{}\n{}",
+        "{}\n{opts:?}\n{}\n{}",
         errors[0],
         chromatic::print(p),
         chromatic::print(a)

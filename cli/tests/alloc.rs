@@ -457,3 +457,21 @@ fn two_values_fixed_to_overlapping_registers_are_rejected() {
     let src = "target generic q=12\nfunc @f {\nentry:\n  %a:q1 = arg 0\n  %b:q1 = arg 1\n  %c:q1 = mma.sync %a fixed(q5), %b fixed(q5)\n  ret %a\n}\n";
     rejected(src, "%a and %b are fixed to overlapping registers");
 }
+
+#[test]
+fn operand_read_from_a_fixed_register_is_not_exchanged_away() {
+    // The file is full; the late def fixed to f3 evicts %d, and the only unit that frees
+    // up is %b's f1. Moving %b into f3 to make room (the exchange with dying operands)
+    // would make its fixed use read f3: with no legal place left for %d, a clear error.
+    let src = "target gen9\nfunc @f {\nentry:\n  %a:f1 = cmp 0\n  %b:f1 = cmp 1\n  %c:f1 = cmp 2\n  %d:f1 = cmp 3\n  %e:f1 fixed(f3) = store %b, %b fixed(f1) writes\n  ret %a, %c, %d, %e\n}\n";
+    rejected(src, "no register left to move %d out of the way");
+}
+
+#[test]
+fn copy_read_for_a_second_fixed_register_is_not_exchanged_away() {
+    // %y is read at q2 and, through a copy, at q0; %z and %w live on, and the late def
+    // fixed to q3 evicts %w. No unit is left for it: q0 looked free once %y died, but
+    // the instruction still reads the copy there.
+    let src = "target generic q=4:uniform\nfunc @f {\nentry:\n  %x:q1 = mul 1\n  %y:q1 = mul 2\n  %z:q1 = mul 3\n  %w:q1 = mul 4\n  store %x writes\n  %d:q1 fixed(q3) = split %y, %y fixed(q2), %y fixed(q0)\n  %e:q1 = add %z, %d, %w\n  ret %e\n}\n";
+    rejected(src, "no register left to move %w out of the way");
+}

@@ -543,13 +543,15 @@ impl Assigner<'_> {
     }
 
     /// The operands in `range`, if every unit there is free or read by an operand that
-    /// dies at this instruction (late defs are placed after those are released).
+    /// dies at this instruction (late defs are placed after those are released) and may
+    /// move: not one read from a fixed register, nor a copy the instruction reads.
     fn killed_occupants(
         &self,
         class: ClassId,
         range: &std::ops::Range<u16>,
         view: &InstView,
     ) -> Option<Vec<Value>> {
+        let reads = self.use_units(view);
         let mut occupants = Vec::new();
         for u in range.clone() {
             if self.regs.occupant(class, u).is_some() {
@@ -560,8 +562,12 @@ impl Assigner<'_> {
                 .iter()
                 .copied()
                 .find(|&x| covers(self.loc[x.index()], class, u));
+            if reader.is_none() && reads.contains(&(class, u)) {
+                return None;
+            }
             if let Some(x) = reader {
-                if self.pinned_uniform(x) {
+                let fixed_use = view.uses.iter().any(|u| u.value == x && u.fixed.is_some());
+                if self.pinned_uniform(x) || fixed_use {
                     return None;
                 }
                 if !occupants.contains(&x) {
@@ -749,7 +755,7 @@ impl Assigner<'_> {
                 .filter(|d| self.f.value(d.value).class == class)
                 .map(|d| (self.f.value(d.value).size, self.align_of(d.value)))
                 .collect();
-            let fixed = self.fixed_ranges(op, class);
+            let fixed = self.fixed_ranges(op, class, &killed);
             let pinned = |v| self.pinned_uniform(v);
             let by_width = |v| (0, self.align_of(v));
             let by_group = |v| (group(v), self.align_of(v));
@@ -770,12 +776,28 @@ impl Assigner<'_> {
     }
 
     /// The registers of `class` that operands of `op` are fixed to, with the value a use
-    /// brings there (none for defs, or for a value that may not move).
-    fn fixed_ranges(&self, op: &Op, class: ClassId) -> Vec<(u16, u16, Option<Value>)> {
-        let uses = op.uses().filter_map(|u| {
-            let movable = !self.pinned_uniform(u.value);
-            Some((u.fixed?, movable.then_some(u.value)))
-        });
+    /// brings there: none for defs, for a value that may not move, for a second register
+    /// of one value, or for a value that lives on where a late def overwrites it (each of
+    /// those reads a copy there, see `fixed_uses`).
+    fn fixed_ranges(
+        &self,
+        op: &Op,
+        class: ClassId,
+        killed: &[Value],
+    ) -> Vec<(u16, u16, Option<Value>)> {
+        let late_fixed: Vec<Location> = op
+            .defs
+            .iter()
+            .filter(|d| !d.early_clobber)
+            .filter_map(|d| d.fixed)
+            .collect();
+        let brought = |v: Value, at: Location| {
+            let overwritten = !killed.contains(&v) && late_fixed.iter().any(|&d| overlaps(d, at));
+            (!overwritten && !self.pinned_uniform(v)).then_some(v)
+        };
+        let uses = op
+            .uses()
+            .filter_map(|u| Some((u.fixed?, brought(u.value, u.fixed?))));
         let defs = op.defs.iter().filter_map(|d| Some((d.fixed?, None)));
         let mut out: Vec<(u16, u16, Option<Value>)> = Vec::new();
         for (loc, value) in uses.chain(defs) {
