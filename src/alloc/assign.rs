@@ -139,15 +139,6 @@ fn fixed_units_in_then_regions(
     units
 }
 
-/// The assigner's state before an instruction, to retry it after compaction.
-struct Checkpoint {
-    regs: RegFile,
-    loc: Vec<Option<Location>>,
-    placed: usize,
-    moves: Vec<Pending>,
-    duplicates: Vec<Move>,
-}
-
 /// One pending move of the parallel copy before the current instruction.
 #[derive(Clone, Copy, Debug)]
 struct Pending {
@@ -634,11 +625,12 @@ impl Assigner<'_> {
         pos: Pos,
         out: &mut Vec<Inst>,
     ) -> Result<(), AllocError> {
-        let before = self.checkpoint();
+        let placed = self.placed.len();
+        self.regs.mark();
         let view = match self.constrain(b, i, &op, pos) {
             Ok(view) => view,
             Err(e) => {
-                self.rollback(before);
+                self.rollback(placed);
                 self.compact_for(b, i, &op);
                 self.constrain(b, i, &op, pos).map_err(|_| e)?
             }
@@ -708,22 +700,18 @@ impl Assigner<'_> {
         Ok(view)
     }
 
-    fn checkpoint(&self) -> Checkpoint {
-        Checkpoint {
-            regs: self.regs.clone(),
-            loc: self.loc.clone(),
-            placed: self.placed.len(),
-            moves: self.moves.clone(),
-            duplicates: self.duplicates.clone(),
+    /// Returns to the state before the current instruction: the register file's changes
+    /// undone, pending moves taken back, its defs unplaced (moves and duplicates start
+    /// empty at every instruction).
+    fn rollback(&mut self, placed: usize) {
+        self.regs.undo_to_mark();
+        for m in std::mem::take(&mut self.moves) {
+            self.loc[m.value.index()] = Some(m.from);
         }
-    }
-
-    fn rollback(&mut self, c: Checkpoint) {
-        self.regs = c.regs;
-        self.loc = c.loc;
-        self.placed.truncate(c.placed);
-        self.moves = c.moves;
-        self.duplicates = c.duplicates;
+        for v in self.placed.drain(placed..) {
+            self.loc[v.index()] = None;
+        }
+        self.duplicates.clear();
     }
 
     /// Repacks every class `op` touches ([`RegFile::compaction`]). First with windows

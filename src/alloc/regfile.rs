@@ -40,6 +40,15 @@ struct ClassFile {
 pub struct RegFile {
     classes: Vec<ClassFile>,
     policy: Policy,
+    /// Old contents of what changed since [`RegFile::mark`], newest last.
+    undo: Vec<Undo>,
+}
+
+/// One change to undo.
+#[derive(Clone, Copy, Debug)]
+enum Undo {
+    Unit(ClassId, u16, Option<Value>),
+    Next(ClassId, u16),
 }
 
 impl RegFile {
@@ -54,10 +63,39 @@ impl RegFile {
                 next: 0,
             })
             .collect();
-        RegFile { classes, policy }
+        RegFile {
+            classes,
+            policy,
+            undo: Vec::new(),
+        }
+    }
+
+    /// Starts recording changes, forgetting earlier ones: [`RegFile::undo_to_mark`]
+    /// returns to this state.
+    pub fn mark(&mut self) {
+        self.undo.clear();
+    }
+
+    /// Undoes every change since the last [`RegFile::mark`].
+    pub fn undo_to_mark(&mut self) {
+        while let Some(change) = self.undo.pop() {
+            match change {
+                Undo::Unit(c, u, o) => self.classes[c.index()].occupant[usize::from(u)] = o,
+                Undo::Next(c, n) => self.classes[c.index()].next = n,
+            }
+        }
+    }
+
+    fn set(&mut self, c: ClassId, u: usize, o: Option<Value>) {
+        let slot = &mut self.classes[c.index()].occupant[u];
+        if *slot != o {
+            self.undo.push(Undo::Unit(c, u as u16, *slot));
+            *slot = o;
+        }
     }
 
     pub fn clear(&mut self) {
+        self.undo.clear();
         for c in &mut self.classes {
             c.occupant.iter_mut().for_each(|o| *o = None);
         }
@@ -84,8 +122,8 @@ impl RegFile {
     /// Marks `loc` as holding `v`.
     pub fn occupy(&mut self, loc: Location, v: Value) {
         if let Some((c, range)) = Self::units(loc) {
-            for o in &mut self.classes[c.index()].occupant[range] {
-                *o = Some(v);
+            for u in range {
+                self.set(c, u, Some(v));
             }
         }
     }
@@ -93,9 +131,9 @@ impl RegFile {
     /// Frees the units of `loc` that still hold `v`.
     pub fn release(&mut self, loc: Location, v: Value) {
         if let Some((c, range)) = Self::units(loc) {
-            for o in &mut self.classes[c.index()].occupant[range] {
-                if *o == Some(v) {
-                    *o = None;
+            for u in range {
+                if self.classes[c.index()].occupant[u] == Some(v) {
+                    self.set(c, u, None);
                 }
             }
         }
@@ -147,6 +185,7 @@ impl RegFile {
                 .find(|&s| self.is_free(class, s, len, allowed))
         });
         if let Some(s) = found {
+            self.undo.push(Undo::Next(class, next));
             let file = &mut self.classes[class.index()];
             file.next = (s + len) % file.spread.max(1);
         }
