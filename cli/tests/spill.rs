@@ -365,52 +365,6 @@ fn a_predicate_spills_into_a_general_register_not_memory() {
     assert_eq!(code.iter().filter(back).count(), 1, "{}", print(&a));
 }
 
-/// A uniform value reloaded from per-lane scratch after a divergent branch: the then-side
-/// wrote the slot for its lanes only. The verifier must reject it.
-#[test]
-fn a_uniform_reload_from_scratch_under_divergence_is_rejected() {
-    let original = parse(
-        "target generic s=4 v=4
-func @f {
-entry:
-  %u:s1 = s_mov 1
-  %p:v1 = v_mov 2
-  branch divergent %p, then, join
-then:
-  %w:s1 = s_mov 3
-  jump join
-join:
-  ret %u
-}
-",
-    )
-    .unwrap();
-    let allocated = parse(
-        "target generic s=4 v=4
-func @f {
-entry:
-  %u:s1@s0 = s_mov 1
-  spill m0 <- s0 %u
-  %p:v1@v0 = v_mov 2
-  branch divergent %p@v0, then, join
-then:
-  %w:s1@s0 = s_mov 3
-  jump join
-join:
-  reload s1 <- m0 %u
-  ret %u@s1
-}
-",
-    )
-    .unwrap();
-    let errors = chromatic_verifier::verify_program(&original, &allocated, None);
-    let text: Vec<String> = errors.iter().map(ToString::to_string).collect();
-    assert!(
-        text.iter().any(|e| e.contains("UniformFromScratch")),
-        "{text:?}"
-    );
-}
-
 /// A class that spills into another class's registers uses memory for a tuple size that
 /// class does not have.
 #[test]
