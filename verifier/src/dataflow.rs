@@ -315,8 +315,8 @@ impl<'a> Flow<'a> {
         }
     }
 
-    /// Under divergence a uniform register may load from a slot only what a whole-wave
-    /// store left in every lane: a wave slot not last written per lane.
+    /// Under divergence a uniform register or lane may load from a slot only what a
+    /// whole-wave store left in every lane: a wave slot not last written per lane.
     fn check_scratch_to_uniform(
         &self,
         pairs: &[(Location, Location)],
@@ -330,11 +330,7 @@ impl<'a> Flow<'a> {
         for (k, (src, dst)) in pairs.iter().enumerate() {
             let from_scratch = matches!(src, Location::Slot { .. });
             let per_lane = |key: usize| !self.wave_slot[key] || state[key] == Label::PER_LANE;
-            if from_scratch
-                && dst.is_reg()
-                && self.holds_uniform(*dst)
-                && self.keys_of(*src).any(per_lane)
-            {
+            if from_scratch && self.holds_uniform(*dst) && self.keys_of(*src).any(per_lane) {
                 self.report(sink, ErrorKind::UniformFromScratch, at)
                     .operand(format!("move {k}"))
                     .location(chromatic::print::location(self.target, *dst));

@@ -48,10 +48,11 @@
 //! A wave slot takes a value label only from such a whole-wave write; any other write
 //! leaves it PerLane. So a wave slot's value label holds in every lane, as a uniform
 //! register's does, and no lane slot is ever written behind a lane's back. In a function
-//! with a divergent branch a uniform register may load only a wave slot not PerLane
-//! (`UniformFromScratch`): a lane slot's label holds only in the lanes that wrote it. A
-//! phi's location may be a slot (or lanes, for a uniform class): a memory phi, checked
-//! like any other.
+//! with a divergent branch a uniform register or lane may load only a wave slot not PerLane
+//! (`UniformFromScratch`): a lane slot's label is what each lane last wrote itself, for a
+//! uniform value possibly an older instance than the wave's (a lane that left a divergent
+//! loop early). A phi's location may be a slot (or lanes, for a uniform class): a memory
+//! phi, checked like any other.
 //!
 //! # The interpreter ([`interp`]) and the mutation engine ([`mutate`])
 //!

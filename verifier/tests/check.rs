@@ -767,3 +767,17 @@ fn uniform_reload_of_lane_slot_under_divergence_rejected() {
         "move 0",
     );
 }
+
+/// Lanes hold one value per wave too: loading them from a lane slot is rejected alike.
+#[test]
+fn lanes_loaded_from_lane_slot_under_divergence_rejected() {
+    let original = "target gfx9\nfunc @f {\nentry:\n  %u:s1 = s_mov 1\n  %p:s2 = v_cmp\n  branch divergent %p, t, j\nt:\n  %w:s1 = s_mov 3\n  jump j\nj:\n  ret %u\n}\n";
+    let allocated = "target gfx9\nfunc @f {\nentry:\n  %u:s1@s0 = s_mov 1\n  parallel_copy v1 <- s0 %u\n  spill m0 <- v1 %u\n  %p:s2@s[2:3] = v_cmp\n  branch divergent %p@s[2:3], t, j\nt:\n  %w:s1@s0 = s_mov 3\n  jump j\nj:\n  reload v23.l0 <- m0 %u\n  reload s1 <- v23.l0 %u\n  ret %u@s1\n}\n";
+    assert_one(
+        &check(original, allocated),
+        ErrorKind::UniformFromScratch,
+        "j",
+        Point::Inst(0),
+        "move 0",
+    );
+}
