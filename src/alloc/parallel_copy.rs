@@ -29,8 +29,8 @@ struct UnitMove {
 
 /// Lowers `moves` (distinct destinations, register locations) into a sequence of
 /// instructions with the same effect. `busy(class, unit)` says whether a unit holds a
-/// value that must survive (it may not be used as a temporary); `temp_slot` is a memory
-/// slot free at this point.
+/// value that must survive (it may not be used as a temporary); `temp_slot` is the first
+/// of the memory slots free at this point.
 pub fn sequentialise(
     moves: &[Move],
     target: &Target,
@@ -149,11 +149,7 @@ fn break_cycle(
             Src::Unit(t)
         }
         None => {
-            let slot = temp_slot
-                + out
-                    .iter()
-                    .filter(|i| matches!(i, InstKind::Spill(_)))
-                    .count() as u32;
+            let slot = next_temp_slot(out, target, m.class, temp_slot);
             out.push(InstKind::Spill(Move {
                 dst: Location::Slot {
                     first: slot,
@@ -171,6 +167,19 @@ fn break_cycle(
     {
         o.src = to;
     }
+}
+
+/// The memory slot for a new copy temporary of `class`: one no earlier temporary of the
+/// sequence uses, even for per-lane classes and odd for uniform ones, so that no slot takes
+/// both whole-wave and per-lane stores (`docs/FORMAT.md`).
+fn next_temp_slot(out: &[InstKind], target: &Target, class: ClassId, first: u32) -> u32 {
+    let uniform = |c: ClassId| target.class(c).uniform;
+    let same_kind = |i: &&InstKind| match i {
+        InstKind::Spill(m) => m.src.reg_class().map(uniform) == Some(uniform(class)),
+        _ => false,
+    };
+    let earlier = out.iter().filter(same_kind).count() as u32;
+    first + 2 * earlier + u32::from(uniform(class))
 }
 
 /// The value a pending move reads from `unit` (the content about to be overwritten).
@@ -427,6 +436,43 @@ mod tests {
             false,
         );
         assert_eq!(seq.len(), 2, "no move from a register to itself");
+    }
+
+    /// A whole-wave store of a uniform temporary must not share a slot with a per-lane one
+    /// (`docs/FORMAT.md`): per-lane temporaries take even slots, uniform ones odd.
+    #[test]
+    fn uniform_and_per_lane_temporaries_take_different_slots() {
+        let t = Target::generic("s=4:uniform:noswap v=4:noswap").unwrap();
+        let (s, v) = (ClassId(0), ClassId(1));
+        assert!(t.class(s).uniform && !t.class(v).uniform);
+        let reg = |class, first| Location::Reg {
+            class,
+            first,
+            len: 1,
+        };
+        let exchange = |class, a: u16, value| {
+            [(a, a + 1), (a + 1, a)].map(|(d, from)| Move {
+                dst: reg(class, d),
+                src: reg(class, from),
+                value: Value(value + u32::from(d)),
+            })
+        };
+        let moves = [exchange(s, 0, 0), exchange(v, 0, 4), exchange(v, 2, 8)].concat();
+        let seq = sequentialise(&moves, &t, &|_, _| true, 10);
+        let mut slots: Vec<(ClassId, u32)> = seq
+            .iter()
+            .filter_map(|i| match i {
+                InstKind::Spill(m) => match (m.src, m.dst) {
+                    (Location::Reg { class, .. }, Location::Slot { first, .. }) => {
+                        Some((class, first))
+                    }
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        slots.sort_by_key(|&(_, slot)| slot);
+        assert_eq!(slots, [(v, 10), (s, 11), (v, 12)], "{seq:?}");
     }
 
     fn random_parallel_copy(spec: Vec<(u8, u8, u8)>, swap: bool, busy: bool) -> TestResult {

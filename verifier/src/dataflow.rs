@@ -1,19 +1,19 @@
 //! The forward dataflow over location units (see the crate documentation for the lattice).
 //!
 //! State: one [`Label`] per unit the function names (register units, memory slots, lanes
-//! of registers), dense by key. Keys of uniform registers and of lanes follow the linear
-//! CFG; keys of per-lane registers and memory slots follow the logical CFG. The in-state of
-//! a block is, per key, the meet over that key's predecessor edges, after renaming on each
-//! edge the phi argument found at a phi's location to the phi itself. A worklist in reverse
-//! postorder iterates to the fixpoint silently; a last pass over every reachable block
-//! reports errors against the stable in-states.
+//! of registers), dense by key. Keys of uniform registers, of lanes and of wave slots
+//! follow the linear CFG; keys of per-lane registers and lane slots follow the logical CFG.
+//! The in-state of a block is, per key, the meet over that key's predecessor edges, after
+//! renaming on each edge the phi argument found at a phi's location to the phi itself. A
+//! worklist in reverse postorder iterates to the fixpoint silently; a last pass over every
+//! reachable block reports errors against the stable in-states.
 
 use crate::cfg::{Cfg, Edge};
 use crate::error::{ErrorKind, Point};
 use crate::sink::Sink;
 use crate::unit::{units, Unit};
 use chromatic::{Function, InstKind, Location, Op, Phi, Pos, Target, Value};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// What a unit holds: part `part` of original value `value`, or one of the special labels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,13 +26,15 @@ impl Label {
     const UNDEF: Label = Label(u32::MAX - 1);
     /// Different values on different incoming paths.
     const CONFLICT: Label = Label(u32::MAX - 2);
+    /// A wave slot last written per lane: what it holds may differ between lanes.
+    const PER_LANE: Label = Label(u32::MAX - 3);
 
     fn of(value: u32, part: u16) -> Label {
         Label(value * 16 + u32::from(part))
     }
 
     fn is_value(self) -> bool {
-        self.0 < u32::MAX - 2
+        self.0 < u32::MAX - 3
     }
 
     fn value(self) -> usize {
@@ -44,6 +46,7 @@ impl Label {
             (Label::TOP, x) | (x, Label::TOP) => x,
             (x, y) if x == y => x,
             (Label::UNDEF, _) | (_, Label::UNDEF) => Label::UNDEF,
+            (Label::PER_LANE, _) | (_, Label::PER_LANE) => Label::PER_LANE,
             _ => Label::CONFLICT,
         }
     }
@@ -61,6 +64,8 @@ pub(crate) struct Flow<'a> {
     pub remat_ok: &'a [bool],
     keys: HashMap<Unit, usize>,
     linear: Vec<bool>,
+    /// Per key: whether it is a wave slot.
+    wave_slot: Vec<bool>,
     /// Whether some branch of the function is divergent.
     divergent: bool,
 }
@@ -85,17 +90,41 @@ impl<'a> Flow<'a> {
             remat_ok,
             keys: HashMap::new(),
             linear: Vec::new(),
+            wave_slot: Vec::new(),
             divergent: a.blocks.iter().any(|b| b.term.is_divergent()),
         };
+        let wave_slots = flow.wave_slots();
         for loc in all_locations(a) {
             for u in units(loc) {
                 if !flow.keys.contains_key(&u) {
+                    let wave = wave_slots.contains(&u);
                     flow.keys.insert(u, flow.linear.len());
-                    flow.linear.push(u.is_uniform(target));
+                    flow.linear.push(u.is_uniform(target) || wave);
+                    flow.wave_slot.push(wave);
                 }
             }
         }
         flow
+    }
+
+    /// The slot units some move writes in every lane.
+    fn wave_slots(&self) -> HashSet<Unit> {
+        let mut out = HashSet::new();
+        for inst in self.a.blocks.iter().flat_map(|b| &b.insts) {
+            for (src, dst) in moves_of(&inst.kind) {
+                if matches!(dst, Location::Slot { .. }) && self.whole_wave(src) {
+                    out.extend(units(dst));
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether a move from `src` into a slot writes every lane: `src` is a uniform register
+    /// (a whole-wave store, `docs/FORMAT.md`), or no branch is divergent, so the exec mask
+    /// stays full.
+    fn whole_wave(&self, src: Location) -> bool {
+        !self.divergent || (src.is_reg() && self.holds_uniform(src))
     }
 
     /// Iterates to the fixpoint, then reports every error.
@@ -214,19 +243,10 @@ impl<'a> Flow<'a> {
             };
             match &inst.kind {
                 InstKind::Op(op) => self.op(op, state, &at, sink.as_deref_mut()),
-                InstKind::ParallelCopy(moves) => {
-                    let pairs: Vec<_> = moves.iter().map(|m| (m.src, m.dst)).collect();
-                    self.moves(&pairs, state, &at, sink.as_deref_mut());
-                }
-                InstKind::Swap(x, y) => {
-                    self.moves(&[(*x, *y), (*y, *x)], state, &at, sink.as_deref_mut())
-                }
-                InstKind::Spill(m) | InstKind::Reload(m) => {
-                    self.moves(&[(m.src, m.dst)], state, &at, sink.as_deref_mut())
-                }
                 InstKind::Remat { dst, value } => {
                     self.remat(*dst, *value, state, &at, sink.as_deref_mut())
                 }
+                kind => self.moves(&moves_of(kind), state, &at, sink.as_deref_mut()),
             }
         }
         let at = At {
@@ -269,15 +289,18 @@ impl<'a> Flow<'a> {
     ) {
         let sources: Vec<Vec<Label>> = pairs.iter().map(|(s, _)| self.read(state, *s)).collect();
         if let Some(sink) = sink.as_deref_mut() {
-            self.check_scratch_to_uniform(pairs, at, sink);
+            self.check_scratch_to_uniform(pairs, state, at, sink);
         }
-        for (k, ((_, dst), labels)) in pairs.iter().zip(sources).enumerate() {
+        for (k, ((src, dst), labels)) in pairs.iter().zip(sources).enumerate() {
             let same_len = labels.len() == usize::from(dst.len());
             let uniform_dst = self.holds_uniform(*dst);
+            let whole_wave = self.whole_wave(*src);
             for (i, key) in self.keys_of(*dst).enumerate() {
                 let label = if same_len { labels[i] } else { Label::UNDEF };
                 let per_lane = label.is_value() && !self.is_uniform_value(label.value());
-                state[key] = if uniform_dst && per_lane {
+                state[key] = if self.wave_slot[key] && !whole_wave {
+                    Label::PER_LANE
+                } else if uniform_dst && per_lane {
                     if let Some(sink) = sink.as_deref_mut() {
                         self.report(sink, ErrorKind::PerLaneInUniform, at)
                             .operand(format!("move {k}"))
@@ -292,43 +315,27 @@ impl<'a> Flow<'a> {
         }
     }
 
-    fn check_scratch_to_uniform(&self, pairs: &[(Location, Location)], at: &At, sink: &mut Sink) {
+    /// Under divergence a uniform register or lane may load from a slot only what a
+    /// whole-wave store left in every lane: a wave slot not last written per lane.
+    fn check_scratch_to_uniform(
+        &self,
+        pairs: &[(Location, Location)],
+        state: &State,
+        at: &At,
+        sink: &mut Sink,
+    ) {
         if !self.divergent {
             return;
         }
         for (k, (src, dst)) in pairs.iter().enumerate() {
             let from_scratch = matches!(src, Location::Slot { .. });
-            if from_scratch
-                && dst.is_reg()
-                && self.holds_uniform(*dst)
-                && !self.written_before(*src, at)
-            {
+            let per_lane = |key: usize| !self.wave_slot[key] || state[key] == Label::PER_LANE;
+            if from_scratch && self.holds_uniform(*dst) && self.keys_of(*src).any(per_lane) {
                 self.report(sink, ErrorKind::UniformFromScratch, at)
                     .operand(format!("move {k}"))
                     .location(chromatic::print::location(self.target, *dst));
             }
         }
-    }
-
-    /// Whether an earlier instruction of the same block writes a unit of `slot` (a copy
-    /// temporary: written and read under the same exec mask).
-    fn written_before(&self, slot: Location, at: &At) -> bool {
-        let Point::Inst(i) = at.point else {
-            return false;
-        };
-        let slot_units: Vec<Unit> = units(slot).collect();
-        self.a.blocks[at.block].insts[..i].iter().any(|inst| {
-            let written: Vec<Location> = match &inst.kind {
-                InstKind::Spill(m) | InstKind::Reload(m) => vec![m.dst],
-                InstKind::ParallelCopy(moves) => moves.iter().map(|m| m.dst).collect(),
-                InstKind::Swap(x, y) => vec![*x, *y],
-                InstKind::Op(_) | InstKind::Remat { .. } => Vec::new(),
-            };
-            written
-                .into_iter()
-                .flat_map(units)
-                .any(|u| slot_units.contains(&u))
-        })
     }
 
     fn remat(&self, dst: Location, v: Value, state: &mut State, at: &At, sink: Option<&mut Sink>) {
@@ -441,6 +448,7 @@ impl<'a> Flow<'a> {
             Label::TOP => "unreachable".into(),
             Label::UNDEF => "undefined".into(),
             Label::CONFLICT => "conflict".into(),
+            Label::PER_LANE => "written per lane".into(),
             l => format!("%{}[{}]", self.o.values[l.value()].name, l.0 % 16),
         }
     }
@@ -452,6 +460,16 @@ struct At {
     block: usize,
     point: Point,
     pos: Pos,
+}
+
+/// The (source, destination) pairs of an artefact's moves.
+fn moves_of(kind: &InstKind) -> Vec<(Location, Location)> {
+    match kind {
+        InstKind::ParallelCopy(moves) => moves.iter().map(|m| (m.src, m.dst)).collect(),
+        InstKind::Swap(x, y) => vec![(*x, *y), (*y, *x)],
+        InstKind::Spill(m) | InstKind::Reload(m) => vec![(m.src, m.dst)],
+        InstKind::Op(_) | InstKind::Remat { .. } => Vec::new(),
+    }
 }
 
 /// Every location the allocated function names.

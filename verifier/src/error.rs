@@ -58,8 +58,9 @@ pub enum ErrorKind {
     NotRematerialisable,
     /// A per-lane value moved into a uniform register or lane slot.
     PerLaneInUniform,
-    /// A uniform register loaded from a per-lane scratch slot in a function with divergent
-    /// branches: lanes masked off when the slot was written hold a stale value.
+    /// A uniform register or lane loaded, in a function with divergent branches, from a slot
+    /// that was written per lane (not by a whole-wave store of a uniform register): lanes
+    /// masked off when the slot was written hold a stale value.
     UniformFromScratch,
     /// A use whose location holds another value (or another part of it).
     WrongValue,

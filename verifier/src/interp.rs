@@ -7,9 +7,10 @@
 //! tokens of one lane (per-lane defs, lane index mixed in) or of all active lanes (uniform
 //! defs). Locations never written hold a distinct undefined token. Uniform registers and
 //! lanes of registers (`v7.l5`) are written whatever the exec mask; per-lane registers and
-//! scratch slots only in active lanes. An original program reads and writes SSA values
-//! (uniform values for every lane); an allocated program reads and writes locations, runs
-//! its artefacts, and takes phis as already in place.
+//! scratch slots only in active lanes, except that a move from a uniform register into a
+//! slot writes every lane (whole-wave, `docs/FORMAT.md`). An original program reads and
+//! writes SSA values (uniform values for every lane); an allocated program reads and writes
+//! locations, runs its artefacts, and takes phis as already in place.
 //!
 //! Branches: the outcome is `hash(seed, condition token, visit count of the block)`, once
 //! per wave for a uniform branch, per lane for a divergent one. A divergent branch runs the
@@ -480,9 +481,14 @@ impl<'a> Machine<'a> {
             })
             .collect();
         let first = self.first_active(mask);
-        for ((_, dst), src) in pairs.iter().zip(reads) {
+        for ((src_loc, dst), src) in pairs.iter().zip(reads) {
+            let lanes = if self.whole_wave(*src_loc, *dst) {
+                self.full_mask()
+            } else {
+                mask
+            };
             for (unit, tokens) in units(*dst).zip(src) {
-                for l in self.active(mask).collect::<Vec<_>>() {
+                for l in self.active(lanes).collect::<Vec<_>>() {
                     let lane = if unit.is_uniform(self.target) {
                         first
                     } else {
@@ -492,6 +498,15 @@ impl<'a> Machine<'a> {
                 }
             }
         }
+    }
+
+    /// Whether a move from `src` to `dst` writes every lane whatever the exec mask: a
+    /// uniform register stored to memory.
+    fn whole_wave(&self, src: Location, dst: Location) -> bool {
+        let uniform_src = src
+            .reg_class()
+            .is_some_and(|c| self.target.class(c).uniform);
+        uniform_src && matches!(dst, Location::Slot { .. })
     }
 
     /// The storage cell of `unit` as seen from `lane`: (register or slot, lane index).

@@ -21,27 +21,38 @@
 //!
 //! ```text
 //!   ⊤ (unreached)
-//!   (value, part)        part i of an original SSA value, 0 ≤ i < size
-//!   Undefined | Conflict ⊥ (never written on some path | different on two paths)
+//!   (value, part)   part i of an original SSA value, 0 ≤ i < size
+//!   Conflict  ⊥     different values on two paths
+//!   PerLane   ⊥     a wave slot last written per lane (below)
+//!   Undefined ⊥     never written on some path
 //! ```
 //!
-//! with meet `x ⊓ x = x`, `⊤ ⊓ x = x`, and any other pair going to ⊥. The entry holds ⊥
-//! everywhere. Transfer: an op checks that each use location holds `(v, 0..size)` in
+//! with meet `x ⊓ x = x`, `⊤ ⊓ x = x`, two different values giving Conflict, and otherwise
+//! the lower of the two in the order value > Conflict > PerLane > Undefined. The entry holds
+//! Undefined everywhere. Transfer: an op checks that each use location holds `(v, 0..size)` in
 //! order, then writes `(d, i)` to each def unit; a parallel copy (and a swap, spill, reload)
 //! reads every source before writing, copying labels unit by unit, so a copy from ⊥ gives ⊥
 //! (regalloc2 kept the destination's old value); a remat writes its value's labels if the
 //! original defines it by a `remat` op. On an edge into block `b`, a unit of a phi's
 //! location holding the edge's argument part i becomes `(phi, i)`, anything else ⊥; every
-//! phi argument is also checked at the end of its predecessor. Units of uniform registers and
-//! lanes take their meet over the *linear* CFG; per-lane registers and slots over the
-//! *logical* CFG. Labels carry no value from the allocator (move annotations are ignored),
-//! so the analysis is exact per SSA value and sound for any number of iterations.
+//! phi argument is also checked at the end of its predecessor. Labels carry no value from
+//! the allocator (move annotations are ignored), so the analysis is exact per SSA value and
+//! sound for any number of iterations.
 //!
-//! A phi's location may be a spill slot (or lanes, for a uniform class): a memory phi,
-//! checked like any other. Labels cannot tell apart instances of one value written under
-//! different exec masks, so one rule stands beside the lattice: in a function with a
-//! divergent branch, a uniform register may not be loaded from a per-lane scratch slot
-//! unless the same block wrote that slot earlier (`UniformFromScratch`).
+//! Units written regardless of the exec mask take their meet over the *linear* CFG (the
+//! order the wave runs blocks in), the others over the *logical* CFG (the paths a lane
+//! takes): uniform registers and lanes are linear, per-lane registers logical. A slot unit
+//! is a *wave slot*, linear, when some move writes it in every lane — a store from a
+//! uniform register (whole-wave, `docs/FORMAT.md`), or any store in a function without
+//! divergent branches, whose exec mask stays full — and a *lane slot*, logical, otherwise.
+//! A wave slot takes a value label only from such a whole-wave write; any other write
+//! leaves it PerLane. So a wave slot's value label holds in every lane, as a uniform
+//! register's does, and no lane slot is ever written behind a lane's back. In a function
+//! with a divergent branch a uniform register or lane may load only a wave slot not PerLane
+//! (`UniformFromScratch`): a lane slot's label is what each lane last wrote itself, for a
+//! uniform value possibly an older instance than the wave's (a lane that left a divergent
+//! loop early). A phi's location may be a slot (or lanes, for a uniform class): a memory
+//! phi, checked like any other.
 //!
 //! # The interpreter ([`interp`]) and the mutation engine ([`mutate`])
 //!

@@ -685,3 +685,99 @@ fn returning_then_side_clobber_of_uniform_live_into_else_rejected() {
         "use 0",
     );
 }
+
+/// A uniform value live across a divergent branch whose then-side reuses its register.
+const UNIFORM_ACROSS_BRANCH: &str = "target generic s=4 v=4
+func @f {
+entry:
+  %u:s1 = s_mov 1
+  %p:v1 = v_mov 2
+  branch divergent %p, then, join
+then:
+  %w:s1 = s_mov 3
+  jump join
+join:
+  ret %u
+}
+";
+
+/// `%u` stored from its register: a whole-wave store, which every lane can reload after the
+/// join whichever side it took.
+const UNIFORM_SPILLED_ACROSS_BRANCH: &str = "target generic s=4 v=4
+func @f {
+entry:
+  %u:s1@s0 = s_mov 1
+  spill m0 <- s0 %u
+  %p:v1@v0 = v_mov 2
+  branch divergent %p@v0, then, join
+then:
+  %w:s1@s0 = s_mov 3
+  jump join
+join:
+  reload s1 <- m0 %u
+  ret %u@s1
+}
+";
+
+#[test]
+fn whole_wave_spill_across_divergent_branch_accepted() {
+    let errors = check(UNIFORM_ACROSS_BRANCH, UNIFORM_SPILLED_ACROSS_BRANCH);
+    assert!(errors.is_empty(), "{errors:#?}");
+}
+
+/// The then-side stores `%u` again, but per lane (from a per-lane register): the lanes
+/// that skipped it keep the whole-wave store, the others the per-lane one, and the slot
+/// counts as written per lane.
+#[test]
+fn uniform_reload_of_slot_written_per_lane_under_divergence_rejected() {
+    let allocated = UNIFORM_SPILLED_ACROSS_BRANCH.replace(
+        "  %w:s1@s0 = s_mov 3\n",
+        "  %w:s1@s0 = s_mov 3\n  parallel_copy v1 <- s1 %u\n  spill m0 <- v1 %u\n",
+    );
+    let allocated = allocated.replace("%u:s1@s0 = s_mov 1\n", "%u:s1@s1 = s_mov 1\n");
+    let allocated = allocated.replace("spill m0 <- s0 %u", "spill m0 <- s1 %u");
+    assert_all(
+        &check(UNIFORM_ACROSS_BRANCH, &allocated),
+        &[
+            (
+                ErrorKind::UniformFromScratch,
+                "join",
+                Point::Inst(0),
+                "move 0",
+            ),
+            (ErrorKind::UndefinedValue, "join", Point::Term, "use 0"),
+        ],
+    );
+}
+
+/// A slot no whole-wave store writes is a lane slot: a uniform register may not load it
+/// in a function with a divergent branch, even where every lane wrote it.
+#[test]
+fn uniform_reload_of_lane_slot_under_divergence_rejected() {
+    let allocated = UNIFORM_SPILLED_ACROSS_BRANCH.replace(
+        "  spill m0 <- s0 %u\n",
+        "  parallel_copy v1 <- s0 %u\n  spill m0 <- v1 %u\n",
+    );
+    let errors = check(UNIFORM_ACROSS_BRANCH, &allocated);
+    assert_one(
+        &errors,
+        ErrorKind::UniformFromScratch,
+        "join",
+        Point::Inst(0),
+        "move 0",
+    );
+}
+
+/// Lanes hold one value per wave too: loading them from a lane slot is rejected alike.
+#[test]
+fn lanes_loaded_from_lane_slot_under_divergence_rejected() {
+    let original = "target gfx9\nfunc @f {\nentry:\n  %u:s1 = s_mov 1\n  %p:s2 = v_cmp\n  branch divergent %p, t, j\nt:\n  %w:s1 = s_mov 3\n  jump j\nj:\n  ret %u\n}\n";
+    let allocated = "target gfx9\nfunc @f {\nentry:\n  %u:s1@s0 = s_mov 1\n  parallel_copy v1 <- s0 %u\n  spill m0 <- v1 %u\n  %p:s2@s[2:3] = v_cmp\n  branch divergent %p@s[2:3], t, j\nt:\n  %w:s1@s0 = s_mov 3\n  jump j\nj:\n  reload v23.l0 <- m0 %u\n  reload s1 <- v23.l0 %u\n  ret %u@s1\n}\n";
+    assert_one(
+        &check(original, allocated),
+        ErrorKind::UniformFromScratch,
+        "j",
+        Point::Inst(0),
+        "move 0",
+    );
+}

@@ -57,3 +57,30 @@ fn then_side_clobber_of_uniform_register_changes_behaviour() {
         .count();
     assert!(diverged > 0);
 }
+
+/// The lanes that leave the loop early stop storing the counter under a per-lane exec
+/// mask; only a whole-wave store (`docs/FORMAT.md`) leaves the last iteration's counter
+/// in them, where the reload after the loop (first active lane: lane 0) reads it.
+#[test]
+fn a_uniform_spill_under_a_partial_exec_mask_writes_every_lane() {
+    let o = chromatic::parse(fixtures::DIVERGENT_LOOP).unwrap();
+    let a = chromatic::parse(fixtures::DIVERGENT_LOOP_SPILLED).unwrap();
+    let mut lane_0_left_early = 0;
+    for seed in 0..20 {
+        let config = Config {
+            seed,
+            ..Config::default()
+        };
+        let x = run(&o.functions[0], &o.target, &config);
+        let y = run(&a.functions[0], &a.target, &config);
+        assert_eq!(x.first_divergence(&y), None, "seed {seed}");
+        let partial_without_lane_0 = x.events.iter().any(|e| e.mask != 0xf && e.mask & 1 == 0);
+        lane_0_left_early += usize::from(partial_without_lane_0);
+    }
+    assert!(
+        lane_0_left_early > 0,
+        "no seed exercises the whole-wave store"
+    );
+    let errors = chromatic_verifier::verify_program(&o, &a, None);
+    assert!(errors.is_empty(), "{errors:?}");
+}

@@ -77,3 +77,19 @@ fn divergent_diamond_mutants_all_caught() {
         .iter()
         .any(|m| m.kind == MutationKind::UniformClobberInArm && !m.equivalent));
 }
+
+#[test]
+fn whole_wave_spill_mutants_all_caught() {
+    let text = report(
+        fixtures::DIVERGENT_LOOP,
+        fixtures::DIVERGENT_LOOP_SPILLED,
+        500,
+        5,
+    );
+    println!("{text}");
+    assert!(
+        text.starts_with("baseline errors: 0  baseline traces agree: yes\n"),
+        "{text}"
+    );
+    assert!(text.ends_with("missed: 0"), "{text}");
+}

@@ -24,7 +24,8 @@
 //! take lanes of reserved per-lane registers ([`slots`], AMD SGPR → VGPR lanes, which the
 //! per-lane budget loses; they sit at the top of the registers that keep the occupancy of
 //! what the per-lane class needs, not at the top of its budget), as many as the per-lane class can spare; the rest, and every
-//! per-lane value, take scratch slots. Spill locations are coloured: values whose spilled
+//! per-lane value, take scratch slots (a uniform value's store writes every lane, so it
+//! may be reloaded under any exec mask). Spill locations are coloured: values whose spilled
 //! lifetimes do not interfere share one. [`materialise`] turns the pseudo-operations
 //! ([`pseudo`]) into `spill`/`reload`/`remat` once registers are assigned.
 
@@ -114,11 +115,14 @@ pub fn spill(
         .copied()
         .filter(|o| !homes.contains_key(o))
         .collect();
-    check_uniform_in_memory(f, &state, &memory)?;
     let placed = match &analysis {
-        Some(a) if !memory.is_empty() => {
-            slots::colour_memory(&state.f, &a.cfg, &memory, &memory_phi_slots(&state))
-        }
+        Some(a) if !memory.is_empty() => slots::colour_memory(
+            &state.f,
+            (&a.cfg, &a.divergence.linear),
+            &memory,
+            &memory_phi_slots(&state),
+            |o| target.class(state.f.value(o).class).uniform,
+        ),
         _ => Vec::new(),
     };
     let mut memory_slots = 0;
@@ -155,34 +159,6 @@ fn unspilled(state: State, budget: &[u16]) -> Spilled {
         plan,
         analysis: None,
     }
-}
-
-/// Scratch slots are per lane: a uniform value stored there under a partial exec mask is
-/// stale in the other lanes, so with divergent branches uniform values must go to lanes.
-fn check_uniform_in_memory(
-    f: &Function,
-    state: &State,
-    memory: &[Value],
-) -> Result<(), AllocError> {
-    let divergent = f.blocks.iter().find(|b| b.term.is_divergent());
-    let uniform = memory
-        .iter()
-        .find(|o| state.target.class(state.f.value(**o).class).uniform);
-    let (Some(block), Some(&o)) = (divergent, uniform) else {
-        return Ok(());
-    };
-    let value = state.f.value(o);
-    Err(AllocError::Constraint {
-        function: f.name.clone(),
-        block: block.name.clone(),
-        pos: value.pos,
-        message: format!(
-            "uniform %{} must be spilled but no lane register is free (the per-lane budget \
-             has no register to spare), and scratch memory is per lane under the divergent \
-             branch of this block",
-            value.name
-        ),
-    })
 }
 
 fn memory_phi_slots(state: &State) -> Vec<(Block, Value)> {

@@ -2,12 +2,15 @@
 //! location, as registers do in Chaitin-style allocators.
 //!
 //! A location is live from a store into it to the last reload from it: a backward
-//! dataflow over the stores and reloads of each owner, on the CFG its units follow
-//! (logical for scratch slots, linear for lanes, which are written regardless of the exec
-//! mask). Stores dominate reloads (one store right after the definition, or one at the end
-//! of every predecessor of a memory phi), so two lifetimes overlap exactly when one owner
-//! is live just after a store of the other. A memory phi's location is live into its
-//! block even when no reload follows: the phi itself names it there. Owners are then placed greedily in order, each
+//! dataflow over the stores and reloads of each owner, on the CFG its units follow:
+//! logical for scratch slots of per-lane values; linear for lanes and for scratch slots of
+//! uniform values, which are written regardless of the exec mask (`docs/FORMAT.md`). The
+//! two kinds of scratch owner never share a slot: a whole-wave store would overwrite
+//! lanes that a per-lane owner's lifetime on the logical CFG does not see. Stores dominate
+//! reloads (one store right after the definition, or one at the end of every predecessor
+//! of a memory phi), so two lifetimes overlap exactly when one owner is live just after a
+//! store of the other. A memory phi's location is live into its block even when no reload
+//! follows: the phi itself names it there. Owners are then placed greedily in order, each
 //! at the lowest offset free of its interfering neighbours; a tuple takes consecutive
 //! units, which for lanes stay in one register.
 
@@ -16,8 +19,25 @@ use crate::analysis::cfg::Graph;
 use crate::program::{Block, Function, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Scratch slots for `owners`: (owner, first slot).
+/// Scratch slots for `owners`: (owner, first slot). Per-lane owners are coloured on the
+/// logical CFG from slot 0; owners for which `uniform` holds on the linear CFG, in the
+/// slots above.
 pub fn colour_memory(
+    f: &Function,
+    (logical, linear): (&Graph, &Graph),
+    owners: &[Value],
+    phis: &[(Block, Value)],
+    uniform: impl Fn(Value) -> bool,
+) -> Vec<(Value, u32)> {
+    let (wave, lane): (Vec<Value>, Vec<Value>) = owners.iter().partition(|&&o| uniform(o));
+    let mut placed = colour_slots(f, logical, &lane, phis);
+    let base = slots_end(f, &placed);
+    let above = colour_slots(f, linear, &wave, phis);
+    placed.extend(above.into_iter().map(|(o, first)| (o, base + first)));
+    placed
+}
+
+fn colour_slots(
     f: &Function,
     graph: &Graph,
     owners: &[Value],
@@ -25,6 +45,15 @@ pub fn colour_memory(
 ) -> Vec<(Value, u32)> {
     let adj = interference(f, graph, owners, phis);
     place(f, owners, &adj, None, u32::MAX)
+}
+
+/// The first slot after every placed owner.
+fn slots_end(f: &Function, placed: &[(Value, u32)]) -> u32 {
+    placed
+        .iter()
+        .map(|&(o, first)| first + u32::from(f.value(o).size))
+        .max()
+        .unwrap_or(0)
 }
 
 /// Lanes for `owners`, `lanes` per register and at most `regs` registers: (owner, lane
