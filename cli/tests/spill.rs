@@ -467,3 +467,29 @@ fn lane_spills_keep_the_occupancy_of_the_vgprs_used() {
         assert_eq!(stats[0].occupancy, Some(10), "s={k}");
     }
 }
+
+/// mma_accumulate_loop at r=12: the accumulator %d0 is stored after its definition into
+/// the slot colouring shares with the memory phi %c0 it feeds, so the back edge copies
+/// nothing from that slot onto itself (a reload and a store of one location back to back).
+#[test]
+fn a_memory_phi_argument_already_in_the_phi_slot_is_not_copied_onto_itself() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../corpus/mma_accumulate_loop.chr");
+    let src = std::fs::read_to_string(path).expect("corpus file");
+    let (_, a) = spilled(&src, &[("r", 12)]);
+    let f = &a.functions[0];
+    for b in &f.blocks {
+        for pair in b.insts.windows(2) {
+            let self_copy = matches!(
+                (&pair[0].kind, &pair[1].kind),
+                (InstKind::Reload(l), InstKind::Spill(s)) if l.src == s.dst && l.dst == s.src
+            );
+            assert!(!self_copy, "in {}: {}", b.name, print(&a));
+        }
+    }
+    let spill_moves = f
+        .blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .filter(|i| matches!(i.kind, InstKind::Spill(_) | InstKind::Reload(_)));
+    assert_eq!(spill_moves.count(), 17, "{}", print(&a));
+}

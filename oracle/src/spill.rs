@@ -11,10 +11,11 @@
 //! value stored (`store[v]`, one store after the definition) unless it is
 //! rematerialisable (the reload is then a recomputation). A phi whose result is not in a
 //! register at its block's entry is a memory phi: its arguments are stored on the incoming
-//! edges. Uniform values follow the linear CFG, as in the allocator's liveness.
+//! edges, except an argument that is the phi itself or is stored anyway (its own location
+//! may be the phi's). Uniform values follow the linear CFG, as in the allocator's liveness.
 //!
 //! The objective is frequency-weighted: store cost × units × frequency of the defining
-//! block (of each incoming edge, for memory phis), reload cost × units × frequency of the
+//! block (of each incoming edge that stores, for memory phis), reload cost × units × frequency of the
 //! block or edge. Costs are the cheapest spill target the class has, so the optimum is a
 //! lower bound for the allocator whatever target it uses. Assignment is left out: pressure
 //! within the budget is what the spiller promises, as in the allocator.
@@ -259,30 +260,44 @@ impl<'f> Model<'f> {
         x
     }
 
-    /// `store[v]`, created on first need with the cost of one store after the definition.
+    /// `store[v]`, created on first need with the cost of one store after the definition,
+    /// or for a phi the cost of its edge stores.
     fn store(&mut self, v: Value) -> Variable {
         if let Some(&s) = self.stores.get(&v) {
             return s;
         }
         let s = self.vars.add(variable().binary());
-        let def_block = self.a.liveness.def_block(v);
-        let phi_edges = self.phi_store_frequency(def_block, v);
-        let freq = phi_edges.unwrap_or(self.a.freq[def_block.index()]);
-        self.objective += self.costs.store * self.units(v) * freq * s;
         self.stores.insert(v, s);
+        let def_block = self.a.liveness.def_block(v);
+        match self.phi_args(def_block).remove(&v) {
+            Some(args) => self.add_edge_stores(def_block, v, s, &args),
+            None => {
+                let freq = self.a.freq[def_block.index()];
+                self.objective += self.costs.store * self.units(v) * freq * s;
+            }
+        }
         s
     }
 
-    /// For a phi: the summed frequency of its incoming edges, where a memory phi's
-    /// arguments are stored.
-    fn phi_store_frequency(&self, b: Block, v: Value) -> Option<f64> {
-        let phi = self.f.block(b).phis.iter().find(|p| p.def.value == v)?;
-        Some(
-            phi.args
-                .iter()
-                .map(|arg| self.edge_frequency(arg.block, b))
-                .sum(),
-        )
+    /// A stored phi (a memory phi) stores its argument on each incoming edge, unless the
+    /// argument is the phi itself or is stored anyway: its own store may go to the phi's
+    /// location when their lifetimes allow (the allocator's slot colouring then drops the
+    /// edge store), so the bound leaves that edge free: `edge ≥ store[phi] − store[arg]`.
+    fn add_edge_stores(&mut self, b: Block, phi: Value, s: Variable, args: &[(Block, Value)]) {
+        for &(pred, arg) in args {
+            let covered = if arg == phi {
+                Expression::from(s)
+            } else if self.remat[arg.index()] {
+                Expression::from(0.0)
+            } else {
+                Expression::from(self.store(arg))
+            };
+            let edge = self.vars.add(variable().min(0.0).max(1.0));
+            let freq = self.edge_frequency(pred, b);
+            self.objective += self.costs.store * self.units(phi) * freq * edge;
+            self.constraints
+                .push((Expression::from(edge) - s + covered).geq(0.0));
+        }
     }
 
     /// An edge's frequency: its source's when that has one successor, its target's when

@@ -28,6 +28,7 @@
 //! lifetimes do not interfere share one. [`materialise`] turns the pseudo-operations
 //! ([`pseudo`]) into `spill`/`reload`/`remat` once registers are assigned.
 
+pub mod coalesce;
 pub mod distance;
 pub mod materialise;
 pub mod minimum;
@@ -126,6 +127,9 @@ pub fn spill(
         let len = state.f.value(owner).size;
         memory_slots = memory_slots.max(first + u32::from(len));
         homes.insert(owner, Location::Slot { first, len });
+    }
+    if coalesce::drop_self_copies(&mut state.f, &homes) {
+        analysis = Some(Analysis::new(&state.f, target));
     }
     let plan = Plan {
         origin: state.origin,
