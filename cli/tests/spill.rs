@@ -493,3 +493,21 @@ fn a_memory_phi_argument_already_in_the_phi_slot_is_not_copied_onto_itself() {
         .filter(|i| matches!(i.kind, InstKind::Spill(_) | InstKind::Reload(_)));
     assert_eq!(spill_moves.count(), 17, "{}", print(&a));
 }
+
+/// mma_accumulate_loop at r=13: where the loaded fragments first exceed the budget by two
+/// units, the furthest next use is the 1-unit counter %k, but evicting it would not make
+/// the point fit; the 4-unit accumulator %c1, reloaded in the same loop, does alone. So %k
+/// stays in a register through the loop and only the accumulators are spilled.
+#[test]
+fn a_small_value_is_not_spilled_when_a_larger_one_alone_makes_the_point_fit() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../corpus/mma_accumulate_loop.chr");
+    let src = std::fs::read_to_string(path).expect("corpus file");
+    let (_, a) = spilled(&src, &[("r", 13)]);
+    let f = &a.functions[0];
+    let k = value_named(&a, "k");
+    let moves_k =
+        f.blocks.iter().flat_map(|b| &b.insts).filter(
+            |i| matches!(&i.kind, InstKind::Spill(m) | InstKind::Reload(m) if m.value == k),
+        );
+    assert_eq!(moves_k.count(), 0, "{}", print(&a));
+}

@@ -283,11 +283,15 @@ impl<'f> Model<'f> {
     /// argument is the phi itself or is stored anyway: its own store may go to the phi's
     /// location when their lifetimes allow (the allocator's slot colouring then drops the
     /// edge store), so the bound leaves that edge free: `edge ≥ store[phi] − store[arg]`.
+    /// Another phi of the same block never shares the location (both are live into the
+    /// block), nor does a rematerialisable value (it has no location).
     fn add_edge_stores(&mut self, b: Block, phi: Value, s: Variable, args: &[(Block, Value)]) {
+        let same_block: BTreeSet<Value> =
+            self.f.block(b).phis.iter().map(|p| p.def.value).collect();
         for &(pred, arg) in args {
             let covered = if arg == phi {
                 Expression::from(s)
-            } else if self.remat[arg.index()] {
+            } else if self.remat[arg.index()] || same_block.contains(&arg) {
                 Expression::from(0.0)
             } else {
                 Expression::from(self.store(arg))

@@ -11,6 +11,9 @@
 //!    ([`distance`]: instruction counts, with a large penalty for leaving a loop, so a
 //!    value live through a loop but unused in it goes first and is reloaded after the
 //!    loop, never inside it). A value already spilled or rematerialisable wins ties.
+//!    Values have sizes: when the furthest is too small to make the point fit and the
+//!    value that would complete the eviction frees it alone (with its reloads in the same
+//!    loop), that one goes instead, and the small one keeps its register.
 //! 3. Give the evicted value a home once ([`rewrite`]): one store right after its
 //!    definition, a register of another class (PTX predicates, Intel flags), or nothing
 //!    for rematerialisable constants; a phi becomes a memory phi whose arguments are stored
@@ -41,7 +44,7 @@ use crate::analysis::{cfg::Graph, liveness::At, liveness::LiveSet, Analysis};
 use crate::program::{Block, Function, Location, Value};
 use crate::target::{ClassId, SpillTarget, Target};
 use rewrite::{MemoryPhi, State};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A function whose pressure fits the budget, and what [`materialise`] needs afterwards.
 #[derive(Debug)]
@@ -423,7 +426,8 @@ struct Victim {
 }
 
 /// Belady's choice at a point: the candidate whose next use is furthest; spilled or
-/// rematerialisable values first among equals, then the lowest value number.
+/// rematerialisable values first among equals, then the lowest value number. Values have
+/// sizes, so the furthest may be too small to make the point fit: see [`fitting`].
 fn choose_victim(
     state: &State,
     a: &Analysis,
@@ -433,8 +437,9 @@ fn choose_victim(
 ) -> Option<Victim> {
     let graph = graph_of(state, a, c);
     let candidates = candidates(state, a, (c, k), b, point);
-    candidates
+    let mut ranked: Vec<_> = candidates
         .into_iter()
+        .rev()
         .filter(|v| point.is_none_or(|i| makes_progress(state, a, v, i as usize)))
         .map(|v| {
             let (start, from) = v.from;
@@ -446,11 +451,37 @@ fn choose_victim(
                 v.value,
                 (start, from),
             );
-            let homeless = state.home[v.value.index()].is_none();
-            (dist, !homeless, std::cmp::Reverse(v.value), v)
+            let homed = state.home[v.value.index()].is_some();
+            ((dist, homed, std::cmp::Reverse(v.value)), v)
         })
-        .max_by_key(|&(d, h, r, _)| (d, h, r))
-        .map(|(_, _, _, v)| v)
+        .collect();
+    ranked.sort_by_key(|&(key, _)| std::cmp::Reverse(key));
+    let mut seen = BTreeSet::new();
+    ranked.retain(|(_, v)| seen.insert(v.value));
+    let ranked: Vec<(u64, Victim)> = ranked.into_iter().map(|(key, v)| (key.0, v)).collect();
+    let excess = a.pressure.at(b, point, c).saturating_sub(u32::from(k));
+    fitting(&state.f, &ranked, excess)
+}
+
+/// Among candidates ranked furthest first: the furthest, unless evicting it alone leaves
+/// the point over budget and the candidate that would complete the eviction (the first
+/// whose units, with those of the ones before it, cover the `excess`) covers it alone and
+/// is reloaded in the same loop as the furthest. Evicting that one alone then spills fewer
+/// units for the same relief (a 1-unit counter is not spilled on the way to a 4-unit
+/// accumulator that frees the point by itself).
+fn fitting(f: &Function, ranked: &[(u64, Victim)], excess: u32) -> Option<Victim> {
+    let &(furthest_dist, furthest) = ranked.first()?;
+    let units = |v: &Victim| u32::from(f.value(v.value).size);
+    let mut covered = 0;
+    for &(dist, v) in ranked {
+        covered += units(&v);
+        if covered >= excess {
+            let same_loop = dist / distance::LOOP_EXIT == furthest_dist / distance::LOOP_EXIT;
+            let alone = units(&v) >= excess && same_loop;
+            return Some(if alone { v } else { furthest });
+        }
+    }
+    Some(furthest)
 }
 
 /// Whether spilling `v` frees the point at instruction `i` of its block: the reload that
