@@ -16,8 +16,11 @@
 //!    loop), that one goes instead, and the small one keeps its register.
 //! 3. Give the evicted value a home once ([`rewrite`]): one store right after its
 //!    definition, a register of another class (PTX predicates, Intel flags), or nothing
-//!    for rematerialisable constants; a phi becomes a memory phi whose arguments are stored
-//!    at the end of each predecessor.
+//!    for rematerialisable constants. A phi evicted at its block's entry becomes a memory
+//!    phi whose arguments are stored at the end of each predecessor; evicted after some of
+//!    its uses, it is stored at the top of its block and those uses keep its register.
+//!    After slot colouring, a memory phi's argument already in the phi's location is not
+//!    copied onto itself ([`coalesce`]).
 //! 4. Split its live range: every use reachable from the point reads a reload (or a remat)
 //!    made in the use's own block, which keeps the function in SSA form with no new phi.
 //!    Repeat until every point fits.
@@ -343,7 +346,7 @@ fn lower_class(state: &mut State, c: ClassId, k: u16) -> Result<Analysis, AllocE
             budget_left = budget_left.saturating_sub(1);
             let shape = block_shapes(&state.f);
             let reach = reachable_from_end(graph_of(state, &a, c), victim.from.0);
-            state.spill_from(victim.value, victim.from, &reach);
+            state.spill_from(victim.value, victim.from, victim.entry, &reach);
             if state.f.blocks.len() != shape.len() {
                 break;
             }
@@ -423,6 +426,10 @@ fn excess_points(f: &Function, a: &Analysis, c: ClassId, k: u16) -> Vec<(Block, 
 struct Victim {
     value: Value,
     from: (Block, usize),
+    /// Whether it must leave its register at the entry of `from`'s block (at the block's
+    /// first point, or as a phi fed by a predecessor's end): a phi of that block then
+    /// becomes a memory phi.
+    entry: bool,
 }
 
 /// Belady's choice at a point: the candidate whose next use is furthest; spilled or
@@ -485,13 +492,14 @@ fn fitting(f: &Function, ranked: &[(u64, Victim)], excess: u32) -> Option<Victim
 }
 
 /// Whether spilling `v` frees the point at instruction `i` of its block: the reload that
-/// would serve the uses after the point must come after it. (A phi becomes a memory phi
-/// and a successor's phi moves its argument into a store; both always help.)
+/// would serve the uses after the point must come after it. (A phi spilled at its block's
+/// entry becomes a memory phi, and a successor's phi moves its argument into a store; both
+/// always help.)
 fn makes_progress(state: &State, a: &Analysis, v: &Victim, i: usize) -> bool {
     let (b, from) = v.from;
     let d = a.liveness.def_block(v.value);
     let is_phi = state.f.block(d).phis.iter().any(|p| p.def.value == v.value);
-    if from == 0 && is_phi {
+    if is_phi && state.memory_phi_at(v.value, d, b, v.entry) {
         return true;
     }
     let home = state.home[v.value.index()].unwrap_or(rewrite::Home::Remat);
@@ -523,6 +531,7 @@ fn candidates(
             .map(|value| Victim {
                 value,
                 from: (b, 0),
+                entry: true,
             })
             .collect();
     };
@@ -553,6 +562,7 @@ fn candidates(
     let victim = |value, from| Victim {
         value,
         from: (b, from),
+        entry: false,
     };
     let mut out: Vec<Victim> = through.iter().map(|&v| victim(v, i)).collect();
     if after_over || out.is_empty() {
@@ -589,6 +599,7 @@ fn fed_phis(state: &State, b: Block, v: Value) -> Vec<Victim> {
         out.extend(fed.map(|p| Victim {
             value: p.def.value,
             from: (s, 0),
+            entry: true,
         }));
     }
     out
@@ -608,6 +619,7 @@ fn at_block_end(state: &State, b: Block, live_out: impl Iterator<Item = Value>) 
                 Victim {
                     value,
                     from: (b, end),
+                    entry: false,
                 },
             )
         })
