@@ -170,4 +170,33 @@ exit:
             u64::MAX
         );
     }
+
+    /// `%x` is passed out of the loop to a phi of `exit` only: that use is on the exit
+    /// edge, as far from the loop body as a use after the loop.
+    #[test]
+    fn a_phi_argument_on_a_loop_exit_edge_is_beyond_the_loop() {
+        let p = crate::parse(
+            "target generic s=4 v=8
+func @f {
+entry:
+  %x:v1 = mov 1
+  %c:s1 = mov 0
+  jump head
+head:
+  %t:v1 = mov 2
+  branch uniform %c, head, exit
+exit:
+  %y:v1 = phi [head: %x]
+  ret %y
+}
+",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let f = &p.functions[0];
+        let a = Analysis::new(f, &p.target);
+        let x = f.value_ids().find(|v| f.value(*v).name == "x").unwrap();
+        let to_x = next_use(f, &a.cfg, &a.loops, Some(Block(0)), x, (Block(1), 0));
+        assert!(to_x >= LOOP_EXIT, "{to_x}");
+        assert_eq!(first_use(f, x, Block(1), 0), Some(1));
+    }
 }
