@@ -5,8 +5,9 @@
 //! executed before that use on the shortest path, where leaving a loop costs
 //! [`LOOP_EXIT`] more: a value used only after the loop is "far" from every point inside
 //! it, so it is the first one spilled there and it is never reloaded inside the loop. A
-//! phi argument is a use at the end of its predecessor. Paths stop at the value's
-//! definition (beyond it the value is a new instance).
+//! phi argument is a use on its edge, at the end of its predecessor plus the penalty when
+//! the edge leaves a loop (a value passed out of a loop is as far as one used after it).
+//! Paths stop at the value's definition (beyond it the value is a new instance).
 
 use crate::analysis::{cfg::Graph, loops::Loops};
 use crate::program::{Block, Function, Value};
@@ -26,25 +27,53 @@ pub fn next_use(
     x: Value,
     (b, from): (Block, usize),
 ) -> u64 {
-    if let Some(i) = first_use(f, x, b, from) {
+    if let Some(i) = use_in_block(f, x, b, from) {
         return (i - from) as u64;
     }
     let mut best = vec![u64::MAX; f.blocks.len()];
     let mut heap = BinaryHeap::new();
     let exit_of_b = (f.block(b).insts.len() - from.min(f.block(b).insts.len())) as u64;
+    let mut found = phi_use(f, loops, b, x, exit_of_b);
     push_succs(graph, loops, b, exit_of_b, &mut best, &mut heap);
     while let Some(Reverse((d, s))) = heap.pop() {
         let s = Block(s);
+        if d >= found {
+            break;
+        }
         if d > best[s.index()] || Some(s) == def_block {
             continue;
         }
-        if let Some(i) = first_use(f, x, s, 0) {
+        if let Some(i) = use_in_block(f, x, s, 0) {
             return d + i as u64;
         }
         let through = d + f.block(s).insts.len() as u64;
+        found = found.min(phi_use(f, loops, s, x, through));
         push_succs(graph, loops, s, through, &mut best, &mut heap);
     }
-    u64::MAX
+    found
+}
+
+/// The extra distance of the edge from `b` to `s`: [`LOOP_EXIT`] per loop it leaves.
+fn exit_penalty(loops: &Loops, b: Block, s: Block) -> u64 {
+    LOOP_EXIT * u64::from(loops.depth(b).saturating_sub(loops.depth(s)))
+}
+
+/// The distance to `x` as an argument `b` passes to a successor's phi, `at_end` being the
+/// distance to `b`'s end: the use is on the edge, so an edge leaving a loop counts its
+/// penalty (a value passed out of a loop is as far as one used after it).
+fn phi_use(f: &Function, loops: &Loops, b: Block, x: Value, at_end: u64) -> u64 {
+    f.block(b)
+        .term
+        .successors()
+        .filter(|&s| {
+            f.block(s)
+                .phis
+                .iter()
+                .any(|p| p.args.iter().any(|a| a.block == b && a.value == x))
+        })
+        .map(|s| at_end.saturating_add(exit_penalty(loops, b, s)))
+        .min()
+        .unwrap_or(u64::MAX)
 }
 
 fn push_succs(
@@ -56,12 +85,7 @@ fn push_succs(
     heap: &mut BinaryHeap<Reverse<(u64, u32)>>,
 ) {
     for &s in graph.succs(b) {
-        let exit = if loops.depth(s) < loops.depth(b) {
-            LOOP_EXIT * u64::from(loops.depth(b) - loops.depth(s))
-        } else {
-            0
-        };
-        let d = at_end.saturating_add(exit + 1);
+        let d = at_end.saturating_add(exit_penalty(loops, b, s) + 1);
         if d < best[s.index()] {
             best[s.index()] = d;
             heap.push(Reverse((d, s.0)));
@@ -69,9 +93,9 @@ fn push_succs(
     }
 }
 
-/// The index of the first use of `x` in `b` at or after `from`: instructions by index,
-/// the terminator and the phi arguments `b` passes to its successors at `insts.len()`.
-pub fn first_use(f: &Function, x: Value, b: Block, from: usize) -> Option<usize> {
+/// The index of the first use of `x` in `b` at or after `from` by an instruction (by
+/// index) or the terminator (at `insts.len()`); phi arguments are not counted.
+fn use_in_block(f: &Function, x: Value, b: Block, from: usize) -> Option<usize> {
     let block = f.block(b);
     let in_ops = block
         .insts
@@ -82,8 +106,16 @@ pub fn first_use(f: &Function, x: Value, b: Block, from: usize) -> Option<usize>
     if let Some((i, _)) = in_ops {
         return Some(i);
     }
-    let at_end = block.term.uses().iter().any(|u| u.value == x) || passes_as_phi_arg(f, b, x);
-    (at_end && from <= block.insts.len()).then_some(block.insts.len())
+    let by_term = block.term.uses().iter().any(|u| u.value == x);
+    (by_term && from <= block.insts.len()).then_some(block.insts.len())
+}
+
+/// The index of the first use of `x` in `b` at or after `from`: instructions by index,
+/// the terminator and the phi arguments `b` passes to its successors at `insts.len()`.
+pub fn first_use(f: &Function, x: Value, b: Block, from: usize) -> Option<usize> {
+    let end = f.block(b).insts.len();
+    use_in_block(f, x, b, from)
+        .or_else(|| (passes_as_phi_arg(f, b, x) && from <= end).then_some(end))
 }
 
 /// Whether `b` passes `x` to a phi of one of its successors.
@@ -137,5 +169,34 @@ exit:
             next_use(f, &a.cfg, &a.loops, Some(head), i, (Block(3), 0)),
             u64::MAX
         );
+    }
+
+    /// `%x` is passed out of the loop to a phi of `exit` only: that use is on the exit
+    /// edge, as far from the loop body as a use after the loop.
+    #[test]
+    fn a_phi_argument_on_a_loop_exit_edge_is_beyond_the_loop() {
+        let p = crate::parse(
+            "target generic s=4 v=8
+func @f {
+entry:
+  %x:v1 = mov 1
+  %c:s1 = mov 0
+  jump head
+head:
+  %t:v1 = mov 2
+  branch uniform %c, head, exit
+exit:
+  %y:v1 = phi [head: %x]
+  ret %y
+}
+",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let f = &p.functions[0];
+        let a = Analysis::new(f, &p.target);
+        let x = f.value_ids().find(|v| f.value(*v).name == "x").unwrap();
+        let to_x = next_use(f, &a.cfg, &a.loops, Some(Block(0)), x, (Block(1), 0));
+        assert!(to_x >= LOOP_EXIT, "{to_x}");
+        assert_eq!(first_use(f, x, Block(1), 0), Some(1));
     }
 }

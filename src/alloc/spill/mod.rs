@@ -11,10 +11,16 @@
 //!    ([`distance`]: instruction counts, with a large penalty for leaving a loop, so a
 //!    value live through a loop but unused in it goes first and is reloaded after the
 //!    loop, never inside it). A value already spilled or rematerialisable wins ties.
+//!    Values have sizes: when the furthest is too small to make the point fit and the
+//!    value that would complete the eviction frees it alone (with its reloads in the same
+//!    loop), that one goes instead, and the small one keeps its register.
 //! 3. Give the evicted value a home once ([`rewrite`]): one store right after its
 //!    definition, a register of another class (PTX predicates, Intel flags), or nothing
-//!    for rematerialisable constants; a phi becomes a memory phi whose arguments are stored
-//!    at the end of each predecessor.
+//!    for rematerialisable constants. A phi evicted at its block's entry becomes a memory
+//!    phi whose arguments are stored at the end of each predecessor; evicted after some of
+//!    its uses, it is stored at the top of its block and those uses keep its register.
+//!    After slot colouring, a memory phi's argument already in the phi's location is not
+//!    copied onto itself ([`coalesce`]).
 //! 4. Split its live range: every use reachable from the point reads a reload (or a remat)
 //!    made in the use's own block, which keeps the function in SSA form with no new phi.
 //!    Repeat until every point fits.
@@ -29,6 +35,7 @@
 //! lifetimes do not interfere share one. [`materialise`] turns the pseudo-operations
 //! ([`pseudo`]) into `spill`/`reload`/`remat` once registers are assigned.
 
+pub mod coalesce;
 pub mod distance;
 pub mod materialise;
 pub mod minimum;
@@ -41,7 +48,7 @@ use crate::analysis::{cfg::Graph, liveness::At, liveness::LiveSet, Analysis};
 use crate::program::{Block, Function, Location, Value};
 use crate::target::{ClassId, SpillTarget, Target};
 use rewrite::{MemoryPhi, State};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A function whose pressure fits the budget, and what [`materialise`] needs afterwards.
 #[derive(Debug)]
@@ -130,6 +137,9 @@ pub fn spill(
         let len = state.f.value(owner).size;
         memory_slots = memory_slots.max(first + u32::from(len));
         homes.insert(owner, Location::Slot { first, len });
+    }
+    if coalesce::drop_self_copies(&mut state.f, &homes) {
+        analysis = Some(Analysis::new(&state.f, target));
     }
     let plan = Plan {
         origin: state.origin,
@@ -312,7 +322,7 @@ fn lower_class(state: &mut State, c: ClassId, k: u16) -> Result<Analysis, AllocE
             budget_left = budget_left.saturating_sub(1);
             let shape = block_shapes(&state.f);
             let reach = reachable_from_end(graph_of(state, &a, c), victim.from.0);
-            state.spill_from(victim.value, victim.from, &reach);
+            state.spill_from(victim.value, victim.from, victim.entry, &reach);
             if state.f.blocks.len() != shape.len() {
                 break;
             }
@@ -392,10 +402,15 @@ fn excess_points(f: &Function, a: &Analysis, c: ClassId, k: u16) -> Vec<(Block, 
 struct Victim {
     value: Value,
     from: (Block, usize),
+    /// Whether it must leave its register at the entry of `from`'s block (at the block's
+    /// first point, or as a phi fed by a predecessor's end): a phi of that block then
+    /// becomes a memory phi.
+    entry: bool,
 }
 
 /// Belady's choice at a point: the candidate whose next use is furthest; spilled or
-/// rematerialisable values first among equals, then the lowest value number.
+/// rematerialisable values first among equals, then the lowest value number. Values have
+/// sizes, so the furthest may be too small to make the point fit: see [`fitting`].
 fn choose_victim(
     state: &State,
     a: &Analysis,
@@ -405,8 +420,9 @@ fn choose_victim(
 ) -> Option<Victim> {
     let graph = graph_of(state, a, c);
     let candidates = candidates(state, a, (c, k), b, point);
-    candidates
+    let mut ranked: Vec<_> = candidates
         .into_iter()
+        .rev()
         .filter(|v| point.is_none_or(|i| makes_progress(state, a, v, i as usize)))
         .map(|v| {
             let (start, from) = v.from;
@@ -418,21 +434,48 @@ fn choose_victim(
                 v.value,
                 (start, from),
             );
-            let homeless = state.home[v.value.index()].is_none();
-            (dist, !homeless, std::cmp::Reverse(v.value), v)
+            let homed = state.home[v.value.index()].is_some();
+            ((dist, homed, std::cmp::Reverse(v.value)), v)
         })
-        .max_by_key(|&(d, h, r, _)| (d, h, r))
-        .map(|(_, _, _, v)| v)
+        .collect();
+    ranked.sort_by_key(|&(key, _)| std::cmp::Reverse(key));
+    let mut seen = BTreeSet::new();
+    ranked.retain(|(_, v)| seen.insert(v.value));
+    let ranked: Vec<(u64, Victim)> = ranked.into_iter().map(|(key, v)| (key.0, v)).collect();
+    let excess = a.pressure.at(b, point, c).saturating_sub(u32::from(k));
+    fitting(&state.f, &ranked, excess)
+}
+
+/// Among candidates ranked furthest first: the furthest, unless evicting it alone leaves
+/// the point over budget and the candidate that would complete the eviction (the first
+/// whose units, with those of the ones before it, cover the `excess`) covers it alone and
+/// is reloaded in the same loop as the furthest. Evicting that one alone then spills fewer
+/// units for the same relief (a 1-unit counter is not spilled on the way to a 4-unit
+/// accumulator that frees the point by itself).
+fn fitting(f: &Function, ranked: &[(u64, Victim)], excess: u32) -> Option<Victim> {
+    let &(furthest_dist, furthest) = ranked.first()?;
+    let units = |v: &Victim| u32::from(f.value(v.value).size);
+    let mut covered = 0;
+    for &(dist, v) in ranked {
+        covered += units(&v);
+        if covered >= excess {
+            let same_loop = dist / distance::LOOP_EXIT == furthest_dist / distance::LOOP_EXIT;
+            let alone = units(&v) >= excess && same_loop;
+            return Some(if alone { v } else { furthest });
+        }
+    }
+    Some(furthest)
 }
 
 /// Whether spilling `v` frees the point at instruction `i` of its block: the reload that
-/// would serve the uses after the point must come after it. (A phi becomes a memory phi
-/// and a successor's phi moves its argument into a store; both always help.)
+/// would serve the uses after the point must come after it. (A phi spilled at its block's
+/// entry becomes a memory phi, and a successor's phi moves its argument into a store; both
+/// always help.)
 fn makes_progress(state: &State, a: &Analysis, v: &Victim, i: usize) -> bool {
     let (b, from) = v.from;
     let d = a.liveness.def_block(v.value);
     let is_phi = state.f.block(d).phis.iter().any(|p| p.def.value == v.value);
-    if from == 0 && is_phi {
+    if is_phi && state.memory_phi_at(v.value, d, b, v.entry) {
         return true;
     }
     let home = state.home[v.value.index()].unwrap_or(rewrite::Home::Remat);
@@ -464,6 +507,7 @@ fn candidates(
             .map(|value| Victim {
                 value,
                 from: (b, 0),
+                entry: true,
             })
             .collect();
     };
@@ -494,6 +538,7 @@ fn candidates(
     let victim = |value, from| Victim {
         value,
         from: (b, from),
+        entry: false,
     };
     let mut out: Vec<Victim> = through.iter().map(|&v| victim(v, i)).collect();
     if after_over || out.is_empty() {
@@ -530,6 +575,7 @@ fn fed_phis(state: &State, b: Block, v: Value) -> Vec<Victim> {
         out.extend(fed.map(|p| Victim {
             value: p.def.value,
             from: (s, 0),
+            entry: true,
         }));
     }
     out
@@ -549,6 +595,7 @@ fn at_block_end(state: &State, b: Block, live_out: impl Iterator<Item = Value>) 
                 Victim {
                     value,
                     from: (b, end),
+                    entry: false,
                 },
             )
         })

@@ -1,6 +1,7 @@
 //! The edits the spiller makes to the SSA function: give a value a home (a store after its
-//! definition, a holder register of another class, or nothing when it is
-//! rematerialisable), turn a phi into a memory phi, and split a live range by reloading
+//! definition — at the top of its block for a phi —, a holder register of another class,
+//! or nothing when it is rematerialisable), turn a phi spilled at its block's entry into a
+//! memory phi, and split a live range by reloading
 //! the value before its uses. Every edit keeps the function in SSA form without new phis:
 //! a reload serves only the uses after it in its own block, so it dominates them.
 
@@ -70,8 +71,20 @@ impl<'t> State<'t> {
     /// Spills `x` so that it is no longer live from instruction `from` of `b` on: every
     /// use reachable from there (without passing `x`'s definition) reads a reload made in
     /// its own block. `reach` lists the blocks reachable from `b`'s end on `x`'s CFG.
-    pub fn spill_from(&mut self, x: Value, (b, from): (Block, usize), reach: &[Block]) {
-        if let Some(d) = self.phi_block(x) {
+    /// A phi that must leave its register at its block's `entry` becomes a memory phi;
+    /// spilled later, it is stored once at the top of its block, so its uses before the
+    /// point keep reading its register.
+    pub fn spill_from(
+        &mut self,
+        x: Value,
+        (b, from): (Block, usize),
+        entry: bool,
+        reach: &[Block],
+    ) {
+        if let Some(d) = self
+            .phi_block(x)
+            .filter(|&d| self.memory_phi_at(x, d, b, entry))
+        {
             self.to_memory_phi(x, d);
             return;
         }
@@ -111,6 +124,12 @@ impl<'t> State<'t> {
         for b in self.f.block_ids().collect::<Vec<_>>() {
             self.reload_in_block(x, b, 0);
         }
+    }
+
+    /// Whether spilling the phi `x` of `d` at the entry of `b` (when `entry`) makes it a
+    /// memory phi: at its own block's entry, unless it is already stored at its top.
+    pub fn memory_phi_at(&self, x: Value, d: Block, b: Block, entry: bool) -> bool {
+        entry && b == d && self.home[x.index()].is_none()
     }
 
     /// The block whose phi defines `x`, if a phi does.
@@ -173,12 +192,19 @@ impl<'t> State<'t> {
         class_target.unwrap_or(SpillTarget::Memory)
     }
 
-    /// Inserts `make`'s instruction right after the operation defining `x`.
+    /// Inserts `make`'s instruction right after the operation defining `x`, or at the top
+    /// of the block of the phi defining it.
     fn insert_after_def(
         &mut self,
         x: Value,
         make: impl FnOnce(Pos) -> Inst,
     ) -> Option<(Block, usize)> {
+        if let Some(d) = self.phi_block(x) {
+            let block = &mut self.f.blocks[d.index()];
+            let pos = block.phis.iter().find(|p| p.def.value == x)?.pos;
+            block.insts.insert(0, make(pos));
+            return Some((d, 0));
+        }
         for (b, block) in self.f.blocks.iter_mut().enumerate() {
             let at = block
                 .insts
