@@ -475,3 +475,28 @@ fn copy_read_for_a_second_fixed_register_is_not_exchanged_away() {
     let src = "target generic q=4:uniform\nfunc @f {\nentry:\n  %x:q1 = mul 1\n  %y:q1 = mul 2\n  %z:q1 = mul 3\n  %w:q1 = mul 4\n  store %x writes\n  %d:q1 fixed(q3) = split %y, %y fixed(q2), %y fixed(q0)\n  %e:q1 = add %z, %d, %w\n  ret %e\n}\n";
     rejected(src, "no register left to move %w out of the way");
 }
+
+#[test]
+fn uniform_values_traded_in_a_full_file_go_back_before_a_divergent_branch() {
+    // At s=2 the fixed uses of `mul` make %u and %w trade registers, and the edges out of
+    // `side` (a divergent branch whose else-arm is the join) have no place for copies:
+    // the pair trades back before the branch.
+    let opts = AllocOptions {
+        budget: vec![("s".into(), 2)],
+        ..AllocOptions::default()
+    };
+    let p = corpus("uniform_copies_before_divergent_branch.chr");
+    let (a, _) = allocate_verified(&p, &opts);
+    let text = print(&a);
+    let side: Vec<&str> = text.lines().skip_while(|l| *l != "side:").take(5).collect();
+    assert_eq!(
+        side[1..],
+        [
+            "  swap s1, s0",
+            "  %x:v1@v0 = mul %u fixed(s1)@s1, %w fixed(s0)@s0",
+            "  swap s0, s1",
+            "  branch divergent %x@v0, tail, join",
+        ],
+        "{text}"
+    );
+}

@@ -78,29 +78,10 @@ fn check(p: &Program, budget: Vec<(String, u16)>) -> Result<(), String> {
     Ok(())
 }
 
-/// Budgets at or near the lowest legal one where allocation stops with a clear error
-/// instead of an allocation (README, Known limits): at s=2 the two uniform values live
-/// through the `mul` whose fixed uses make them trade registers do trade (compaction), but
-/// the copies that bring them back on the edges out of `side`, a block ending in a
-/// divergent branch whose else-arm is the join, have no safe place.
-const KNOWN_LIMITS: [&str; 1] = ["uniform_copies_before_divergent_branch.chr s=2"];
-
-/// Programs that, with every class at its lowest legal budget at once, stop with a clear
-/// error.
-const ALL_LOWEST_LIMITS: [&str; 0] = [];
-
-/// The errors a known limit may end in: pressure that cannot be lowered, fragmentation,
-/// or edge copies of uniform values with no safe place.
-fn is_clear_limit(e: &str) -> bool {
-    e.contains("even with everything else spilled")
-        || e.contains("no register left")
-        || e.contains("have no safe place")
-}
-
 #[test]
 fn every_budget_from_max_live_down_to_the_lowest_legal_one_verifies() {
     let mut failures = Vec::new();
-    let (mut runs, mut limited) = (0, 0);
+    let mut runs = 0;
     for (name, p) in corpus_programs() {
         for (class, max_live, lowest) in class_range(&p) {
             let units = u32::from(
@@ -110,17 +91,8 @@ fn every_budget_from_max_live_down_to_the_lowest_legal_one_verifies() {
             );
             for k in lowest.max(1)..=max_live.min(units) {
                 runs += 1;
-                let case = format!("{name} {class}={k}");
-                match check(&p, vec![(class.clone(), k as u16)]) {
-                    Err(e) if KNOWN_LIMITS.contains(&case.as_str()) => {
-                        assert!(is_clear_limit(&e), "{case}: {e}");
-                        limited += 1;
-                    }
-                    Err(e) => failures.push(format!("{case}: {e}")),
-                    Ok(()) if KNOWN_LIMITS.contains(&case.as_str()) => {
-                        failures.push(format!("{case} now allocates: remove it from KNOWN_LIMITS"))
-                    }
-                    Ok(()) => {}
+                if let Err(e) = check(&p, vec![(class.clone(), k as u16)]) {
+                    failures.push(format!("{name} {class}={k}: {e}"));
                 }
             }
         }
@@ -132,7 +104,6 @@ fn every_budget_from_max_live_down_to_the_lowest_legal_one_verifies() {
         failures.len(),
         failures.join("\n\n")
     );
-    assert_eq!(limited, KNOWN_LIMITS.len());
 }
 
 #[test]
@@ -143,14 +114,8 @@ fn every_class_at_its_lowest_legal_budget_at_once_verifies() {
             .into_iter()
             .map(|(class, _, lowest)| (class, lowest.max(1) as u16))
             .collect();
-        let limited = KNOWN_LIMITS
-            .iter()
-            .any(|case| case.starts_with(&format!("{name} ")))
-            || ALL_LOWEST_LIMITS.contains(&name.as_str());
-        match check(&p, budget.clone()) {
-            Err(e) if limited => assert!(is_clear_limit(&e), "{name}: {e}"),
-            Err(e) => failures.push(format!("{name} {budget:?}: {e}")),
-            Ok(()) => {}
+        if let Err(e) = check(&p, budget.clone()) {
+            failures.push(format!("{name} {budget:?}: {e}"));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));

@@ -53,12 +53,17 @@ pub struct Assigned {
     pub order: Vec<Block>,
 }
 
+/// `restore_before_divergent`: uniform values that moved inside a block ending in a
+/// divergent branch go back to their entry registers before the branch, where they only
+/// trade places among themselves (the fallback when `out_of_ssa` finds no safe place for
+/// their copies on the edges out of the branch).
 pub fn assign(
     f: &Function,
     target: &Target,
     a: &Analysis,
     budget: &[u16],
     policy: Policy,
+    restore_before_divergent: bool,
 ) -> Result<Assigned, AllocError> {
     let spread: Vec<u16> = target
         .class_ids()
@@ -81,6 +86,7 @@ pub fn assign(
         moves: Vec::new(),
         duplicates: Vec::new(),
         block: Block(0),
+        restore_before_divergent,
     };
     s.fixed_in_then = fixed_units_in_then_regions(f, target, &s.in_then_region);
     for &b in &order {
@@ -166,6 +172,7 @@ struct Assigner<'a> {
     /// Copies of tied operands that stay live, made before the current instruction.
     duplicates: Vec<Move>,
     block: Block,
+    restore_before_divergent: bool,
 }
 
 /// What the current instruction reads and defines, for the constraint phases.
@@ -1081,6 +1088,9 @@ impl Assigner<'_> {
             def_locs: Vec::new(),
             pos,
         };
+        if self.restore_before_divergent && self.ends_divergent(b) {
+            self.restore_uniform_entry(b);
+        }
         self.fixed_uses(&mut view, &[])?;
         let mut out = std::mem::take(&mut self.func.blocks[b.index()].insts);
         self.emit_moves(&mut out, &view);
@@ -1100,6 +1110,42 @@ impl Assigner<'_> {
             u.loc = l;
         }
         Ok(())
+    }
+
+    /// Moves the uniform values live out of `b` that moved inside it back to where they
+    /// entered it, when every register they go back to is free or left by another of
+    /// them: then each successor sees them where the block's predecessors left them.
+    fn restore_uniform_entry(&mut self, b: Block) {
+        let entry = &self.entry[b.index()];
+        let back: Vec<(Value, Location)> = self
+            .a
+            .liveness
+            .live_out(b)
+            .iter()
+            .filter(|&&v| self.target.class(self.f.value(v).class).uniform)
+            .filter(|&&v| !self.pinned_uniform(v))
+            .filter_map(|&v| {
+                let i = entry.binary_search_by_key(&v, |&(w, _)| w).ok()?;
+                let at_entry = entry[i].1;
+                (self.loc[v.index()] != Some(at_entry)).then_some((v, at_entry))
+            })
+            .collect();
+        let movers: Vec<Value> = back.iter().map(|&(v, _)| v).collect();
+        let room = back.iter().all(|&(_, l)| {
+            let Location::Reg { class, first, len } = l else {
+                return false;
+            };
+            (first..first + len).all(|u| {
+                self.regs
+                    .occupant(class, u)
+                    .is_none_or(|o| movers.contains(&o))
+            })
+        });
+        if room {
+            for (v, l) in back {
+                self.relocate(v, l);
+            }
+        }
     }
 }
 

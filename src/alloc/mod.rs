@@ -173,9 +173,12 @@ fn assign_spilled(
     policy: Policy,
 ) -> Result<Function, AllocError> {
     let tight = spilled.budget.as_slice();
+    let lowered = |k: &[u16], restore: bool| {
+        let assigned = assign::assign(&spilled.func, target, sa, k, policy, restore)?;
+        out_of_ssa::lower(assigned, target, sa, k)
+    };
     let attempt = |k: &[u16]| {
-        let assigned = assign::assign(&spilled.func, target, sa, k, policy)?;
-        let g = out_of_ssa::lower(assigned, target, sa, k)?;
+        let g = lowered(k, false).or_else(|e| lowered(k, true).map_err(|_| e))?;
         spill::materialise::materialise(f, g, &spilled.plan)
     };
     if tight != budget && spilled.plan.lane_registers == 0 {
