@@ -339,9 +339,23 @@ fn report(points: &[Point]) {
 /// `  class cost 64  optimum 64` or `  class cost 70  bound 60`.
 fn oracle_column(o: Oracle) -> String {
     match o.optimum {
-        Some(optimum) => format!("  class cost {}  optimum {optimum}", o.allocator),
-        None => format!("  class cost {}  bound {}", o.allocator, o.bound),
+        Some(optimum) => format!(
+            "  class cost {}  optimum {}",
+            cost(o.allocator),
+            cost(optimum)
+        ),
+        None => format!(
+            "  class cost {}  bound {}",
+            cost(o.allocator),
+            cost(o.bound)
+        ),
     }
+}
+
+/// A cost as the solver's floating point sums should read: to a thousandth, without the
+/// rounding noise (`1632`, not `1631.9999999999998`).
+fn cost(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
 }
 
 /// The optimality gap over the points the oracle proved.
@@ -359,9 +373,11 @@ fn gap_summary(answers: &[Oracle]) -> String {
         String::from("-")
     };
     format!(
-        "oracle: proven {} of {}  at optimum: {at_optimum}  allocator cost {allocator}  optimum {optimum}  gap {gap}",
+        "oracle: proven {} of {}  at optimum: {at_optimum}  allocator cost {}  optimum {}  gap {gap}",
         proven.len(),
-        answers.len()
+        answers.len(),
+        cost(allocator),
+        cost(optimum)
     )
 }
 
@@ -372,4 +388,15 @@ fn occupancy(stats: &[FunctionStats]) -> String {
         .filter_map(|s| s.occupancy)
         .min()
         .map_or(String::from("-"), |o| o.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cost;
+
+    #[test]
+    fn costs_print_without_floating_point_noise() {
+        assert_eq!(cost(1631.9999999999998).to_string(), "1632");
+        assert_eq!(cost(88.5).to_string(), "88.5");
+    }
 }
