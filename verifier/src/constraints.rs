@@ -249,12 +249,16 @@ impl<'a> Constraints<'a> {
                 for (k, m) in moves.iter().enumerate() {
                     if m.dst.len() != m.src.len() {
                         fail(ErrorKind::LengthMismatch, &format!("move {k}"), m.dst);
+                    } else if crosses_classes(m.src, m.dst) {
+                        fail(ErrorKind::CrossClassMove, &format!("move {k}"), m.dst);
                     }
                 }
             }
             InstKind::Spill(m) | InstKind::Reload(m) => {
                 if m.dst.len() != m.src.len() {
                     fail(ErrorKind::LengthMismatch, "move 0", m.dst);
+                } else if crosses_classes(m.src, m.dst) && !self.is_class_spill(kind) {
+                    fail(ErrorKind::CrossClassMove, "move 0", m.dst);
                 }
             }
             InstKind::Swap(x, y) => match (x.reg_class(), y.reg_class()) {
@@ -263,6 +267,9 @@ impl<'a> Constraints<'a> {
                         fail(ErrorKind::SwapUnsupported, "swap", *x);
                     }
                 }
+                (Some(_), Some(_)) if x.len() == y.len() => {
+                    fail(ErrorKind::CrossClassMove, "swap", *y)
+                }
                 _ => fail(ErrorKind::LengthMismatch, "swap", *y),
             },
             InstKind::Remat { dst, value } => {
@@ -270,6 +277,27 @@ impl<'a> Constraints<'a> {
             }
             InstKind::Op(_) => {}
         }
+    }
+
+    /// Whether `kind` is a class spill: a `spill` from a register of one class into a
+    /// register of a class it spills to (`SpillTarget::Class`), or a `reload` from such a
+    /// holder back into the spilled class. What it carries is checked by the dataflow.
+    fn is_class_spill(&self, kind: &InstKind) -> bool {
+        let (spilled, holder) = match kind {
+            InstKind::Spill(m) => (m.src, m.dst),
+            InstKind::Reload(m) => (m.dst, m.src),
+            _ => return false,
+        };
+        let (Some(spilled_class), Some(holder_class)) = (spilled.reg_class(), holder.reg_class())
+        else {
+            return false;
+        };
+        self.target
+            .class(spilled_class)
+            .spill
+            .contains(&SpillTarget::Class {
+                class: holder_class,
+            })
     }
 
     /// Range and budget of a move's location; lane locations only in per-lane classes
@@ -316,6 +344,11 @@ pub(crate) fn artefact_locations(kind: &InstKind) -> Vec<Location> {
         InstKind::Spill(m) | InstKind::Reload(m) => mv(m).to_vec(),
         InstKind::Remat { dst, .. } => vec![*dst],
     }
+}
+
+/// Whether a move goes from a register of one class into a register of another.
+fn crosses_classes(src: Location, dst: Location) -> bool {
+    matches!((src.reg_class(), dst.reg_class()), (Some(s), Some(d)) if s != d)
 }
 
 /// Whether two register ranges share a unit.
