@@ -6,7 +6,8 @@
 use crate::error::{ErrorKind, Point};
 use crate::sink::Sink;
 use chromatic::{
-    BlockData, Function, InstKind, Location, Move, Op, Pos, SpillTarget, Target, Use, Value,
+    BlockData, ClassId, Function, InstKind, Location, Move, Op, Pos, SpillTarget, Target, Use,
+    Value,
 };
 use std::collections::BTreeSet;
 
@@ -257,7 +258,9 @@ impl<'a> Constraints<'a> {
             InstKind::Spill(m) | InstKind::Reload(m) => {
                 if m.dst.len() != m.src.len() {
                     fail(ErrorKind::LengthMismatch, "move 0", m.dst);
-                } else if crosses_classes(m.src, m.dst) && !self.is_class_spill(kind) {
+                } else if crosses_classes(m.src, m.dst)
+                    && class_spilled(self.target, kind).is_none()
+                {
                     fail(ErrorKind::CrossClassMove, "move 0", m.dst);
                 }
             }
@@ -277,27 +280,6 @@ impl<'a> Constraints<'a> {
             }
             InstKind::Op(_) => {}
         }
-    }
-
-    /// Whether `kind` is a class spill: a `spill` from a register of one class into a
-    /// register of a class it spills to (`SpillTarget::Class`), or a `reload` from such a
-    /// holder back into the spilled class. What it carries is checked by the dataflow.
-    fn is_class_spill(&self, kind: &InstKind) -> bool {
-        let (spilled, holder) = match kind {
-            InstKind::Spill(m) => (m.src, m.dst),
-            InstKind::Reload(m) => (m.dst, m.src),
-            _ => return false,
-        };
-        let (Some(spilled_class), Some(holder_class)) = (spilled.reg_class(), holder.reg_class())
-        else {
-            return false;
-        };
-        self.target
-            .class(spilled_class)
-            .spill
-            .contains(&SpillTarget::Class {
-                class: holder_class,
-            })
     }
 
     /// Range and budget of a move's location; lane locations only in per-lane classes
@@ -344,6 +326,22 @@ pub(crate) fn artefact_locations(kind: &InstKind) -> Vec<Location> {
         InstKind::Spill(m) | InstKind::Reload(m) => mv(m).to_vec(),
         InstKind::Remat { dst, .. } => vec![*dst],
     }
+}
+
+/// The spilled class, when `kind` is a class spill: a `spill` from a register of one class
+/// into a register of a class it spills to (`SpillTarget::Class`), or a `reload` from such
+/// a holder back into the spilled class. What it carries is checked by the dataflow.
+pub(crate) fn class_spilled(target: &Target, kind: &InstKind) -> Option<ClassId> {
+    let (spilled, holder) = match kind {
+        InstKind::Spill(m) => (m.src, m.dst),
+        InstKind::Reload(m) => (m.dst, m.src),
+        _ => return None,
+    };
+    let (class, holder_class) = (spilled.reg_class()?, holder.reg_class()?);
+    let into_holder = SpillTarget::Class {
+        class: holder_class,
+    };
+    (class != holder_class && target.class(class).spill.contains(&into_holder)).then_some(class)
 }
 
 /// Whether a move goes from a register of one class into a register of another.

@@ -9,6 +9,7 @@
 //! reachable block reports errors against the stable in-states.
 
 use crate::cfg::{Cfg, Edge};
+use crate::constraints::class_spilled;
 use crate::error::{ErrorKind, Point};
 use crate::sink::Sink;
 use crate::unit::{units, Unit};
@@ -342,23 +343,16 @@ impl<'a> Flow<'a> {
         }
     }
 
-    /// A class spill or reload (a `spill` or `reload` between registers of two classes)
-    /// converts one whole value: its source must hold every part, in order, of one value
-    /// of the spilled class (the source's for a spill, the destination's for a reload)
-    /// whose size is the move's width. Which class pairs may do so is a local rule
-    /// (`constraints.rs`).
+    /// A class spill (or its reload) converts one whole value: its source must hold every
+    /// part, in order, of one value of the spilled class whose size is the move's width.
+    /// Which class pairs may do so is a local rule (`constraints.rs`).
     fn check_class_spill(&self, kind: &InstKind, state: &State, at: &At, sink: &mut Sink) {
-        let (m, spilled) = match kind {
-            InstKind::Spill(m) => (m, m.src),
-            InstKind::Reload(m) => (m, m.dst),
-            _ => return,
-        };
-        let (Some(src_class), Some(dst_class), Some(class)) =
-            (m.src.reg_class(), m.dst.reg_class(), spilled.reg_class())
+        let (Some(class), InstKind::Spill(m) | InstKind::Reload(m)) =
+            (class_spilled(self.target, kind), kind)
         else {
             return;
         };
-        if src_class == dst_class || m.src.len() != m.dst.len() {
+        if m.src.len() != m.dst.len() {
             return;
         }
         let labels = self.read(state, m.src);
