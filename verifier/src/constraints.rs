@@ -6,7 +6,8 @@
 use crate::error::{ErrorKind, Point};
 use crate::sink::Sink;
 use chromatic::{
-    BlockData, Function, InstKind, Location, Move, Op, Pos, SpillTarget, Target, Use, Value,
+    BlockData, ClassId, Function, InstKind, Location, Move, Op, Pos, SpillTarget, Target, Use,
+    Value,
 };
 use std::collections::BTreeSet;
 
@@ -249,12 +250,18 @@ impl<'a> Constraints<'a> {
                 for (k, m) in moves.iter().enumerate() {
                     if m.dst.len() != m.src.len() {
                         fail(ErrorKind::LengthMismatch, &format!("move {k}"), m.dst);
+                    } else if crosses_classes(m.src, m.dst) {
+                        fail(ErrorKind::CrossClassMove, &format!("move {k}"), m.dst);
                     }
                 }
             }
             InstKind::Spill(m) | InstKind::Reload(m) => {
                 if m.dst.len() != m.src.len() {
                     fail(ErrorKind::LengthMismatch, "move 0", m.dst);
+                } else if crosses_classes(m.src, m.dst)
+                    && class_spilled(self.target, kind).is_none()
+                {
+                    fail(ErrorKind::CrossClassMove, "move 0", m.dst);
                 }
             }
             InstKind::Swap(x, y) => match (x.reg_class(), y.reg_class()) {
@@ -262,6 +269,9 @@ impl<'a> Constraints<'a> {
                     if !self.target.class(cx).has_swap {
                         fail(ErrorKind::SwapUnsupported, "swap", *x);
                     }
+                }
+                (Some(_), Some(_)) if x.len() == y.len() => {
+                    fail(ErrorKind::CrossClassMove, "swap", *y)
                 }
                 _ => fail(ErrorKind::LengthMismatch, "swap", *y),
             },
@@ -316,6 +326,27 @@ pub(crate) fn artefact_locations(kind: &InstKind) -> Vec<Location> {
         InstKind::Spill(m) | InstKind::Reload(m) => mv(m).to_vec(),
         InstKind::Remat { dst, .. } => vec![*dst],
     }
+}
+
+/// The spilled class, when `kind` is a class spill: a `spill` from a register of one class
+/// into a register of a class it spills to (`SpillTarget::Class`), or a `reload` from such
+/// a holder back into the spilled class. What it carries is checked by the dataflow.
+pub(crate) fn class_spilled(target: &Target, kind: &InstKind) -> Option<ClassId> {
+    let (spilled, holder) = match kind {
+        InstKind::Spill(m) => (m.src, m.dst),
+        InstKind::Reload(m) => (m.dst, m.src),
+        _ => return None,
+    };
+    let (class, holder_class) = (spilled.reg_class()?, holder.reg_class()?);
+    let into_holder = SpillTarget::Class {
+        class: holder_class,
+    };
+    (class != holder_class && target.class(class).spill.contains(&into_holder)).then_some(class)
+}
+
+/// Whether a move goes from a register of one class into a register of another.
+fn crosses_classes(src: Location, dst: Location) -> bool {
+    matches!((src.reg_class(), dst.reg_class()), (Some(s), Some(d)) if s != d)
 }
 
 /// Whether two register ranges share a unit.

@@ -9,10 +9,11 @@
 //! reachable block reports errors against the stable in-states.
 
 use crate::cfg::{Cfg, Edge};
+use crate::constraints::class_spilled;
 use crate::error::{ErrorKind, Point};
 use crate::sink::Sink;
 use crate::unit::{units, Unit};
-use chromatic::{Function, InstKind, Location, Op, Phi, Pos, Target, Value};
+use chromatic::{ClassId, Function, InstKind, Location, Op, Phi, Pos, Target, Value};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// What a unit holds: part `part` of original value `value`, or one of the special labels.
@@ -246,7 +247,12 @@ impl<'a> Flow<'a> {
                 InstKind::Remat { dst, value } => {
                     self.remat(*dst, *value, state, &at, sink.as_deref_mut())
                 }
-                kind => self.moves(&moves_of(kind), state, &at, sink.as_deref_mut()),
+                kind => {
+                    if let Some(sink) = sink.as_deref_mut() {
+                        self.check_class_spill(kind, state, &at, sink);
+                    }
+                    self.moves(&moves_of(kind), state, &at, sink.as_deref_mut())
+                }
             }
         }
         let at = At {
@@ -292,27 +298,90 @@ impl<'a> Flow<'a> {
             self.check_scratch_to_uniform(pairs, state, at, sink);
         }
         for (k, ((src, dst), labels)) in pairs.iter().zip(sources).enumerate() {
-            let same_len = labels.len() == usize::from(dst.len());
-            let uniform_dst = self.holds_uniform(*dst);
+            let labels = if labels.len() == usize::from(dst.len()) {
+                labels
+            } else {
+                vec![Label::UNDEF; usize::from(dst.len())]
+            };
+            let misplaced = labels
+                .iter()
+                .find_map(|&l| Some((self.misplaced(*dst, l)?, l)));
+            if let (Some((kind, label)), Some(sink)) = (misplaced, sink.as_deref_mut()) {
+                self.report(sink, kind, at)
+                    .operand(format!("move {k}"))
+                    .location(chromatic::print::location(self.target, *dst))
+                    .found(self.show(label));
+            }
             let whole_wave = self.whole_wave(*src);
-            for (i, key) in self.keys_of(*dst).enumerate() {
-                let label = if same_len { labels[i] } else { Label::UNDEF };
-                let per_lane = label.is_value() && !self.is_uniform_value(label.value());
+            for (key, label) in self.keys_of(*dst).zip(labels) {
                 state[key] = if self.wave_slot[key] && !whole_wave {
                     Label::PER_LANE
-                } else if uniform_dst && per_lane {
-                    if let Some(sink) = sink.as_deref_mut() {
-                        self.report(sink, ErrorKind::PerLaneInUniform, at)
-                            .operand(format!("move {k}"))
-                            .location(chromatic::print::location(self.target, *dst))
-                            .found(self.show(label));
-                    }
+                } else if self.misplaced(*dst, label).is_some() {
                     Label::UNDEF
                 } else {
                     label
                 };
             }
         }
+    }
+
+    /// The rule a move of `label` into `dst` breaks, if any: a per-lane value may not enter
+    /// a uniform register or lanes, nor a uniform value a per-lane register (lanes masked
+    /// off at the move would keep an older instance, which a later move back into a
+    /// uniform register could read). Slots follow their own rules (wave and lane slots).
+    fn misplaced(&self, dst: Location, label: Label) -> Option<ErrorKind> {
+        if !label.is_value() {
+            return None;
+        }
+        match (
+            self.is_uniform_value(label.value()),
+            self.holds_uniform(dst),
+        ) {
+            (false, true) => Some(ErrorKind::PerLaneInUniform),
+            (true, false) if dst.is_reg() => Some(ErrorKind::UniformInPerLane),
+            _ => None,
+        }
+    }
+
+    /// A class spill (or its reload) converts one whole value: its source must hold every
+    /// part, in order, of one value of the spilled class whose size is the move's width.
+    /// Which class pairs may do so is a local rule (`constraints.rs`).
+    fn check_class_spill(&self, kind: &InstKind, state: &State, at: &At, sink: &mut Sink) {
+        let (Some(class), InstKind::Spill(m) | InstKind::Reload(m)) =
+            (class_spilled(self.target, kind), kind)
+        else {
+            return;
+        };
+        if m.src.len() != m.dst.len() {
+            return;
+        }
+        let labels = self.read(state, m.src);
+        if self.is_whole_value_of(&labels, class) {
+            return;
+        }
+        let found: Vec<String> = labels.iter().map(|&l| self.show(l)).collect();
+        let expected = format!(
+            "a whole {}{} value",
+            self.target.class(class).name,
+            m.src.len()
+        );
+        self.report(sink, ErrorKind::ClassSpillMismatch, at)
+            .operand("move 0")
+            .location(chromatic::print::location(self.target, m.src))
+            .expected(expected)
+            .found(found.join(", "));
+    }
+
+    /// Whether `labels` are the parts `0..n`, in order, of one value of `class` and size `n`.
+    fn is_whole_value_of(&self, labels: &[Label], class: ClassId) -> bool {
+        let Some(&first) = labels.first().filter(|l| l.is_value()) else {
+            return false;
+        };
+        let v = &self.o.values[first.value()];
+        let parts = (0..).map(|i| Label::of(first.value() as u32, i));
+        v.class == class
+            && usize::from(v.size) == labels.len()
+            && labels.iter().zip(parts).all(|(&l, part)| l == part)
     }
 
     /// Under divergence a uniform register or lane may load from a slot only what a

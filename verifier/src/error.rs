@@ -58,6 +58,16 @@ pub enum ErrorKind {
     NotRematerialisable,
     /// A per-lane value moved into a uniform register or lane slot.
     PerLaneInUniform,
+    /// A uniform value moved into a per-lane register: lanes masked off at the move never
+    /// receive it, so moving it back into a uniform register may read an older instance.
+    UniformInPerLane,
+    /// A register-to-register move or swap between two classes that is not a class spill
+    /// (a `spill` from a class into a register of a class it spills to, or the `reload`
+    /// back).
+    CrossClassMove,
+    /// A class spill or reload whose source does not hold exactly one whole value of the
+    /// spilled class, of the move's width.
+    ClassSpillMismatch,
     /// A uniform register or lane loaded, in a function with divergent branches, from a slot
     /// that was written per lane (not by a whole-wave store of a uniform register): lanes
     /// masked off when the slot was written hold a stale value.

@@ -11,7 +11,8 @@
 //!    and phis, every original operation exactly once, unchanged; only parallel copies,
 //!    swaps, spills, reloads and remats added. Order is a rule of its own.
 //! 2. *Constraints* (`constraints.rs`): class, size, range, budget, alignment of every
-//!    operand location; fixed, tied, early-clobber; shape of artefacts.
+//!    operand location; fixed, tied, early-clobber; shape of artefacts, moves between
+//!    classes only as class spills (below).
 //! 3. *Dataflow* (`dataflow.rs`): a forward analysis over location units.
 //!
 //! ## The lattice
@@ -32,7 +33,8 @@
 //! Undefined everywhere. Transfer: an op checks that each use location holds `(v, 0..size)` in
 //! order, then writes `(d, i)` to each def unit; a parallel copy (and a swap, spill, reload)
 //! reads every source before writing, copying labels unit by unit, so a copy from ⊥ gives ⊥
-//! (regalloc2 kept the destination's old value); a remat writes its value's labels if the
+//! (regalloc2 kept the destination's old value), and a label a move may not carry into its
+//! destination (below) gives ⊥ there; a remat writes its value's labels if the
 //! original defines it by a `remat` op. On an edge into block `b`, a unit of a phi's
 //! location holding the edge's argument part i becomes `(phi, i)`, anything else ⊥; every
 //! phi argument is also checked at the end of its predecessor. Labels carry no value from
@@ -53,6 +55,23 @@
 //! uniform value possibly an older instance than the wave's (a lane that left a divergent
 //! loop early). A phi's location may be a slot (or lanes, for a uniform class): a memory
 //! phi, checked like any other.
+//!
+//! ## Moves and classes
+//!
+//! A move keeps its value in its class, except a *class spill*: a `spill` from a register
+//! of a class into a register of a class it spills to (`SpillTarget::Class`: PTX predicates
+//! into `r`, Intel flags into `g`) and the `reload` back. Any other register-to-register
+//! move or swap between classes is `CrossClassMove` (a local rule). A class spill converts
+//! (`selp`/`setp`, a flag compare), which is defined on whole values only: its source must
+//! hold every part, in order, of one value of the spilled class whose size is the move's
+//! width (`ClassSpillMismatch`). No move puts a per-lane value in a uniform register or
+//! lanes (`PerLaneInUniform`), nor a uniform value in a per-lane register
+//! (`UniformInPerLane`): written under an exec mask, such a register holds in each lane the
+//! instance that lane last saw, and a move back into a uniform register reads the first
+//! active lane's, an older one where that lane left a divergent loop early. A uniform value
+//! leaves its registers only for lanes (a lane is a uniform unit) or a slot, under the slot
+//! rules above. Both lane-kind rules look at labels, not locations, so a reload from a slot
+//! is judged by what the slot holds.
 //!
 //! # The interpreter ([`interp`]) and the mutation engine ([`mutate`])
 //!

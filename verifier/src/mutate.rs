@@ -11,7 +11,7 @@
 use crate::check::verify;
 use crate::interp::{self, mix, Config};
 use chromatic::{
-    BranchKind, Function, Inst, InstKind, Location, Move, Operand, Target, Terminator,
+    BranchKind, ClassId, Function, Inst, InstKind, Location, Move, Operand, Target, Terminator,
 };
 use std::fmt;
 
@@ -40,9 +40,12 @@ pub enum MutationKind {
     BreakEarlyClobber,
     /// A def moves beyond the class's units.
     ExceedBudget,
+    /// A uniform register's store to a slot goes through a per-lane register, so it writes
+    /// only the active lanes instead of the whole wave.
+    SpillThroughPerLane,
 }
 
-const KINDS: [MutationKind; 11] = [
+const KINDS: [MutationKind; 12] = [
     MutationKind::UseOtherRegister,
     MutationKind::DropCopy,
     MutationKind::SequentialCopy,
@@ -54,6 +57,7 @@ const KINDS: [MutationKind; 11] = [
     MutationKind::BreakTied,
     MutationKind::BreakEarlyClobber,
     MutationKind::ExceedBudget,
+    MutationKind::SpillThroughPerLane,
 ];
 
 /// One mutant's verdicts.
@@ -258,6 +262,7 @@ fn apply(kind: MutationKind, f: &mut Function, target: &Target, rng: &mut Rng) -
         MutationKind::DropCopy | MutationKind::SequentialCopy => copy_mutation(kind, f, rng),
         MutationKind::DropReload | MutationKind::WrongSlot => reload_mutation(kind, f, rng),
         MutationKind::UniformClobberInArm => uniform_clobber(f, target, rng),
+        MutationKind::SpillThroughPerLane => spill_through_per_lane(f, target, rng),
         _ => def_mutation(kind, f, target, rng),
     }
 }
@@ -378,6 +383,47 @@ fn uniform_clobber(f: &mut Function, target: &Target, rng: &mut Rng) -> bool {
             pos,
         },
     );
+    true
+}
+
+/// Routes a store from a uniform register to a slot through a register of a per-lane
+/// class: `spill m <- s` becomes `parallel_copy vT <- s` then `spill m <- vT`.
+fn spill_through_per_lane(f: &mut Function, target: &Target, rng: &mut Rng) -> bool {
+    let uniform_reg = |l: Location| l.reg_class().is_some_and(|c| target.class(c).uniform);
+    let s = sites(
+        f,
+        |i| matches!(i.kind, InstKind::Spill(m) if uniform_reg(m.src) && !m.dst.is_reg()),
+    );
+    let per_lane: Vec<ClassId> = (0..target.classes.len())
+        .map(|c| ClassId(c as u8))
+        .filter(|&c| !target.class(c).uniform)
+        .collect();
+    let (Some((b, i)), Some(class)) = (choose(&s, rng), choose(&per_lane, rng)) else {
+        return false;
+    };
+    let insts = &mut f.blocks[b].insts;
+    let InstKind::Spill(store) = &mut insts[i].kind else {
+        return false;
+    };
+    let len = store.src.len();
+    let room = target.class(class).units.saturating_sub(len);
+    let via = Location::Reg {
+        class,
+        first: rng.below(usize::from(room) + 1) as u16,
+        len,
+    };
+    let copy = Move {
+        dst: via,
+        src: store.src,
+        value: store.value,
+    };
+    store.src = via;
+    let pos = insts[i].pos;
+    let copy = Inst {
+        kind: InstKind::ParallelCopy(vec![copy]),
+        pos,
+    };
+    insts.insert(i, copy);
     true
 }
 

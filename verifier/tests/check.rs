@@ -535,14 +535,14 @@ entry:
 }
 ";
     let errors = check_fn(original, a);
-    assert_one(
+    assert_all(
         &errors,
-        ErrorKind::WrongClass,
-        "entry",
-        Point::Inst(2),
-        "use 1",
+        &[
+            (ErrorKind::CrossClassMove, "entry", Point::Inst(1), "move 0"),
+            (ErrorKind::WrongClass, "entry", Point::Inst(2), "use 1"),
+        ],
     );
-    assert_eq!(errors[0].location.as_deref(), Some("b0"));
+    assert_eq!(errors[1].location.as_deref(), Some("b0"));
 }
 
 #[test]
@@ -725,17 +725,19 @@ fn whole_wave_spill_across_divergent_branch_accepted() {
     assert!(errors.is_empty(), "{errors:#?}");
 }
 
-/// The then-side stores `%u` again, but per lane (from a per-lane register): the lanes
-/// that skipped it keep the whole-wave store, the others the per-lane one, and the slot
-/// counts as written per lane.
+/// The then-side stores `%u` into `m0` again, but per lane (a copy from another slot): the
+/// lanes that skipped it keep the whole-wave store, the others the per-lane one, and the
+/// slot counts as written per lane.
 #[test]
 fn uniform_reload_of_slot_written_per_lane_under_divergence_rejected() {
     let allocated = UNIFORM_SPILLED_ACROSS_BRANCH.replace(
         "  %w:s1@s0 = s_mov 3\n",
-        "  %w:s1@s0 = s_mov 3\n  parallel_copy v1 <- s1 %u\n  spill m0 <- v1 %u\n",
+        "  %w:s1@s0 = s_mov 3\n  parallel_copy m0 <- m1 %u\n",
     );
-    let allocated = allocated.replace("%u:s1@s0 = s_mov 1\n", "%u:s1@s1 = s_mov 1\n");
-    let allocated = allocated.replace("spill m0 <- s0 %u", "spill m0 <- s1 %u");
+    let allocated = allocated.replace(
+        "  spill m0 <- s0 %u\n",
+        "  spill m0 <- s0 %u\n  spill m1 <- s0 %u\n",
+    );
     assert_all(
         &check(UNIFORM_ACROSS_BRANCH, &allocated),
         &[
@@ -756,7 +758,7 @@ fn uniform_reload_of_slot_written_per_lane_under_divergence_rejected() {
 fn uniform_reload_of_lane_slot_under_divergence_rejected() {
     let allocated = UNIFORM_SPILLED_ACROSS_BRANCH.replace(
         "  spill m0 <- s0 %u\n",
-        "  parallel_copy v1 <- s0 %u\n  spill m0 <- v1 %u\n",
+        "  spill m1 <- s0 %u\n  parallel_copy m0 <- m1 %u\n",
     );
     let errors = check(UNIFORM_ACROSS_BRANCH, &allocated);
     assert_one(
@@ -772,7 +774,7 @@ fn uniform_reload_of_lane_slot_under_divergence_rejected() {
 #[test]
 fn lanes_loaded_from_lane_slot_under_divergence_rejected() {
     let original = "target gfx9\nfunc @f {\nentry:\n  %u:s1 = s_mov 1\n  %p:s2 = v_cmp\n  branch divergent %p, t, j\nt:\n  %w:s1 = s_mov 3\n  jump j\nj:\n  ret %u\n}\n";
-    let allocated = "target gfx9\nfunc @f {\nentry:\n  %u:s1@s0 = s_mov 1\n  parallel_copy v1 <- s0 %u\n  spill m0 <- v1 %u\n  %p:s2@s[2:3] = v_cmp\n  branch divergent %p@s[2:3], t, j\nt:\n  %w:s1@s0 = s_mov 3\n  jump j\nj:\n  reload v23.l0 <- m0 %u\n  reload s1 <- v23.l0 %u\n  ret %u@s1\n}\n";
+    let allocated = "target gfx9\nfunc @f {\nentry:\n  %u:s1@s0 = s_mov 1\n  spill m1 <- s0 %u\n  parallel_copy m0 <- m1 %u\n  %p:s2@s[2:3] = v_cmp\n  branch divergent %p@s[2:3], t, j\nt:\n  %w:s1@s0 = s_mov 3\n  jump j\nj:\n  reload v23.l0 <- m0 %u\n  reload s1 <- v23.l0 %u\n  ret %u@s1\n}\n";
     assert_one(
         &check(original, allocated),
         ErrorKind::UniformFromScratch,
@@ -780,4 +782,132 @@ fn lanes_loaded_from_lane_slot_under_divergence_rejected() {
         Point::Inst(0),
         "move 0",
     );
+}
+
+/// The stale copy of `fixtures::DIVERGENT_LOOP_VIA_PER_LANE`: both copies cross classes,
+/// and the first puts a uniform value in a per-lane register; the value it carries is lost.
+#[test]
+fn uniform_value_through_per_lane_register_in_divergent_loop_rejected() {
+    let errors = check(
+        fixtures::DIVERGENT_LOOP,
+        fixtures::DIVERGENT_LOOP_VIA_PER_LANE,
+    );
+    assert_all(
+        &errors,
+        &[
+            (ErrorKind::CrossClassMove, "head", Point::Inst(1), "move 0"),
+            (ErrorKind::CrossClassMove, "exit", Point::Inst(0), "move 0"),
+            (
+                ErrorKind::UniformInPerLane,
+                "head",
+                Point::Inst(1),
+                "move 0",
+            ),
+            (ErrorKind::UndefinedValue, "exit", Point::Inst(1), "use 1"),
+        ],
+    );
+    assert_eq!(errors[2].found.as_deref(), Some("%i2[0]"));
+}
+
+/// A reload of a uniform value into a per-lane register has a legal shape (slot to
+/// register of the destination's class) and is still rejected.
+#[test]
+fn uniform_value_reloaded_into_per_lane_register_rejected() {
+    let allocated = fixtures::DIVERGENT_LOOP_SPILLED.replace(
+        "  reload s1 <- m0 %i2\n",
+        "  reload s1 <- m0 %i2\n  reload v2 <- m0 %i2\n",
+    );
+    assert_one(
+        &check(fixtures::DIVERGENT_LOOP, &allocated),
+        ErrorKind::UniformInPerLane,
+        "exit",
+        Point::Inst(1),
+        "move 0",
+    );
+}
+
+/// A predicate held in a general register across a point where predicates are short: the
+/// class spill (`selp`) and reload (`setp`) the allocator emits on PTX targets.
+const PREDICATE: &str = "target sm_80
+func @f {
+entry:
+  %p:p1 = setp 1
+  %q:p1 = setp 2
+  %x:r1 = mov 3
+  %y:r1 = selp %q, %x
+  %z:r1 = selp %p, %y
+  ret %z
+}
+";
+
+const PREDICATE_CLASS_SPILLED: &str = "target sm_80
+func @f {
+entry:
+  %p:p1@p0 = setp 1
+  spill r1 <- p0 %p
+  %q:p1@p0 = setp 2
+  %x:r1@r0 = mov 3
+  %y:r1@r0 = selp %q@p0, %x@r0
+  reload p0 <- r1 %p
+  %z:r1@r0 = selp %p@p0, %y@r0
+  ret %z@r0
+}
+";
+
+#[test]
+fn predicate_class_spill_accepted() {
+    assert_eq!(check(PREDICATE, PREDICATE_CLASS_SPILLED), vec![]);
+}
+
+/// A reload from a predicate into a general register, and a parallel copy or a swap
+/// between the two classes, are not class spills.
+#[test]
+fn moves_between_classes_other_than_class_spills_rejected() {
+    let cases = [
+        ("reload p0 <- r1 %p", "reload r1 <- p0 %p", "move 0"),
+        ("spill r1 <- p0 %p", "parallel_copy r1 <- p0 %p", "move 0"),
+        ("spill r1 <- p0 %p", "swap r1, p0", "swap"),
+    ];
+    for (from, to, operand) in cases {
+        let allocated = PREDICATE_CLASS_SPILLED.replace(from, to);
+        let errors = check(PREDICATE, &allocated);
+        let hit = errors.iter().find(|e| e.kind == ErrorKind::CrossClassMove);
+        let e = hit.unwrap_or_else(|| panic!("{to}: {errors:#?}"));
+        assert_eq!(e.operand.as_deref(), Some(operand), "{e}");
+    }
+}
+
+/// A class spill converts one whole predicate: a reload of a general register holding
+/// another class's value, or a spill of two predicates at once, is rejected.
+#[test]
+fn class_spill_of_other_than_one_whole_value_rejected() {
+    let wrong_value = PREDICATE_CLASS_SPILLED.replace("reload p0 <- r1 %p", "reload p0 <- r0 %p");
+    let errors = check(PREDICATE, &wrong_value);
+    assert_all(
+        &errors,
+        &[
+            (
+                ErrorKind::ClassSpillMismatch,
+                "entry",
+                Point::Inst(5),
+                "move 0",
+            ),
+            (ErrorKind::WrongValue, "entry", Point::Inst(6), "use 0"),
+        ],
+    );
+    assert_eq!(errors[0].expected.as_deref(), Some("a whole p1 value"));
+    assert_eq!(errors[0].found.as_deref(), Some("%y[0]"));
+    let two_wide = PREDICATE_CLASS_SPILLED
+        .replace("%q:p1@p0 = setp 2", "%q:p1@p1 = setp 2")
+        .replace("%q@p0", "%q@p1")
+        .replace(
+            "  %x:r1@r0 = mov 3\n",
+            "  %x:r1@r0 = mov 3\n  spill r[2:3] <- p[0:1] %p\n",
+        );
+    let errors = check(PREDICATE, &two_wide);
+    let hit = errors
+        .iter()
+        .find(|e| e.kind == ErrorKind::ClassSpillMismatch);
+    let e = hit.unwrap_or_else(|| panic!("{errors:#?}"));
+    assert_eq!(e.found.as_deref(), Some("%p[0], %q[0]"), "{e}");
 }

@@ -84,3 +84,24 @@ fn a_uniform_spill_under_a_partial_exec_mask_writes_every_lane() {
     let errors = chromatic_verifier::verify_program(&o, &a, None);
     assert!(errors.is_empty(), "{errors:?}");
 }
+
+/// A uniform value copied into a per-lane register inside a divergent loop reaches only
+/// the lanes still looping: copied back after the loop, it is an older instance whenever
+/// the first active lane left early (what `UniformInPerLane` rejects).
+#[test]
+fn a_uniform_value_through_a_per_lane_register_goes_stale() {
+    let o = chromatic::parse(fixtures::DIVERGENT_LOOP).unwrap();
+    let a = chromatic::parse(fixtures::DIVERGENT_LOOP_VIA_PER_LANE).unwrap();
+    let diverged = (0..20)
+        .filter(|&seed| {
+            let config = Config {
+                seed,
+                ..Config::default()
+            };
+            let x = run(&o.functions[0], &o.target, &config);
+            let y = run(&a.functions[0], &a.target, &config);
+            x.first_divergence(&y).is_some()
+        })
+        .count();
+    assert!(diverged > 0, "no seed reads a stale copy");
+}

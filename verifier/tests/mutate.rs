@@ -93,3 +93,24 @@ fn whole_wave_spill_mutants_all_caught() {
     );
     assert!(text.ends_with("missed: 0"), "{text}");
 }
+
+/// The uniform counter of a divergent loop stored through a per-lane register: lanes that
+/// left the loop early miss the last iterations' stores, and the reload after the loop
+/// reads an older counter.
+#[test]
+fn spill_through_per_lane_register_caught() {
+    let o = chromatic::parse(fixtures::DIVERGENT_LOOP).unwrap();
+    let a = chromatic::parse(fixtures::DIVERGENT_LOOP_SPILLED).unwrap();
+    let r = mutate_check(&o.functions[0], &a.functions[0], &o.target, 300, 5);
+    let text = r.to_string();
+    println!("{text}");
+    assert_eq!(
+        (r.baseline_errors, r.baseline_agrees, r.missed()),
+        (0, true, 0),
+        "{text}"
+    );
+    assert!(r
+        .mutants
+        .iter()
+        .any(|m| m.kind == MutationKind::SpillThroughPerLane && !m.equivalent));
+}
