@@ -594,3 +594,30 @@ fn inside_a_loop_the_cheaper_of_two_values_reloaded_every_iteration_is_spilled()
     assert_eq!(moves("ptr"), 0, "{}", print(&a));
     assert_eq!(moves("key"), 2, "{}", print(&a));
 }
+
+/// memory_phi_slots at v=34: `%v98 = phi [b4: %v78], [b7: %v78]` heads the loop b7 and
+/// nothing reads it. As a memory phi it stored `%v78` on the back edge every iteration
+/// while `%v78` kept its register through the loop; it stays a register phi, and `%v78`
+/// is neither stored nor reloaded.
+#[test]
+fn a_dead_loop_phi_fed_a_value_live_through_the_loop_stores_nothing() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../corpus/regressions/memory_phi_slots.chr");
+    let src = std::fs::read_to_string(path).expect("corpus file");
+    let (_, a) = spilled(&src, &[("v", 34)]);
+    let f = &a.functions[0];
+    let b7 = f.blocks.iter().find(|b| b.name == "b7").expect("b7");
+    let v98 = value_named(&a, "v98");
+    let phi = b7.phis.iter().find(|p| p.def.value == v98).expect("phi");
+    assert!(
+        matches!(phi.def.loc, Some(Location::Reg { .. })),
+        "{}",
+        print(&a)
+    );
+    let v78 = value_named(&a, "v78");
+    let moves =
+        f.blocks.iter().flat_map(|b| &b.insts).filter(
+            |i| matches!(&i.kind, InstKind::Spill(m) | InstKind::Reload(m) if m.value == v78),
+        );
+    assert_eq!(moves.count(), 0, "{}", print(&a));
+}

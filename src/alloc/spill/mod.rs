@@ -51,7 +51,7 @@ pub mod slots;
 
 use super::AllocError;
 use crate::analysis::{cfg::Graph, liveness::At, liveness::LiveSet, Analysis};
-use crate::program::{Block, Function, Location, Value};
+use crate::program::{Block, Function, Location, Phi, Value};
 use crate::target::{ClassId, SpillTarget, Target};
 use rewrite::{MemoryPhi, State};
 use std::collections::{BTreeMap, BTreeSet};
@@ -580,7 +580,11 @@ fn is_read(f: &Function, x: Value) -> bool {
 /// The values of class `c` whose spilling lowers the demand at the point: values live
 /// across it that it does not read, and, when the demand after the instruction is over
 /// `k` (or nothing else helps), values it reads that live on; at a block end,
-/// successors' phis instead of the arguments passed to them.
+/// successors' phis instead of the arguments passed to them. At a block's entry, the
+/// live-in values and the phis, save a dead phi fed a value live into the block (a loop
+/// header's phi fed on the back edge by a value live through the loop): as a memory phi
+/// it would store that value on the back edge every iteration while the value keeps its
+/// register through the loop; spilling the value instead frees the entry and the loop.
 fn candidates(
     state: &State,
     a: &Analysis,
@@ -592,10 +596,16 @@ fn candidates(
     let of_class = |v: &Value| f.value(*v).class == c;
     let block = f.block(b);
     let Some(i) = point else {
-        let live_in = a.liveness.live_in(b).iter().copied();
-        let phis = block.phis.iter().map(|p| p.def.value);
+        let live_in = a.liveness.live_in(b);
+        let frees_nothing_else = |p: &&Phi| {
+            let carried = p.args.iter().any(|g| live_in.contains(&g.value));
+            carried && !is_read(f, p.def.value)
+        };
+        let phis = block.phis.iter().filter(|p| !frees_nothing_else(p));
         return live_in
-            .chain(phis)
+            .iter()
+            .copied()
+            .chain(phis.map(|p| p.def.value))
             .filter(of_class)
             .map(|value| Victim {
                 value,
