@@ -505,13 +505,16 @@ fn fitting(
 /// The frequency-weighted units that spilling `v` at a point of a loop moves, as
 /// [`rewrite`] would place them: a store after its definition (none for a
 /// rematerialisable value), and a reload in its own block when used after the point and
-/// in every block reachable from there that uses it. `None` outside loops; when none of
-/// those reloads is as frequent as the point (the value is not reloaded in every
-/// iteration, and Belady's order stands); when its next use in the block is at a point
-/// over the budget `k` (its reload there would need yet another eviction); for phis (spilled at their block's entry, as
-/// memory phis, their stores go on edges; later, they move the pressure to the argument
-/// on the back edge), which the estimate does not see; and for a value spilled before,
-/// so that a cheap value reloaded right after the point is not evicted again and again.
+/// in every block reachable from there that uses it. `None`:
+/// - outside loops, and when none of those reloads is as frequent as the point (the value
+///   is not reloaded in every iteration, and Belady's order stands);
+/// - when its next use in the block is at a point over the budget `k` (its reload there
+///   would need yet another eviction);
+/// - for phis (spilled at their block's entry, as memory phis, their stores go on edges;
+///   later, they move the pressure to the argument on the back edge), which the estimate
+///   does not see;
+/// - for a value spilled before, so that a cheap value reloaded right after the point is
+///   not evicted again and again.
 fn loop_cost(
     state: &State,
     a: &Analysis,
