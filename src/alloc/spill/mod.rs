@@ -13,7 +13,13 @@
 //!    loop, never inside it). A value already spilled or rematerialisable wins ties.
 //!    Values have sizes: when the furthest is too small to make the point fit and the
 //!    value that would complete the eviction frees it alone (with its reloads in the same
-//!    loop), that one goes instead, and the small one keeps its register.
+//!    loop), that one goes instead, and the small one keeps its register. Inside a loop,
+//!    where each candidate reloaded every iteration costs one reload per iteration
+//!    whichever goes, a narrower one that frees the point alone at a lower
+//!    frequency-weighted cost (store plus reloads, units times block frequency, in the
+//!    spirit of the loop weighting in Braun & Hack's next-use distances) goes instead.
+//!    A dead phi is never spilled past its block's entry: it takes no register there,
+//!    and its argument stays live to the edge store that would replace it.
 //! 3. Give the evicted value a home once ([`rewrite`]): one store right after its
 //!    definition, a register of another class (PTX predicates, Intel flags), or nothing
 //!    for rematerialisable constants. A phi evicted at its block's entry becomes a memory
@@ -45,7 +51,7 @@ pub mod slots;
 
 use super::AllocError;
 use crate::analysis::{cfg::Graph, liveness::At, liveness::LiveSet, Analysis};
-use crate::program::{Block, Function, Location, Value};
+use crate::program::{Block, Function, Location, Phi, Value};
 use crate::target::{ClassId, SpillTarget, Target};
 use rewrite::{MemoryPhi, State};
 use std::collections::{BTreeMap, BTreeSet};
@@ -443,7 +449,9 @@ fn choose_victim(
     ranked.retain(|(_, v)| seen.insert(v.value));
     let ranked: Vec<(u64, Victim)> = ranked.into_iter().map(|(key, v)| (key.0, v)).collect();
     let excess = a.pressure.at(b, point, c).saturating_sub(u32::from(k));
-    fitting(&state.f, &ranked, excess)
+    fitting(&state.f, &ranked, excess, |v| {
+        loop_cost(state, a, graph, (c, k), v)
+    })
 }
 
 /// Among candidates ranked furthest first: the furthest, unless evicting it alone leaves
@@ -451,32 +459,110 @@ fn choose_victim(
 /// whose units, with those of the ones before it, cover the `excess`) covers it alone and
 /// is reloaded in the same loop as the furthest. Evicting that one alone then spills fewer
 /// units for the same relief (a 1-unit counter is not spilled on the way to a 4-unit
-/// accumulator that frees the point by itself).
-fn fitting(f: &Function, ranked: &[(u64, Victim)], excess: u32) -> Option<Victim> {
+/// accumulator that frees the point by itself). Then, inside a loop, where Belady's order
+/// no longer counts reloads (every candidate reloaded within the loop is reloaded once per
+/// iteration, whichever goes), a candidate of the same loop level that frees the point
+/// alone at a lower estimated cost (`cost`, see [`loop_cost`]) goes instead: a 2-unit
+/// pointer is not spilled where a 1-unit key reloaded as often frees the point too.
+fn fitting(
+    f: &Function,
+    ranked: &[(u64, Victim)],
+    excess: u32,
+    cost: impl Fn(&Victim) -> Option<f64>,
+) -> Option<Victim> {
     let &(furthest_dist, furthest) = ranked.first()?;
     let units = |v: &Victim| u32::from(f.value(v.value).size);
+    let level = |dist: u64| dist / distance::LOOP_EXIT;
     let mut covered = 0;
+    let mut chosen = furthest;
     for &(dist, v) in ranked {
         covered += units(&v);
         if covered >= excess {
-            let same_loop = dist / distance::LOOP_EXIT == furthest_dist / distance::LOOP_EXIT;
-            let alone = units(&v) >= excess && same_loop;
-            return Some(if alone { v } else { furthest });
+            if units(&v) >= excess && level(dist) == level(furthest_dist) {
+                chosen = v;
+            }
+            break;
         }
     }
-    Some(furthest)
+    let Some(mut best) = cost(&chosen) else {
+        return Some(chosen);
+    };
+    let belady = chosen;
+    let relieves_as_much = |v: &Victim| v.from.0 == belady.from.0 && v.from.1 <= belady.from.1;
+    let alone = ranked.iter().filter(|(dist, v)| {
+        level(*dist) == level(furthest_dist)
+            && (excess..units(&belady)).contains(&units(v))
+            && relieves_as_much(v)
+    });
+    for &(_, v) in alone {
+        if let Some(c) = cost(&v).filter(|&c| c < best) {
+            (best, chosen) = (c, v);
+        }
+    }
+    Some(chosen)
+}
+
+/// The frequency-weighted units that spilling `v` at a point of a loop moves, as
+/// [`rewrite`] would place them: a store after its definition (none for a
+/// rematerialisable value), and a reload in its own block when used after the point and
+/// in every block reachable from there that uses it. `None`:
+/// - outside loops, and when none of those reloads is as frequent as the point (the value
+///   is not reloaded in every iteration, and Belady's order stands);
+/// - when its next use in the block is at a point over the budget `k` (its reload there
+///   would need yet another eviction);
+/// - for phis (spilled at their block's entry, as memory phis, their stores go on edges;
+///   later, they move the pressure to the argument on the back edge), which the estimate
+///   does not see;
+/// - for a value spilled before, so that a cheap value reloaded right after the point is
+///   not evicted again and again.
+fn loop_cost(
+    state: &State,
+    a: &Analysis,
+    graph: &Graph,
+    (c, k): (ClassId, u16),
+    v: &Victim,
+) -> Option<f64> {
+    let f = &state.f;
+    let (b, from) = v.from;
+    let freq = |x: Block| a.freq.get(x.index()).copied().unwrap_or(1.0);
+    let spilled_before = state.home[v.value.index()].is_some();
+    if v.entry || a.loops.depth(b) == 0 || spilled_before || state.phi_block(v.value).is_some() {
+        return None;
+    }
+    let def = a.liveness.def_block(v.value);
+    let store = if state.is_remat(v.value) {
+        0.0
+    } else {
+        freq(def)
+    };
+    let reach = reachable_from_end(graph, b);
+    let again = reach.contains(&b) && b != def;
+    let next = distance::first_use(f, v.value, b, from);
+    if next.is_some_and(|j| a.pressure.at(b, Some(j as u32), c) > u32::from(k)) {
+        return None;
+    }
+    let here = distance::first_use(f, v.value, b, if again { 0 } else { from }).map(|_| b);
+    let later = reach
+        .into_iter()
+        .filter(|&r| r != b && r != def && distance::first_use(f, v.value, r, 0).is_some());
+    let reloads: Vec<f64> = here.into_iter().chain(later).map(freq).collect();
+    if reloads.iter().all(|&r| r < freq(b)) {
+        return None;
+    }
+    Some(f64::from(f.value(v.value).size) * (store + reloads.iter().sum::<f64>()))
 }
 
 /// Whether spilling `v` frees the point at instruction `i` of its block: the reload that
 /// would serve the uses after the point must come after it. (A phi spilled at its block's
 /// entry becomes a memory phi, and a successor's phi moves its argument into a store; both
-/// always help.)
+/// help, unless nothing reads the phi: a dead phi takes no register past its block's
+/// entry, and its argument stays live to the edge store that would replace it.)
 fn makes_progress(state: &State, a: &Analysis, v: &Victim, i: usize) -> bool {
     let (b, from) = v.from;
     let d = a.liveness.def_block(v.value);
     let is_phi = state.f.block(d).phis.iter().any(|p| p.def.value == v.value);
     if is_phi && state.memory_phi_at(v.value, d, b, v.entry) {
-        return true;
+        return is_read(&state.f, v.value);
     }
     let home = state.home[v.value.index()].unwrap_or(rewrite::Home::Remat);
     state
@@ -484,10 +570,24 @@ fn makes_progress(state: &State, a: &Analysis, v: &Victim, i: usize) -> bool {
         .is_none_or(|r| r > i)
 }
 
+/// Whether an operand, terminator operand or phi argument reads `x`.
+fn is_read(f: &Function, x: Value) -> bool {
+    f.blocks.iter().any(|block| {
+        let ops = block.insts.iter().filter_map(|i| i.op());
+        let mut uses = ops.flat_map(|op| op.uses()).chain(block.term.uses());
+        let mut args = block.phis.iter().flat_map(|p| &p.args);
+        uses.any(|u| u.value == x) || args.any(|g| g.value == x)
+    })
+}
+
 /// The values of class `c` whose spilling lowers the demand at the point: values live
 /// across it that it does not read, and, when the demand after the instruction is over
 /// `k` (or nothing else helps), values it reads that live on; at a block end,
-/// successors' phis instead of the arguments passed to them.
+/// successors' phis instead of the arguments passed to them. At a block's entry, the
+/// live-in values and the phis, save a dead phi fed a value live into the block (a loop
+/// header's phi fed on the back edge by a value live through the loop): as a memory phi
+/// it would store that value on the back edge every iteration while the value keeps its
+/// register through the loop; spilling the value instead frees the entry and the loop.
 fn candidates(
     state: &State,
     a: &Analysis,
@@ -499,10 +599,16 @@ fn candidates(
     let of_class = |v: &Value| f.value(*v).class == c;
     let block = f.block(b);
     let Some(i) = point else {
-        let live_in = a.liveness.live_in(b).iter().copied();
-        let phis = block.phis.iter().map(|p| p.def.value);
+        let live_in = a.liveness.live_in(b);
+        let frees_nothing_else = |p: &&Phi| {
+            let carried = p.args.iter().any(|g| live_in.contains(&g.value));
+            carried && !is_read(f, p.def.value)
+        };
+        let phis = block.phis.iter().filter(|p| !frees_nothing_else(p));
         return live_in
-            .chain(phis)
+            .iter()
+            .copied()
+            .chain(phis.map(|p| p.def.value))
             .filter(of_class)
             .map(|value| Victim {
                 value,

@@ -132,6 +132,11 @@ impl<'t> State<'t> {
         entry && b == d && self.home[x.index()].is_none()
     }
 
+    /// Whether `x` is recomputed rather than reloaded.
+    pub fn is_remat(&self, x: Value) -> bool {
+        self.remat[self.origin[x.index()].index()]
+    }
+
     /// The block whose phi defines `x`, if a phi does.
     pub fn phi_block(&self, x: Value) -> Option<Block> {
         self.f
