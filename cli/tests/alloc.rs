@@ -475,3 +475,43 @@ fn copy_read_for_a_second_fixed_register_is_not_exchanged_away() {
     let src = "target generic q=4:uniform\nfunc @f {\nentry:\n  %x:q1 = mul 1\n  %y:q1 = mul 2\n  %z:q1 = mul 3\n  %w:q1 = mul 4\n  store %x writes\n  %d:q1 fixed(q3) = split %y, %y fixed(q2), %y fixed(q0)\n  %e:q1 = add %z, %d, %w\n  ret %e\n}\n";
     rejected(src, "no register left to move %w out of the way");
 }
+
+/// A latch whose divergent branch exits the loop through a then-side `b3` and loops back
+/// on its else-edge to `b1`, whose uniform phi takes `%w` from the latch. On the linear
+/// CFG `b3` falls into `b1` carrying the latch's phi arguments, so the phi's location must
+/// hold `%w` through `b3`.
+const ELSE_ARM_PHI: &str = "target generic a=4:uniform v=4\nfunc @f {\nb0:\n  %k:a1 = arg 0\n  %x:a1 = arg 1\n  %c:v1 = arg 2\n  jump b1\nb1:\n  %ph:a1 = phi [b0: %x], [b2: %w]\n  %w:a1 = add %ph, %k\n  %y:a1 = add %w\nTHEN_LOOP\n  branch divergent %c, b4, b2\nb2:\n  branch divergent %c, b3, b1\nb3:\nTHEN_SIDE\n  jump b4\nb4:\n  ret\n}\n";
+
+#[test]
+fn then_side_fix_up_overwriting_an_else_arm_phi_is_rejected() {
+    // %k moves to a1 for its fixed use and lives on there into b3; the latch's copies put
+    // %w in the phi's a1 and %k back in a0, and the copy at the top of b3 that returns %k
+    // to a1 (where b3 reads it) would overwrite the phi before b3 falls into b1.
+    let src = ELSE_ARM_PHI
+        .replace("THEN_LOOP", "  add %k fixed(a1)")
+        .replace("THEN_SIDE", "  add %k");
+    rejected(
+        &src,
+        "the uniform phi %ph of `b1` must keep its argument from `b2`",
+    );
+}
+
+#[test]
+fn then_side_def_overwriting_an_else_arm_phi_is_rejected() {
+    // %w already sits in the phi's register, which liveness sees free in b3: %z takes it.
+    let src = ELSE_ARM_PHI
+        .replace("THEN_LOOP", "")
+        .replace("THEN_SIDE", "  %z:a1 = const 5\n  add %z, %k");
+    rejected(
+        &src,
+        "the uniform phi %ph of `b1` must keep its argument from `b2`",
+    );
+}
+
+#[test]
+fn then_side_leaving_an_else_arm_phi_alone_allocates() {
+    let src = ELSE_ARM_PHI
+        .replace("THEN_LOOP", "")
+        .replace("THEN_SIDE", "  add %k");
+    allocate_verified(&parse(&src).unwrap(), &AllocOptions::default());
+}

@@ -176,7 +176,8 @@ fn assign_spilled(
     let attempt = |k: &[u16]| {
         let assigned = assign::assign(&spilled.func, target, sa, k, policy)?;
         let g = out_of_ssa::lower(assigned, target, sa, k)?;
-        spill::materialise::materialise(f, g, &spilled.plan)
+        let g = spill::materialise::materialise(f, g, &spilled.plan)?;
+        structure::check_else_arm_phis(&g, target).map(|()| g)
     };
     if tight != budget && spilled.plan.lane_registers == 0 {
         if let Ok(g) = attempt(budget) {
