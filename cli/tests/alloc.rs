@@ -468,6 +468,15 @@ fn operand_read_from_a_fixed_register_is_not_exchanged_away() {
 }
 
 #[test]
+fn operand_read_in_place_is_not_exchanged_into() {
+    // %a is read from its fixed p0 and lives on, and the late def fixed to p0 evicts it.
+    // The exchange with dying operands would send %a to %b's p1 and %b into p0, where
+    // the instruction reads %a: with no legal place left for %a, a clear error.
+    let src = "target generic p=3\nfunc @f {\nb0:\n  %a:p1 = arg 0\n  %b:p1 = arg 1\n  %c:p1 = arg 2\n  %d:p1 fixed(p0) = mma.sync %a fixed(p0), %b\n  ret %a, %c, %d\n}\n";
+    rejected(src, "no register left to move %a out of the way");
+}
+
+#[test]
 fn copy_read_for_a_second_fixed_register_is_not_exchanged_away() {
     // %y is read at q2 and, through a copy, at q0; %z and %w live on, and the late def
     // fixed to q3 evicts %w. No unit is left for it: q0 looked free once %y died, but
