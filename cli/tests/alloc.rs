@@ -501,7 +501,7 @@ fn then_side_fix_up_overwriting_an_else_arm_phi_is_rejected() {
         .replace("THEN_SIDE", "  add %k");
     rejected(
         &src,
-        "the uniform phi %ph of `b1` must keep its argument from `b2`",
+        "the uniform phi %ph must hold its argument from this branch",
     );
 }
 
@@ -513,7 +513,21 @@ fn then_side_def_overwriting_an_else_arm_phi_is_rejected() {
         .replace("THEN_SIDE", "  %z:a1 = const 5\n  add %z, %k");
     rejected(
         &src,
-        "the uniform phi %ph of `b1` must keep its argument from `b2`",
+        "the uniform phi %ph must hold its argument from this branch",
+    );
+}
+
+#[test]
+fn then_side_fix_up_overwriting_a_phi_past_a_split_else_edge_is_rejected() {
+    // As above, and %m's move back to v0 splits the else-edge into `b2.b1`: the phi of
+    // `b1` still expects the latch's argument, copied before the branch, through `b3`.
+    let src = ELSE_ARM_PHI
+        .replace("%c:v1 = arg 2", "%c:v1 = arg 2\n  %m:v1 = arg 3")
+        .replace("THEN_LOOP", "  add %k fixed(a1)\n  add %m fixed(v2)")
+        .replace("THEN_SIDE", "  add %k");
+    rejected(
+        &src,
+        "the uniform phi %ph must hold its argument from this branch in a1",
     );
 }
 

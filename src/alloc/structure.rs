@@ -273,7 +273,7 @@ pub fn check_else_arm_phis(g: &Function, target: &Target) -> Result<(), AllocErr
         if join == Some(then_block) || join == Some(else_block) {
             continue;
         }
-        let held = uniform_phi_locations(g, target, p, else_block);
+        let held = else_arm_phi_locations(g, target, p, else_block);
         if held.is_empty() {
             continue;
         }
@@ -285,10 +285,8 @@ pub fn check_else_arm_phis(g: &Function, target: &Target) -> Result<(), AllocErr
                     block: g.block(p).name.clone(),
                     pos: g.block(p).term.pos(),
                     message: format!(
-                        "the uniform phi %{} of `{}` must keep its argument from `{}` in {} through the then-side, but `{}` writes there",
+                        "the uniform phi %{} must hold its argument from this branch in {} through the then-side, but `{}` writes there",
                         g.value(phi).name,
-                        g.block(else_block).name,
-                        g.block(p).name,
                         crate::print::location(target, at),
                         g.block(x).name
                     ),
@@ -297,6 +295,26 @@ pub fn check_else_arm_phis(g: &Function, target: &Target) -> Result<(), AllocErr
         }
     }
     Ok(())
+}
+
+/// The register locations of the uniform phis the else-arm `e` of the branch in `p` must
+/// find holding their arguments: the phis of `e` taking one from `p` and, when `e` only
+/// jumps on (an edge out of SSA split, whose uniform copies went before the branch) and
+/// writes none of them, the phis of its successor taking one from `e`.
+fn else_arm_phi_locations(
+    g: &Function,
+    target: &Target,
+    p: Block,
+    e: Block,
+) -> Vec<(Value, Location)> {
+    let mut held = uniform_phi_locations(g, target, p, e);
+    if let Terminator::Jump { target: s, .. } = g.block(e).term {
+        let next = uniform_phi_locations(g, target, e, s);
+        if overwritten_in(g.block(e), &next).is_none() {
+            held.extend(next);
+        }
+    }
+    held
 }
 
 /// The register locations of the uniform phis of `s` that take an argument from `p`.
