@@ -468,6 +468,15 @@ fn operand_read_from_a_fixed_register_is_not_exchanged_away() {
 }
 
 #[test]
+fn operand_read_in_place_is_not_exchanged_into() {
+    // %a is read from its fixed p0 and lives on, and the late def fixed to p0 evicts it.
+    // The exchange with dying operands would send %a to %b's p1 and %b into p0, where
+    // the instruction reads %a: with no legal place left for %a, a clear error.
+    let src = "target generic p=3\nfunc @f {\nb0:\n  %a:p1 = arg 0\n  %b:p1 = arg 1\n  %c:p1 = arg 2\n  %d:p1 fixed(p0) = mma.sync %a fixed(p0), %b\n  ret %a, %c, %d\n}\n";
+    rejected(src, "no register left to move %a out of the way");
+}
+
+#[test]
 fn copy_read_for_a_second_fixed_register_is_not_exchanged_away() {
     // %y is read at q2 and, through a copy, at q0; %z and %w live on, and the late def
     // fixed to q3 evicts %w. No unit is left for it: q0 looked free once %y died, but
@@ -499,4 +508,58 @@ fn uniform_values_traded_in_a_full_file_go_back_before_a_divergent_branch() {
         ],
         "{text}"
     );
+}
+
+/// A latch whose divergent branch exits the loop through a then-side `b3` and loops back
+/// on its else-edge to `b1`, whose uniform phi takes `%w` from the latch. On the linear
+/// CFG `b3` falls into `b1` carrying the latch's phi arguments, so the phi's location must
+/// hold `%w` through `b3`.
+const ELSE_ARM_PHI: &str = "target generic a=4:uniform v=4\nfunc @f {\nb0:\n  %k:a1 = arg 0\n  %x:a1 = arg 1\n  %c:v1 = arg 2\n  jump b1\nb1:\n  %ph:a1 = phi [b0: %x], [b2: %w]\n  %w:a1 = add %ph, %k\n  %y:a1 = add %w\nTHEN_LOOP\n  branch divergent %c, b4, b2\nb2:\n  branch divergent %c, b3, b1\nb3:\nTHEN_SIDE\n  jump b4\nb4:\n  ret\n}\n";
+
+#[test]
+fn then_side_fix_up_overwriting_an_else_arm_phi_is_rejected() {
+    // %k moves to a1 for its fixed use and lives on there into b3; the latch's copies put
+    // %w in the phi's a1 and %k back in a0, and the copy at the top of b3 that returns %k
+    // to a1 (where b3 reads it) would overwrite the phi before b3 falls into b1.
+    let src = ELSE_ARM_PHI
+        .replace("THEN_LOOP", "  add %k fixed(a1)")
+        .replace("THEN_SIDE", "  add %k");
+    rejected(
+        &src,
+        "the uniform phi %ph must hold its argument from this branch",
+    );
+}
+
+#[test]
+fn then_side_def_overwriting_an_else_arm_phi_is_rejected() {
+    // %w already sits in the phi's register, which liveness sees free in b3: %z takes it.
+    let src = ELSE_ARM_PHI
+        .replace("THEN_LOOP", "")
+        .replace("THEN_SIDE", "  %z:a1 = const 5\n  add %z, %k");
+    rejected(
+        &src,
+        "the uniform phi %ph must hold its argument from this branch",
+    );
+}
+
+#[test]
+fn then_side_fix_up_overwriting_a_phi_past_a_split_else_edge_is_rejected() {
+    // As above, and %m's move back to v0 splits the else-edge into `b2.b1`: the phi of
+    // `b1` still expects the latch's argument, copied before the branch, through `b3`.
+    let src = ELSE_ARM_PHI
+        .replace("%c:v1 = arg 2", "%c:v1 = arg 2\n  %m:v1 = arg 3")
+        .replace("THEN_LOOP", "  add %k fixed(a1)\n  add %m fixed(v2)")
+        .replace("THEN_SIDE", "  add %k");
+    rejected(
+        &src,
+        "the uniform phi %ph must hold its argument from this branch in a1",
+    );
+}
+
+#[test]
+fn then_side_leaving_an_else_arm_phi_alone_allocates() {
+    let src = ELSE_ARM_PHI
+        .replace("THEN_LOOP", "")
+        .replace("THEN_SIDE", "  add %k");
+    allocate_verified(&parse(&src).unwrap(), &AllocOptions::default());
 }

@@ -577,7 +577,9 @@ impl Assigner<'_> {
     }
 
     /// Places for `occupants` inside `window`: units free or held by `leaving`, read by no
-    /// other operand, outside `avoid`.
+    /// operand, outside `avoid`. A unit `leaving` holds is read there only when the
+    /// instruction reads `leaving` in place (a fixed use of a value the late def
+    /// overwrites): its other uses follow it to its new register.
     fn places_in_window(
         &self,
         occupants: &[Value],
@@ -594,16 +596,15 @@ impl Assigner<'_> {
         else {
             return None;
         };
-        let reads = self.use_units(view);
+        let reads = self.units_read_in_place(view, leaving);
         let left_by = |u: u16| covers(self.loc[leaving.index()], class, u);
         let mut taken: Vec<u16> = Vec::new();
         let mut plan = Vec::new();
         for &x in occupants {
             let (size, align) = (self.f.value(x).size, self.align_of(x));
             let usable = |u: u16| {
-                let holder = self.regs.occupant(class, u);
-                let free = holder.is_none() && !reads.contains(&(class, u));
-                (free || left_by(u)) && !taken.contains(&u) && !avoid.contains(&u)
+                let free = self.regs.occupant(class, u).is_none() || left_by(u);
+                free && !reads.contains(&(class, u)) && !taken.contains(&u) && !avoid.contains(&u)
             };
             let start = (w0..w0 + wlen)
                 .step_by(usize::from(align))
@@ -1033,6 +1034,23 @@ impl Assigner<'_> {
             return Ok(l);
         }
         self.split_for(d.value, view, &avoid, &defs, !d.early_clobber)
+    }
+
+    /// The units the instruction reads, but not those of `moving` where it reads `moving`
+    /// from its own location (those reads follow it when it moves).
+    fn units_read_in_place(&self, view: &InstView, moving: Value) -> Vec<(ClassId, u16)> {
+        let mut units = Vec::new();
+        for (u, read) in view.uses.iter().zip(&view.read_at) {
+            let at = match read {
+                Some(l) => Some(*l),
+                None if u.value == moving => None,
+                None => self.loc[u.value.index()],
+            };
+            if let Some(Location::Reg { class, first, len }) = at {
+                units.extend((first..first + len).map(|x| (class, x)));
+            }
+        }
+        units
     }
 
     fn use_units(&self, view: &InstView) -> Vec<(ClassId, u16)> {

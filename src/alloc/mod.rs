@@ -179,7 +179,8 @@ fn assign_spilled(
     };
     let attempt = |k: &[u16]| {
         let g = lowered(k, false).or_else(|e| lowered(k, true).map_err(|_| e))?;
-        spill::materialise::materialise(f, g, &spilled.plan)
+        let g = spill::materialise::materialise(f, g, &spilled.plan)?;
+        structure::check_else_arm_phis(&g, target).map(|()| g)
     };
     if tight != budget && spilled.plan.lane_registers == 0 {
         if let Ok(g) = attempt(budget) {

@@ -206,7 +206,7 @@ fn block_locations(block: &BlockData) -> Vec<Location> {
 }
 
 /// The locations an instruction reads and writes.
-fn accesses(inst: &Inst) -> (Vec<Location>, Vec<Location>) {
+pub(crate) fn accesses(inst: &Inst) -> (Vec<Location>, Vec<Location>) {
     match &inst.kind {
         InstKind::Op(op) => (
             op.uses().filter_map(|u| u.loc).collect(),

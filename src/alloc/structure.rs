@@ -16,14 +16,16 @@
 //! its uses, or no allocation can be correct; such programs are rejected too.
 //!
 //! Out of SSA may split edges; `split_changes` checks that the linear CFG of the result is
-//! the original one up to the new blocks.
+//! the original one up to the new blocks. `check_else_arm_phis` checks that the then-side
+//! of a divergent branch leaves the else-arm's uniform phis in place.
 
+use super::stats::{accesses, overlaps};
 use super::AllocError;
 use crate::analysis::cfg::Graph;
-use crate::analysis::divergence::Divergence;
+use crate::analysis::divergence::{self, Divergence};
 use crate::analysis::dom::{DomTree, PostDomTree};
 use crate::analysis::Analysis;
-use crate::program::{Block, BranchKind, Function, Pos, Terminator, Value};
+use crate::program::{Block, BlockData, BranchKind, Function, Location, Pos, Terminator, Value};
 use crate::target::Target;
 
 /// Checks every divergent branch, then the uniform values on the linear CFG; the first
@@ -239,4 +241,103 @@ fn through_split_blocks<'s>(
         }
     }
     reached
+}
+
+/// Checks the allocated function `g`: a uniform phi of a divergent branch's else-arm keeps
+/// the argument of the branch in its location across the whole then-region.
+///
+/// On the linear CFG the then-region's exits fall into the else-arm, and those edges carry
+/// the phi arguments of the branch block (`docs/FORMAT.md`): out of SSA puts the uniform
+/// phi copies of the else-edge before the branch (`out_of_ssa`, a split block there would
+/// run after the then-side), so the phi's location must survive the then-side. Liveness
+/// does not see that demand (the argument's use is at the end of the branch block, and
+/// the phi is live only from the else-arm on), so assignment and out of SSA may write
+/// the location there: an instruction, a copy moving a value back to where the
+/// then-region expects it. Such an allocation is rejected with an error at the branch
+/// (the caller retries with a tighter budget), never returned.
+pub fn check_else_arm_phis(g: &Function, target: &Target) -> Result<(), AllocError> {
+    let cfg = Graph::of_function(g);
+    let pdom = PostDomTree::new(g, &cfg);
+    let mut stamp = vec![u32::MAX; cfg.len()];
+    for &p in cfg.rpo() {
+        let Terminator::Branch {
+            kind: BranchKind::Divergent,
+            then_block,
+            else_block,
+            ..
+        } = g.block(p).term
+        else {
+            continue;
+        };
+        let join = pdom.ipdom(p);
+        if join == Some(then_block) || join == Some(else_block) {
+            continue;
+        }
+        let held = else_arm_phi_locations(g, target, p, else_block);
+        if held.is_empty() {
+            continue;
+        }
+        let region = divergence::then_region(&cfg, p, (then_block, else_block, join), &mut stamp);
+        for x in region {
+            if let Some((phi, at)) = overwritten_in(g.block(x), &held) {
+                return Err(AllocError::Constraint {
+                    function: g.name.clone(),
+                    block: g.block(p).name.clone(),
+                    pos: g.block(p).term.pos(),
+                    message: format!(
+                        "the uniform phi %{} must hold its argument from this branch in {} through the then-side, but `{}` writes there",
+                        g.value(phi).name,
+                        crate::print::location(target, at),
+                        g.block(x).name
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The register locations of the uniform phis the else-arm `e` of the branch in `p` must
+/// find holding their arguments: the phis of `e` taking one from `p` and, when `e` only
+/// jumps on (an edge out of SSA split, whose uniform copies went before the branch) and
+/// writes none of them, the phis of its successor taking one from `e`.
+fn else_arm_phi_locations(
+    g: &Function,
+    target: &Target,
+    p: Block,
+    e: Block,
+) -> Vec<(Value, Location)> {
+    let mut held = uniform_phi_locations(g, target, p, e);
+    if let Terminator::Jump { target: s, .. } = g.block(e).term {
+        let next = uniform_phi_locations(g, target, e, s);
+        if overwritten_in(g.block(e), &next).is_none() {
+            held.extend(next);
+        }
+    }
+    held
+}
+
+/// The register locations of the uniform phis of `s` that take an argument from `p`.
+fn uniform_phi_locations(
+    g: &Function,
+    target: &Target,
+    p: Block,
+    s: Block,
+) -> Vec<(Value, Location)> {
+    g.block(s)
+        .phis
+        .iter()
+        .filter(|phi| target.class(g.value(phi.def.value).class).uniform)
+        .filter(|phi| phi.args.iter().any(|arg| arg.block == p))
+        .filter_map(|phi| Some((phi.def.value, phi.def.loc?)))
+        .collect()
+}
+
+/// The first of `held` that a phi or instruction of `block` writes.
+fn overwritten_in(block: &BlockData, held: &[(Value, Location)]) -> Option<(Value, Location)> {
+    let phi_writes = block.phis.iter().filter_map(|phi| phi.def.loc);
+    let inst_writes = block.insts.iter().flat_map(|i| accesses(i).1);
+    phi_writes
+        .chain(inst_writes)
+        .find_map(|w| held.iter().copied().find(|&(_, l)| overlaps(w, l)))
 }

@@ -77,6 +77,24 @@ impl Divergence {
 fn then_region_exits(
     cfg: &Graph,
     branch: Block,
+    arms: (Block, Block, Option<Block>),
+    stamp: &mut [u32],
+) -> Vec<Block> {
+    let mark = branch.0;
+    let mut region = then_region(cfg, branch, arms, stamp);
+    region.retain(|b| {
+        let succs = cfg.succs(*b);
+        succs.is_empty() || succs.iter().any(|s| stamp[s.index()] != mark)
+    });
+    region
+}
+
+/// The then-region of the divergent branch in `branch`: the blocks reachable from
+/// `then_block` without passing `else_block` or `join`, sorted. `stamp` marks them with
+/// the branch block's index (a slice of `u32::MAX` for a single use).
+pub fn then_region(
+    cfg: &Graph,
+    branch: Block,
     (then_block, else_block, join): (Block, Block, Option<Block>),
     stamp: &mut [u32],
 ) -> Vec<Block> {
@@ -95,10 +113,6 @@ fn then_region_exits(
         }
     }
     region.sort();
-    region.retain(|b| {
-        let succs = cfg.succs(*b);
-        succs.is_empty() || succs.iter().any(|s| stamp[s.index()] != mark)
-    });
     region
 }
 
