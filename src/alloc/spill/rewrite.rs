@@ -5,7 +5,7 @@
 //! the value before its uses. Every edit keeps the function in SSA form without new phis:
 //! a reload serves only the uses after it in its own block, so it dominates them.
 
-use super::pseudo;
+use super::pseudo::{self, Pseudo};
 use crate::analysis::cfg::split_edge;
 use crate::program::*;
 use crate::target::{ClassId, SpillTarget, Target};
@@ -90,7 +90,7 @@ impl<'t> State<'t> {
         }
         let from = match self.ensure_home(x) {
             Some((at_b, at)) if at_b == b && at <= from => from + 1,
-            _ => from,
+            _ => self.home_store_in(x, b).map_or(from, |at| from.max(at + 1)),
         };
         let def = self.def_block(x);
         let whole_b = reach.contains(&b) && Some(b) != def;
@@ -108,8 +108,13 @@ impl<'t> State<'t> {
             return;
         };
         let mut phi = self.f.blocks[d.index()].phis.remove(k);
+        match self.home_store_in(x, d) {
+            Some(at) => {
+                self.f.blocks[d.index()].insts.remove(at);
+            }
+            None => self.owners.push(x),
+        }
         self.home[x.index()] = Some(Home::Slot(x));
-        self.owners.push(x);
         for arg in &mut phi.args {
             if self.f.block(arg.block).term.successors().count() > 1 {
                 arg.block = split_edge(&mut self.f, arg.block, d);
@@ -127,9 +132,22 @@ impl<'t> State<'t> {
     }
 
     /// Whether spilling the phi `x` of `d` at the entry of `b` (when `entry`) makes it a
-    /// memory phi: at its own block's entry, unless it is already stored at its top.
+    /// memory phi: at its own block's entry, also when it is already stored at the top of
+    /// its block (that store goes, as a store there frees nothing at the entry), but not
+    /// when it is held in a register of another class.
     pub fn memory_phi_at(&self, x: Value, d: Block, b: Block, entry: bool) -> bool {
-        entry && b == d && self.home[x.index()].is_none()
+        entry && b == d && matches!(self.home[x.index()], None | Some(Home::Slot(_)))
+    }
+
+    /// Where in `b` the store giving `x` its home is, if it is there.
+    fn home_store_in(&self, x: Value, b: Block) -> Option<usize> {
+        self.f.block(b).insts.iter().position(|i| {
+            i.op().is_some_and(|op| match pseudo::classify(op) {
+                Some(Pseudo::Store) => pseudo::owner(op) == Some(x) && reads(op, x),
+                Some(Pseudo::ClassStore) => reads(op, x),
+                _ => false,
+            })
+        })
     }
 
     /// Whether `x` is recomputed rather than reloaded.
@@ -320,4 +338,9 @@ fn rename_uses(op: &mut Op, from: Value, to: Value) {
             }
         }
     }
+}
+
+/// Whether `op` reads `x`.
+fn reads(op: &Op, x: Value) -> bool {
+    op.uses().any(|u| u.value == x)
 }
