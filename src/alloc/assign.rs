@@ -686,13 +686,7 @@ impl Assigner<'_> {
             def_locs: vec![None; op.defs.len()],
             pos,
         };
-        let late_fixed: Vec<Location> = op
-            .defs
-            .iter()
-            .filter(|d| !d.early_clobber)
-            .filter_map(|d| d.fixed)
-            .collect();
-        self.fixed_uses(&mut view, &late_fixed)?;
+        self.fixed_uses(&mut view, &late_fixed_defs(op))?;
         self.duplicate_tied(op, &mut view)?;
         self.place_defs(op, &mut view, true)?;
         for &v in &view.killed {
@@ -781,12 +775,7 @@ impl Assigner<'_> {
         class: ClassId,
         killed: &[Value],
     ) -> Vec<(u16, u16, Option<Value>)> {
-        let late_fixed: Vec<Location> = op
-            .defs
-            .iter()
-            .filter(|d| !d.early_clobber)
-            .filter_map(|d| d.fixed)
-            .collect();
+        let late_fixed = late_fixed_defs(op);
         let brought = |v: Value, at: Location| {
             let overwritten = !killed.contains(&v) && late_fixed.iter().any(|&d| overlaps(d, at));
             (!overwritten && !self.pinned_uniform(v)).then_some(v)
@@ -1165,6 +1154,15 @@ impl Assigner<'_> {
             }
         }
     }
+}
+
+/// The registers `op`'s late (not early-clobber) defs are fixed to.
+fn late_fixed_defs(op: &Op) -> Vec<Location> {
+    op.defs
+        .iter()
+        .filter(|d| !d.early_clobber)
+        .filter_map(|d| d.fixed)
+        .collect()
 }
 
 /// The uses of `v` fixed to `want` read there.
