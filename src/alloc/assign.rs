@@ -777,8 +777,8 @@ impl Assigner<'_> {
     ) -> Vec<(u16, u16, Option<Value>)> {
         let late_fixed = late_fixed_defs(op);
         let brought = |v: Value, at: Location| {
-            let overwritten = !killed.contains(&v) && late_fixed.iter().any(|&d| overlaps(d, at));
-            (!overwritten && !self.pinned_uniform(v)).then_some(v)
+            let copied = overwritten_live(v, at, killed, &late_fixed);
+            (!copied && !self.pinned_uniform(v)).then_some(v)
         };
         let uses = op
             .uses()
@@ -877,8 +877,7 @@ impl Assigner<'_> {
                 );
                 return Err(self.error(view.pos, message));
             }
-            let overwritten =
-                !view.killed.contains(&v) && late_fixed_defs.iter().any(|&d| overlaps(d, want));
+            let overwritten = overwritten_live(v, want, &view.killed, late_fixed_defs);
             if self.loc[v.index()] == Some(want) {
                 if overwritten {
                     read_fixed_at(view, v, want);
@@ -1154,6 +1153,12 @@ impl Assigner<'_> {
             }
         }
     }
+}
+
+/// Whether `v`, read from `at`, lives on past the instruction while a late def fixed to
+/// overlapping units overwrites `at`: then the instruction reads a copy there.
+fn overwritten_live(v: Value, at: Location, killed: &[Value], late_fixed: &[Location]) -> bool {
+    !killed.contains(&v) && late_fixed.iter().any(|&d| overlaps(d, at))
 }
 
 /// The registers `op`'s late (not early-clobber) defs are fixed to.
