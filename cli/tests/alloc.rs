@@ -563,3 +563,29 @@ fn then_side_leaving_an_else_arm_phi_alone_allocates() {
         .replace("THEN_SIDE", "  add %k");
     allocate_verified(&parse(&src).unwrap(), &AllocOptions::default());
 }
+
+/// Only uniform values follow the linear CFG: a function without them (NVIDIA registers are
+/// all per-lane) is allocated whatever its divergent shape — here a then-side that jumps
+/// into the else-side and a branch with no join — and runs equal on the interpreter.
+#[test]
+fn unstructured_divergence_without_uniform_values_allocates() {
+    let src = "target sm_90
+func @f {
+entry:
+  %a:r1 = tid
+  %p:p1 = setp %a
+  branch divergent %p, t, e
+t:
+  %b:r1 = add %a, %a
+  %q:p1 = setp %b
+  branch divergent %q, e, r
+r:
+  ret %b
+e:
+  %c:r1 = phi [entry: %a], [t: %b]
+  ret %c
+}
+";
+    let p = parse(src).unwrap();
+    allocate_verified(&p, &AllocOptions::default());
+}
