@@ -5,8 +5,11 @@
 //! the most demanding instruction needs is an error, never a panic.
 
 pub mod assign;
+pub mod operands;
 pub mod out_of_ssa;
+pub mod packing;
 pub mod parallel_copy;
+pub mod prepare;
 pub mod regfile;
 pub mod spill;
 pub mod stats;
@@ -161,33 +164,18 @@ fn tighten(tight: &mut [u16], spilled: &Analysis, lowest: &[spill::minimum::Need
     lowered
 }
 
-/// Assigns, lowers and materialises a spilled function. When the spiller aimed below the
-/// budget (after a fragmentation failure) and reserved no lane registers, the whole budget
-/// is tried first, then the budget it aimed at.
+/// Assigns, lowers and materialises a spilled function.
 fn assign_spilled(
     f: &Function,
     target: &Target,
     spilled: &spill::Spilled,
     sa: &Analysis,
-    budget: &[u16],
     policy: Policy,
 ) -> Result<Function, AllocError> {
-    let tight = spilled.budget.as_slice();
-    let lowered = |k: &[u16], restore: bool| {
-        let assigned = assign::assign(&spilled.func, target, sa, k, policy, restore)?;
-        out_of_ssa::lower(assigned, target, sa, k)
-    };
-    let attempt = |k: &[u16]| {
-        let g = lowered(k, false).or_else(|e| lowered(k, true).map_err(|_| e))?;
-        let g = spill::materialise::materialise(f, g, &spilled.plan)?;
-        structure::check_else_arm_phis(&g, target).map(|()| g)
-    };
-    if tight != budget && spilled.plan.lane_registers == 0 {
-        if let Ok(g) = attempt(budget) {
-            return Ok(g);
-        }
-    }
-    attempt(tight)
+    let k = spilled.budget.as_slice();
+    let assigned = assign::assign(&spilled.func, target, sa, k, policy)?;
+    let lowered = out_of_ssa::lower(assigned, target, sa, k)?;
+    spill::materialise::materialise(f, lowered, &spilled.plan)
 }
 
 /// Allocates one function; also returns the analysis of the original.
@@ -203,14 +191,15 @@ pub fn allocate_function(
             errors,
         });
     }
-    let a = Analysis::new(f, target);
-    structure::check_structured(f, target, &a)?;
-    let lowest = spill::minimum::lowest_legal(f, target);
+    let (prepared, added) = prepare::split(f);
+    let a = Analysis::new(&prepared, target);
+    structure::check_structured(&prepared, target, &a)?;
+    let lowest = spill::minimum::lowest_legal(&prepared, target);
     let mut tight = budget.to_vec();
-    let g = loop {
-        let spilled = spill::spill(f, target, &a, &tight)?;
+    let mut g = loop {
+        let spilled = spill::spill(&prepared, target, &a, &tight)?;
         let sa = spilled.analysis.as_ref().unwrap_or(&a);
-        match assign_spilled(f, target, &spilled, sa, budget, policy) {
+        match assign_spilled(&prepared, target, &spilled, sa, policy) {
             Ok(g) => break g,
             Err(e @ AllocError::Constraint { .. }) => {
                 if !tighten(&mut tight, sa, &lowest) {
@@ -220,5 +209,6 @@ pub fn allocate_function(
             Err(e) => return Err(e),
         }
     };
+    prepare::drop_empty(&mut g, &added);
     Ok((g, a))
 }
