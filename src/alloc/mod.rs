@@ -147,23 +147,6 @@ pub fn allocate(
     ))
 }
 
-/// After assignment failed on fragmentation (tuples that find no aligned window although
-/// the pressure fits), aim one unit below the pressure the spiller reached in every class
-/// that has pressure, never below the lowest legal budget: an allocation within a lower
-/// budget is one within the original. False when no class can go lower.
-fn tighten(tight: &mut [u16], spilled: &Analysis, lowest: &[spill::minimum::Need]) -> bool {
-    let mut lowered = false;
-    for (c, k) in tight.iter_mut().enumerate() {
-        let at = spilled.pressure.max_live(crate::target::ClassId(c as u8));
-        let next = u32::from(*k).min(at).saturating_sub(1);
-        if at > 0 && next >= lowest[c].units {
-            *k = next as u16;
-            lowered = true;
-        }
-    }
-    lowered
-}
-
 /// Assigns, lowers and materialises a spilled function.
 fn assign_spilled(
     f: &Function,
@@ -194,21 +177,9 @@ pub fn allocate_function(
     let (prepared, added) = prepare::split(f);
     let a = Analysis::new(&prepared, target);
     structure::check_structured(&prepared, target, &a)?;
-    let lowest = spill::minimum::lowest_legal(&prepared, target);
-    let mut tight = budget.to_vec();
-    let mut g = loop {
-        let spilled = spill::spill(&prepared, target, &a, &tight)?;
-        let sa = spilled.analysis.as_ref().unwrap_or(&a);
-        match assign_spilled(&prepared, target, &spilled, sa, policy) {
-            Ok(g) => break g,
-            Err(e @ AllocError::Constraint { .. }) => {
-                if !tighten(&mut tight, sa, &lowest) {
-                    return Err(e);
-                }
-            }
-            Err(e) => return Err(e),
-        }
-    };
+    let spilled = spill::spill(&prepared, target, &a, budget)?;
+    let sa = spilled.analysis.as_ref().unwrap_or(&a);
+    let mut g = assign_spilled(&prepared, target, &spilled, sa, policy)?;
     prepare::drop_empty(&mut g, &added);
     Ok((g, a))
 }

@@ -44,6 +44,7 @@ impl Assigner<'_> {
         out: &mut Vec<Inst>,
     ) -> Result<(), AllocError> {
         let killed: Vec<Value> = self.a.liveness.kills_at(b, i as u32).collect();
+        self.make_way(&op, &killed, pos, out);
         let placed = match self.fast(&op, &killed) {
             Some(defs) => Placed {
                 reads: self.reads_in_place(&op.operands),
@@ -77,6 +78,62 @@ impl Assigner<'_> {
         Ok(())
     }
 
+    /// When the register a definition has an affinity for is held by values that are
+    /// not where they are wanted either, but whose own register of affinity is free,
+    /// those values move there first (a copy the edge would need anyway, made early so
+    /// that the two do not end up exchanging places through a cycle).
+    fn make_way(&mut self, op: &Op, killed: &[Value], pos: Pos, out: &mut Vec<Inst>) {
+        let [d] = op.defs.as_slice() else { return };
+        if is_constrained(op) {
+            return;
+        }
+        let data = self.f.value(d.value);
+        let Some(Location::Reg { class, first, len }) = self.affinity(d.value) else {
+            return;
+        };
+        if class != data.class || len != data.size {
+            return;
+        }
+        let mut occupants: Vec<Value> = (first..first + len)
+            .filter_map(|u| self.regs.occupant(class, u))
+            .filter(|v| !killed.contains(v))
+            .collect();
+        occupants.dedup();
+        if occupants.is_empty() || op.uses().any(|u| occupants.contains(&u.value)) {
+            return;
+        }
+        let mut moves = Vec::new();
+        for &x in &occupants {
+            let Some(
+                to @ Location::Reg {
+                    first: f2, len: l2, ..
+                },
+            ) = self.affinity(x)
+            else {
+                return;
+            };
+            let overlaps = f2 < first + len && first < f2 + l2;
+            if overlaps
+                || !self.regs.is_free(class, f2, l2)
+                || moves.iter().any(|m: &Move| m.dst == to)
+            {
+                return;
+            }
+            let from = self.loc[x.index()].expect("an occupant has a location");
+            moves.push(Move {
+                dst: to,
+                src: from,
+                value: x,
+            });
+        }
+        for m in &moves {
+            self.regs.release(m.src, m.value);
+            self.set_loc(m.value, m.dst);
+        }
+        let busy: Vec<Location> = moves.iter().map(|m| m.dst).collect();
+        self.emit(&moves, &busy, pos, out);
+    }
+
     /// Operands read where their values are.
     fn reads_in_place(&self, operands: &[Operand]) -> Vec<Option<Location>> {
         operands
@@ -88,12 +145,7 @@ impl Assigner<'_> {
     /// The fast path: no constraints, and every definition finds a free window once the
     /// dying operands are released. `None` (with nothing changed) otherwise.
     fn fast(&mut self, op: &Op, killed: &[Value]) -> Option<Vec<Option<Location>>> {
-        let constrained = op.uses().any(|u| u.fixed.is_some())
-            || op
-                .defs
-                .iter()
-                .any(|d| d.fixed.is_some() || d.tied.is_some() || d.early_clobber);
-        if constrained {
+        if is_constrained(op) {
             return None;
         }
         for &v in killed {
@@ -122,13 +174,15 @@ impl Assigner<'_> {
     /// the policy's first.
     fn free_window(&self, op: &Op, d: &Def) -> Option<Location> {
         let data = self.f.value(d.value);
-        let wished = d
+        let preferred = d
             .prefer
             .and_then(|p| op.operands.get(usize::from(p))?.as_use())
             .and_then(|u| self.loc[u.value.index()]);
-        if let Some(Location::Reg { class, first, len }) = wished {
-            if class == data.class && len == data.size && self.regs.is_free(class, first, len) {
-                return wished;
+        for wished in [preferred, self.affinity(d.value)].into_iter().flatten() {
+            if let Location::Reg { class, first, len } = wished {
+                if class == data.class && len == data.size && self.regs.is_free(class, first, len) {
+                    return Some(wished);
+                }
             }
         }
         let first = self
@@ -212,6 +266,7 @@ impl Assigner<'_> {
         for class in self.classes_of(ops, pins) {
             let mut built = self.build(class, ops, killed);
             pin(&mut built, pins);
+            self.wish_affinities(&mut built, ops);
             let at = packing::near(&built.problem, self.regs.order(class))
                 .ok_or_else(|| self.unmet(class, pos))?;
             let mut sink = Solution {
@@ -352,6 +407,29 @@ impl Assigner<'_> {
             out.push(Inst { kind, pos });
         }
     }
+}
+
+impl Assigner<'_> {
+    /// Definitions without a `prefer` wish their phi affinity.
+    fn wish_affinities(&self, built: &mut Built, ops: Operands) {
+        for (item, role) in built.problem.items.iter_mut().zip(&built.roles) {
+            let Role::Def(d) = *role else { continue };
+            if item.prefer.is_none() {
+                if let Some(Location::Reg { first, .. }) = self.affinity(ops.defs[d].value) {
+                    item.prefer = Some(first);
+                }
+            }
+        }
+    }
+}
+
+/// Whether an operation has fixed, tied or early-clobber operands.
+fn is_constrained(op: &Op) -> bool {
+    op.uses().any(|u| u.fixed.is_some())
+        || op
+            .defs
+            .iter()
+            .any(|d| d.fixed.is_some() || d.tied.is_some() || d.early_clobber)
 }
 
 /// Pins the items of values that must sit in a given register.

@@ -68,6 +68,7 @@ pub fn assign(
         exit: vec![Vec::new(); f.blocks.len()],
         func: f.clone(),
         block: Block(0),
+        phi_uses: phi_uses(f),
     };
     for &b in &order {
         s.block(b)?;
@@ -78,6 +79,19 @@ pub fn assign(
         exit: s.exit,
         order,
     })
+}
+
+/// Per value, the phis that take it as an argument.
+fn phi_uses(f: &Function) -> std::collections::HashMap<Value, Vec<(Block, usize)>> {
+    let mut uses: std::collections::HashMap<Value, Vec<(Block, usize)>> = Default::default();
+    for b in f.block_ids() {
+        for (k, phi) in f.block(b).phis.iter().enumerate() {
+            for arg in &phi.args {
+                uses.entry(arg.value).or_default().push((b, k));
+            }
+        }
+    }
+    uses
 }
 
 /// Reverse post-order of the linear CFG, then blocks it does not reach.
@@ -108,9 +122,19 @@ struct Assigner<'a> {
     exit: Vec<BoundaryState>,
     func: Function,
     block: Block,
+    /// Per value: the phis (block, index) that take it as an argument.
+    phi_uses: std::collections::HashMap<Value, Vec<(Block, usize)>>,
 }
 
 impl Assigner<'_> {
+    /// Where `v` would best go: the register of a phi, already placed, that takes it as
+    /// an argument (the edge then needs no copy; ACO's phi affinity).
+    fn affinity(&self, v: Value) -> Option<Location> {
+        let uses = self.phi_uses.get(&v)?;
+        uses.iter()
+            .find_map(|&(b, k)| self.func.block(b).phis[k].def.loc)
+    }
+
     fn block(&mut self, b: Block) -> Result<(), AllocError> {
         self.block = b;
         self.regs.clear();
