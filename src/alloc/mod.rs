@@ -133,10 +133,12 @@ pub fn allocate(
     let mut stats = Vec::with_capacity(p.functions.len());
     for f in &p.functions {
         let start = Instant::now();
-        let (g, a) = allocate_function(f, &p.target, &budget, opts.policy)?;
+        let done = allocate_function(f, &p.target, &budget, opts.policy)?;
         let micros = start.elapsed().as_micros() as u64;
-        stats.push(stats::collect(f, &g, &p.target, &a, micros));
-        functions.push(g);
+        let mut s = stats::collect(f, &done.func, &p.target, &done.analysis, micros);
+        s.retries = done.stages.retries();
+        stats.push(s);
+        functions.push(done.func);
     }
     Ok((
         Program {
@@ -161,13 +163,46 @@ fn assign_spilled(
     spill::materialise::materialise(f, lowered, &spilled.plan)
 }
 
-/// Allocates one function; also returns the analysis of the original.
+/// An allocated function, the analysis of the original (with its edges split), and how
+/// often each stage ran.
+#[derive(Debug)]
+pub struct Allocated {
+    pub func: Function,
+    pub analysis: Analysis,
+    pub stages: Stages,
+}
+
+/// How many times each stage of the pipeline ran for one function. Every stage runs
+/// once: no stage is retried after another fails, so [`Stages::retries`] is 0; it is
+/// reported (`--stats=json`) so that a change bringing a retry back shows.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stages {
+    runs: Vec<(&'static str, u32)>,
+}
+
+impl Stages {
+    fn ran(&mut self, stage: &'static str) {
+        match self.runs.iter_mut().find(|(s, _)| *s == stage) {
+            Some((_, n)) => *n += 1,
+            None => self.runs.push((stage, 1)),
+        }
+    }
+
+    /// Runs beyond the first of every stage.
+    pub fn retries(&self) -> u32 {
+        self.runs.iter().map(|&(_, n)| n - 1).sum()
+    }
+}
+
+/// Allocates one function: validate, split copy-less edges, check the divergent shape,
+/// spill, assign, leave SSA, materialise the spill code, drop split blocks left empty.
 pub fn allocate_function(
     f: &Function,
     target: &Target,
     budget: &[u16],
     policy: Policy,
-) -> Result<(Function, Analysis), AllocError> {
+) -> Result<Allocated, AllocError> {
+    let mut stages = Stages::default();
     if let Err(errors) = ssa::validate(f, target) {
         return Err(AllocError::Invalid {
             function: f.name.clone(),
@@ -177,9 +212,15 @@ pub fn allocate_function(
     let (prepared, added) = prepare::split(f);
     let a = Analysis::new(&prepared, target);
     structure::check_structured(&prepared, target, &a)?;
+    stages.ran("spill");
     let spilled = spill::spill(&prepared, target, &a, budget)?;
     let sa = spilled.analysis.as_ref().unwrap_or(&a);
-    let mut g = assign_spilled(&prepared, target, &spilled, sa, policy)?;
-    prepare::drop_empty(&mut g, &added);
-    Ok((g, a))
+    stages.ran("assign");
+    let mut func = assign_spilled(&prepared, target, &spilled, sa, policy)?;
+    prepare::drop_empty(&mut func, &added);
+    Ok(Allocated {
+        func,
+        analysis: a,
+        stages,
+    })
 }

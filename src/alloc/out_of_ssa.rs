@@ -20,6 +20,9 @@ use crate::program::*;
 use crate::target::{ClassId, Target};
 use std::collections::BTreeMap;
 
+/// The moves gathered at one site, and the edges they serve.
+type SiteMoves = (Vec<Move>, Vec<(Block, Block)>);
+
 /// Where an edge's copies go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Site {
@@ -34,7 +37,7 @@ pub fn lower(
     a: &Analysis,
     budget: &[u16],
 ) -> Result<Function, AllocError> {
-    let mut sites: BTreeMap<Site, (Vec<Move>, Vec<(Block, Block)>)> = BTreeMap::new();
+    let mut sites: BTreeMap<Site, SiteMoves> = BTreeMap::new();
     for &s in asg.order.iter().filter(|&&s| a.cfg.is_reachable(s)) {
         for p in edge_preds(a, s) {
             for m in edge_moves(&asg, target, a, (p, s)) {

@@ -128,7 +128,7 @@ impl Grid {
 
     fn fits(&self, item: &Item, at: u16) -> bool {
         let (start, end) = (usize::from(at), usize::from(at) + usize::from(item.size));
-        if end > self.early.len() || at % item.align != 0 {
+        if end > self.early.len() || !at.is_multiple_of(item.align) {
             return false;
         }
         let free = |row: &[bool]| row[start..end].iter().all(|&b| !b);
@@ -172,7 +172,7 @@ impl Grid {
             Order::From { start, spread } => {
                 let spread = spread.min(self.units()).max(1);
                 let start = start % spread;
-                let aligned = |p: &u16| p % item.align == 0;
+                let aligned = |p: &u16| p.is_multiple_of(item.align);
                 let head = (start..spread).filter(aligned);
                 let wrap = (0..start).filter(aligned);
                 let mut out: Vec<u16> = head.chain(wrap).filter(|&p| p <= last).collect();

@@ -18,10 +18,9 @@ use crate::program::{Block, Function, Terminator};
 /// `f` with its copy-less edges split, and the blocks added.
 pub fn split(f: &Function) -> (Function, Vec<Block>) {
     let cfg = Graph::of_function(f);
-    let edges: Vec<(Block, Block)> = cfg
-        .rpo()
-        .iter()
-        .flat_map(|&p| cfg.succs(p).iter().map(move |&s| (p, s)))
+    let edges: Vec<(Block, Block)> = f
+        .block_ids()
+        .flat_map(|p| cfg.succs(p).iter().map(move |&s| (p, s)))
         .filter(|&(p, s)| {
             let fans_out = cfg.succs(p).len() > 1;
             fans_out && (cfg.preds(s).len() > 1 || !f.block(s).phis.is_empty())

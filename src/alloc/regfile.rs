@@ -117,7 +117,7 @@ impl RegFile {
     pub fn find_free(&self, class: ClassId, size: u16, align: u16) -> Option<u16> {
         let limit = self.limit(class);
         let last = limit.checked_sub(size)?;
-        let fits = |p: u16| p % align == 0 && self.is_free(class, p, size);
+        let fits = |p: u16| p.is_multiple_of(align) && self.is_free(class, p, size);
         match self.order(class) {
             Order::Lowest => (0..=last).step_by(usize::from(align)).find(|&p| fits(p)),
             Order::From { start, spread } => {

@@ -115,7 +115,7 @@ impl Assigner<'_> {
             let overlaps = f2 < first + len && first < f2 + l2;
             if overlaps
                 || !self.regs.is_free(class, f2, l2)
-                || moves.iter().any(|m: &Move| m.dst == to)
+                || moves.iter().any(|m: &Move| operands::overlaps(m.dst, to))
             {
                 return;
             }

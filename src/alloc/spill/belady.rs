@@ -30,12 +30,14 @@
 //! with their skip-path copies, made identities). When a side needs one of them evicted
 //! anyway, B stops keeping it (it is stored at B's end and reloaded after the side).
 
+use super::edges;
 use super::nextuse::{NextUse, Uses, LOOP_EXIT, NEVER};
 use crate::alloc::operands::{self, Context, Operands};
 use crate::alloc::packing;
 use crate::alloc::AllocError;
 use crate::analysis::cfg::Graph;
 use crate::analysis::divergence;
+use crate::analysis::loops::Loops;
 use crate::analysis::Analysis;
 use crate::program::*;
 use crate::target::{ClassId, SpillTarget, Target};
@@ -62,6 +64,9 @@ pub struct BlockPlan {
     pub evictions: Vec<(u32, Value)>,
     /// Values reloaded before a position.
     pub reloads: Vec<(u32, Value)>,
+    /// Values of the exit kept in registers for a divergent side still to run: the
+    /// code coupling the block to its successors may not move them out.
+    pub protected: Vec<Value>,
 }
 
 /// Which side of a divergent branch a block lies in.
@@ -81,7 +86,7 @@ pub struct Input<'a> {
     pub budget: u16,
     /// The class's CFG (linear for uniform classes) and its loops.
     pub graph: &'a Graph,
-    pub loops: &'a crate::analysis::loops::Loops,
+    pub loops: &'a Loops,
 }
 
 /// Runs MIN over every block of the class.
@@ -110,47 +115,65 @@ pub fn decide(input: &Input) -> Result<Decisions, AllocError> {
     if input.target.class(input.class).uniform {
         b.find_sides();
     }
-    for block in visit_order(input.graph, input.f) {
+    for block in visit_order(input.graph, input.loops, input.f) {
         b.block(block)?;
     }
+    b.drop_unneeded();
+    b.record_protected();
     Ok(Decisions {
         blocks: b.plans,
         memory_phis: b.memory_phis,
     })
 }
 
-/// Reverse post-order of `graph`, then the blocks it does not reach, each region in
-/// reverse post-order from a block without predecessors.
-pub fn visit_order(graph: &Graph, f: &Function) -> Vec<Block> {
-    let mut order = graph.rpo().to_vec();
+/// A reverse post-order of `graph` in which every loop's blocks are contiguous: the
+/// depth-first search explores the successors that leave the most loops first, so they
+/// come after the loop. A loop's back edges are thus visited before anything after the
+/// loop — in particular before the else-side that follows a then-side on the linear
+/// CFG, which reads what the then-side kept. The entry's region comes first, then each
+/// region from a block without predecessors, then whatever is left.
+pub fn visit_order(graph: &Graph, loops: &Loops, f: &Function) -> Vec<Block> {
     let mut seen = vec![false; f.blocks.len()];
-    order.iter().for_each(|b| seen[b.index()] = true);
-    for root in f.block_ids() {
-        if seen[root.index()] || !graph.preds(root).is_empty() {
-            continue;
+    let mut order = Vec::with_capacity(f.blocks.len());
+    let roots = std::iter::once(Block(0)).chain(
+        f.block_ids()
+            .filter(|&b| b != Block(0) && graph.preds(b).is_empty()),
+    );
+    for root in roots.collect::<Vec<_>>() {
+        if root.index() < f.blocks.len() && !seen[root.index()] {
+            order.extend(loop_contiguous_rpo(graph, loops, root, &mut seen));
         }
-        let mut stack = vec![(root, 0usize)];
-        let mut post = Vec::new();
-        seen[root.index()] = true;
-        while let Some((b, k)) = stack.last_mut() {
-            match graph.succs(*b).get(*k).copied() {
-                Some(s) => {
-                    *k += 1;
-                    if !seen[s.index()] {
-                        seen[s.index()] = true;
-                        stack.push((s, 0));
-                    }
-                }
-                None => {
-                    post.push(*b);
-                    stack.pop();
-                }
-            }
-        }
-        order.extend(post.into_iter().rev());
     }
     order.extend(f.block_ids().filter(|b| !seen[b.index()]));
     order
+}
+
+fn loop_contiguous_rpo(graph: &Graph, loops: &Loops, root: Block, seen: &mut [bool]) -> Vec<Block> {
+    let succs = |b: Block| {
+        let mut s = graph.succs(b).to_vec();
+        s.sort_by_key(|&x| loops.depth(x));
+        s
+    };
+    let mut stack = vec![(root, succs(root), 0usize)];
+    let mut post = Vec::new();
+    seen[root.index()] = true;
+    while let Some((b, ss, k)) = stack.last_mut() {
+        match ss.get(*k).copied() {
+            Some(s) => {
+                *k += 1;
+                if !seen[s.index()] {
+                    seen[s.index()] = true;
+                    stack.push((s, succs(s), 0));
+                }
+            }
+            None => {
+                post.push(*b);
+                stack.pop();
+            }
+        }
+    }
+    post.reverse();
+    post
 }
 
 /// What getting a value back costs, per unit: a remat, or a reload from where the class
@@ -367,19 +390,50 @@ impl Belady<'_, '_> {
         out
     }
 
-    /// `v` may be evicted in `b` after all: no branch whose side holds `b` keeps it.
+    /// `v` may be evicted in `b` after all: no branch whose side holds `b` keeps it —
+    /// through the then-side the join is reached too (when no lane takes the
+    /// else-side), so the branch keeps it for neither.
     fn demote(&mut self, b: Block, v: Value) {
         for &(branch, side) in &self.sides[b.index()] {
-            if let Some(kept) = self.kept.get_mut(&Self::side_key(branch, side)) {
-                kept.remove(&v);
+            let sides: &[Side] = match side {
+                Side::Then => &[Side::Then, Side::Else],
+                Side::Else => &[Side::Else],
+            };
+            for &s in sides {
+                if let Some(kept) = self.kept.get_mut(&Self::side_key(branch, s)) {
+                    kept.remove(&v);
+                }
             }
         }
+    }
+
+    /// Whether demoting `v` in `b` comes in time: no block that would have taken `v`
+    /// from a kept set (an else-arm, a join) has been visited yet.
+    fn demotable(&self, b: Block, v: Value) -> bool {
+        self.sides[b.index()].iter().all(|&(branch, side)| {
+            let affected: &[Side] = match side {
+                Side::Then => &[Side::Then, Side::Else],
+                Side::Else => &[Side::Else],
+            };
+            affected.iter().all(|&s| {
+                let keeps = self
+                    .kept
+                    .get(&Self::side_key(branch, s))
+                    .is_some_and(|k| k.contains(&v));
+                let reader = match (s, &self.f().block(branch).term) {
+                    (Side::Then, Terminator::Branch { else_block, .. }) => Some(*else_block),
+                    _ => self.input.a.pdom.ipdom(branch),
+                };
+                !keeps || reader.is_none_or(|r| !self.plans[r.index()].visited)
+            })
+        })
     }
 
     fn block(&mut self, b: Block) -> Result<(), AllocError> {
         let mut entry = self.entry_set(b);
         if self.is_loop_entry(b) {
             self.drop_doomed(b, &mut entry)?;
+            self.fit_rotations(b, &mut entry);
         }
         let phis: Vec<Value> = self
             .f()
@@ -401,8 +455,310 @@ impl Belady<'_, '_> {
         plan.reloads = walked.reloads;
         plan.evictions = walked.evictions;
         plan.visited = true;
+        self.fit_back_edges(b);
         self.keep_for_sides(b);
         Ok(())
+    }
+
+    /// A loop header's W must leave room for the code on its back edges. A rotation
+    /// through a memory phi (a register phi takes a memory phi's old value while that
+    /// phi's location takes the register phi's) needs the memory value's room while the
+    /// register value is still held, and two such rotations can block each other. The
+    /// coupling of each back edge is sequenced in advance, as if the edge's block ended
+    /// with W still in registers (what the body evicts on the way only makes room);
+    /// while it does not fit, the largest phi in a rotation leaves W (it becomes a memory
+    /// phi: rotations between memory locations need room only for the values moved),
+    /// else the live-through value used farthest away. Protected values stay.
+    fn fit_rotations(&self, b: Block, entry: &mut Set) {
+        let back_edges: Vec<Block> = self
+            .input
+            .graph
+            .preds(b)
+            .iter()
+            .copied()
+            .filter(|p| !self.plans[p.index()].visited)
+            .collect();
+        while back_edges.iter().any(|&p| self.rotation_stuck(b, p, entry)) {
+            let Some(v) = self.rotation_victim(b, entry) else {
+                return;
+            };
+            entry.values.remove(&v);
+        }
+    }
+
+    /// Whether the coupling on the back edge from `p` into the header `b` with W
+    /// `entry` finds no room (see [`Self::fit_rotations`]).
+    fn rotation_stuck(&self, b: Block, p: Block, entry: &Set) -> bool {
+        let f = self.f();
+        let phis: Vec<&Phi> = f
+            .block(b)
+            .phis
+            .iter()
+            .filter(|phi| self.of_class(phi.def.value))
+            .collect();
+        let is_phi = |v: Value| phis.iter().any(|phi| phi.def.value == v);
+        let live_in = self.input.a.liveness.live_in(b);
+        let in_registers = |v: Value| {
+            entry.values.contains(&v) || !is_phi(v) && live_in.binary_search(&v).is_err()
+        };
+        let mut held: Vec<Value> = entry
+            .values
+            .iter()
+            .copied()
+            .filter(|&v| !is_phi(v))
+            .collect();
+        for phi in &phis {
+            let Some(arg) = phi.args.iter().find(|a| a.block == p) else {
+                continue;
+            };
+            if self.of_class(arg.value) && in_registers(arg.value) {
+                held.push(arg.value);
+            }
+        }
+        held.sort();
+        held.dedup();
+        let sorted: Vec<Value> = entry.values.iter().copied().collect();
+        let successor = edges::Successor {
+            entry: &sorted,
+            live_in: live_in
+                .iter()
+                .copied()
+                .filter(|&v| self.of_class(v))
+                .collect(),
+            phis: phis
+                .iter()
+                .map(|&phi| (phi, !entry.values.contains(&phi.def.value)))
+                .collect(),
+        };
+        let protected: Vec<Value> = self
+            .protected(b)
+            .into_iter()
+            .filter(|v| held.binary_search(v).is_ok())
+            .collect();
+        let need = edges::Need::of_edges(p, &held, &protected, &[successor]);
+        let room =
+            |set: &BTreeSet<Value>| edges::fits_in(f, self.input.target, self.input.budget, set);
+        let size = |v: Value| u32::from(self.size(v));
+        edges::edge_code(&need, &room, &size).stuck.is_some()
+    }
+
+    /// What leaves a loop header's W to make its back edges fit: the largest phi in a
+    /// rotation with a memory phi, else the value in W used farthest away; never a
+    /// protected value.
+    fn rotation_victim(&self, b: Block, entry: &Set) -> Option<Value> {
+        let protected = self.protected(b);
+        let phis = &self.f().block(b).phis;
+        let memory =
+            |v: Value| phis.iter().any(|phi| phi.def.value == v) && !entry.values.contains(&v);
+        let in_rotation = |v: Value| {
+            phis.iter().any(|phi| {
+                let feeds = phi.def.value == v && phi.args.iter().any(|a| memory(a.value));
+                let fed = memory(phi.def.value) && phi.args.iter().any(|a| a.value == v);
+                feeds || fed
+            })
+        };
+        let open = entry
+            .values
+            .iter()
+            .copied()
+            .filter(|v| !protected.contains(v));
+        let rotating = open
+            .clone()
+            .filter(|&v| in_rotation(v))
+            .max_by_key(|&v| (self.size(v), v));
+        rotating.or_else(|| open.max_by_key(|&v| (self.entry_distance(b, v), self.size(v), v)))
+    }
+
+    /// The code coupling `b` to successors visited already (a back edge; after
+    /// `prepare` such a block has only that successor) must fit with the values
+    /// protected for divergent sides held throughout. When a rotation through a memory
+    /// phi needs more room than that leaves, the largest protected value the successor
+    /// wants leaves at the end instead (demoted: the side it was kept for reloads it),
+    /// until the edge fits.
+    fn fit_back_edges(&mut self, b: Block) {
+        let succs = self.input.graph.succs(b);
+        if succs.is_empty() || !succs.iter().all(|s| self.plans[s.index()].visited) {
+            return;
+        }
+        while let Some(need) = self.stuck_edge(b) {
+            let protected = self.protected(b);
+            let victim = need
+                .held
+                .iter()
+                .copied()
+                .filter(|v| protected.contains(v) && need.wanted.contains(v))
+                .filter(|&v| self.demotable(b, v))
+                .max_by_key(|&v| (self.size(v), v));
+            let Some(v) = victim else { return };
+            self.demote(b, v);
+            let n = self.f().block(b).insts.len() as u32;
+            let plan = &mut self.plans[b.index()];
+            plan.exit.retain(|&x| x != v);
+            plan.evictions.push((n, v));
+            self.evicted.insert(v);
+        }
+    }
+
+    /// The coupling need at the end of `b` when its code does not fit.
+    fn stuck_edge(&self, b: Block) -> Option<edges::Need> {
+        let f = self.f();
+        let succs: Vec<edges::Successor> = self
+            .input
+            .graph
+            .succs(b)
+            .iter()
+            .map(|&s| edges::Successor {
+                entry: &self.plans[s.index()].entry,
+                live_in: self
+                    .input
+                    .a
+                    .liveness
+                    .live_in(s)
+                    .iter()
+                    .copied()
+                    .filter(|&v| self.of_class(v))
+                    .collect(),
+                phis: f
+                    .block(s)
+                    .phis
+                    .iter()
+                    .filter(|phi| self.of_class(phi.def.value))
+                    .map(|phi| (phi, self.memory_phis.contains(&phi.def.value)))
+                    .collect(),
+            })
+            .collect();
+        let plan = &self.plans[b.index()];
+        let protected: Vec<Value> = self
+            .protected(b)
+            .into_iter()
+            .filter(|v| plan.exit.binary_search(v).is_ok())
+            .collect();
+        let need = edges::Need::of_edges(b, &plan.exit, &protected, &succs);
+        let room =
+            |set: &BTreeSet<Value>| edges::fits_in(f, self.input.target, self.input.budget, set);
+        let size = |v: Value| u32::from(self.size(v));
+        edges::edge_code(&need, &room, &size).stuck.map(|_| need)
+    }
+
+    /// Values in registers at a block's entry that leave them before anything reads
+    /// them — there or after, on every path — were reloaded or kept for nothing: a loop
+    /// header keeps a value its inner loop then evicts before use, and the outer back
+    /// edge reloads it every iteration. A backward fixpoint finds, per block, the entry
+    /// values that are read in a register before leaving it; the others leave W from
+    /// the entry (and their eviction before the first read goes), which only frees
+    /// registers the walk had counted as taken. Values kept for a divergent side stay, and
+    /// so do phis (a phi left out would be a memory phi, stored on every incoming edge,
+    /// where its eviction stores it once).
+    fn drop_unneeded(&mut self) {
+        let order = visit_order(self.input.graph, self.input.loops, self.input.f);
+        let mut needed: Vec<BTreeSet<Value>> = vec![BTreeSet::new(); self.plans.len()];
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &b in order.iter().rev() {
+                for v in self.plans[b.index()].entry.clone() {
+                    if !needed[b.index()].contains(&v) && self.needed_at_entry(b, v, &needed) {
+                        needed[b.index()].insert(v);
+                        changed = true;
+                    }
+                }
+            }
+        }
+        for &b in &order {
+            let protected = self.protected(b);
+            let phis: Vec<Value> = self.f().block(b).phis.iter().map(|p| p.def.value).collect();
+            let unneeded: Vec<Value> = self.plans[b.index()]
+                .entry
+                .iter()
+                .copied()
+                .filter(|v| !needed[b.index()].contains(v) && !protected.contains(v))
+                .filter(|v| !phis.contains(v))
+                .collect();
+            for v in unneeded {
+                self.leave_from_entry(b, v);
+            }
+        }
+    }
+
+    /// Records, per block, the exit values the final kept sets protect.
+    fn record_protected(&mut self) {
+        for b in self.input.f.block_ids() {
+            let protected = self.protected(b);
+            let plan = &mut self.plans[b.index()];
+            plan.protected = plan
+                .exit
+                .iter()
+                .copied()
+                .filter(|v| protected.contains(v))
+                .collect();
+        }
+    }
+
+    /// Whether `v`, in registers at the entry of `b`, is read there before it leaves
+    /// them, or stays in them to the end into a successor that needs it.
+    fn needed_at_entry(&self, b: Block, v: Value, needed: &[BTreeSet<Value>]) -> bool {
+        let plan = &self.plans[b.index()];
+        let first_eviction = plan
+            .evictions
+            .iter()
+            .filter(|e| e.1 == v)
+            .map(|e| e.0)
+            .min();
+        match (self.first_read_in_block(b, v), first_eviction) {
+            (Some(r), Some(e)) if r <= e => return true,
+            (Some(_), None) => return true,
+            (_, Some(_)) => return false,
+            (None, None) => {}
+        }
+        plan.exit.binary_search(&v).is_ok()
+            && self.input.graph.succs(b).iter().any(|s| {
+                let entry = &self.plans[s.index()].entry;
+                entry.binary_search(&v).is_ok() && needed[s.index()].contains(&v)
+                    || self.passes_to_phi(b, *s, v)
+            })
+    }
+
+    /// The first position where an instruction or the terminator of `b` reads `v` (a phi
+    /// argument for a successor is no such read: it is passed on at the end, in a
+    /// register or in memory as the phi is).
+    fn first_read_in_block(&self, b: Block, v: Value) -> Option<u32> {
+        let n = self.f().block(b).insts.len() as u32;
+        self.uses
+            .next(b, v, 0)
+            .filter(|&r| r < n || self.reads_at(b, n).contains(&v))
+    }
+
+    /// Whether `b` passes `v` to a phi of `s` kept in registers.
+    fn passes_to_phi(&self, b: Block, s: Block, v: Value) -> bool {
+        let entry = &self.plans[s.index()].entry;
+        self.f().block(s).phis.iter().any(|phi| {
+            entry.binary_search(&phi.def.value).is_ok()
+                && phi.args.iter().any(|a| a.block == b && a.value == v)
+        })
+    }
+
+    /// `v` is not in registers at the entry of `b` after all: nor in the block until
+    /// its first read or eviction (that eviction goes), nor at its end when neither
+    /// happens.
+    fn leave_from_entry(&mut self, b: Block, v: Value) {
+        let first_read = self.first_read_in_block(b, v);
+        let plan = &mut self.plans[b.index()];
+        plan.entry.retain(|&x| x != v);
+        let first_eviction = plan
+            .evictions
+            .iter()
+            .filter(|e| e.1 == v)
+            .map(|e| e.0)
+            .min();
+        match (first_read, first_eviction) {
+            (_, Some(e)) => {
+                if let Some(i) = plan.evictions.iter().position(|&(at, x)| x == v && at == e) {
+                    plan.evictions.remove(i);
+                }
+            }
+            (None, None) => plan.exit.retain(|&x| x != v),
+            (Some(_), None) => {}
+        }
     }
 
     /// Whether `b` is a loop header entered from outside (its back edges not visited).
@@ -419,11 +775,19 @@ impl Belady<'_, '_> {
 
     /// At a loop header, values MIN would evict in the header before reading them enter
     /// the loop in memory instead: kept, they cost a store and a reload every iteration.
+    /// A phi goes only when the header reads it after the eviction: as a memory phi its
+    /// store moves to the edges, where an argument evicted anyway fills the phi's
+    /// location with its own store; a phi the header does not read stays (left out, it
+    /// would be stored on every incoming edge, where its eviction stores it once).
     fn drop_doomed(&mut self, b: Block, entry: &mut Set) -> Result<(), AllocError> {
         let (_, trial) = self.walk(b, entry.clone(), true)?;
+        let protected = self.protected(b);
+        let phis: Vec<Value> = self.f().block(b).phis.iter().map(|p| p.def.value).collect();
         for (at, v) in trial.evictions {
-            let read_before = self.uses.next(b, v, 0).is_some_and(|u| u < at);
-            if !read_before {
+            let first_read = self.uses.next(b, v, 0);
+            let read_before = first_read.is_some_and(|u| u < at);
+            let phi_read_later = first_read.is_some_and(|u| u >= at) || !phis.contains(&v);
+            if !read_before && !protected.contains(&v) && phi_read_later {
                 entry.values.remove(&v);
             }
         }
@@ -431,9 +795,9 @@ impl Belady<'_, '_> {
     }
 
     /// After a divergent branch block: what it keeps in registers for its else-arm
-    /// (through the then-side) and for its join (through the else-side; nothing when
-    /// the else-side loops back to the branch, whose join then follows blocks visited
-    /// before it).
+    /// (through the then-side) and for its join (through the else-side; when the
+    /// else-side loops back to the branch, whose join then follows blocks visited before
+    /// it, only what enclosing sides keep anyway).
     fn keep_for_sides(&mut self, b: Block) {
         let f = self.input.f;
         let a = self.input.a;
@@ -459,8 +823,15 @@ impl Belady<'_, '_> {
         };
         let for_else = live_in(else_block);
         let loops_back = self.sides[b.index()].contains(&(b, Side::Else));
+        let outer = self.protected(b);
         let for_join = match a.pdom.ipdom(b) {
-            Some(j) if a.divergence.anchor(j) == Some(b) && !loops_back => live_in(j),
+            Some(j) if a.divergence.anchor(j) == Some(b) => {
+                let mut kept = live_in(j);
+                if loops_back {
+                    kept.retain(|v| outer.contains(v));
+                }
+                kept
+            }
             _ => BTreeSet::new(),
         };
         self.kept.insert(Self::side_key(b, Side::Then), for_else);
@@ -525,8 +896,9 @@ impl Belady<'_, '_> {
             self.merge_entry(b, &candidates, &visited)
         };
         let mut set = Set::default();
-        let mut units = 0;
-        for v in forced.into_iter().chain(ranked) {
+        let mut units: u32 = forced.iter().map(|&v| self.rounded(v)).sum();
+        set.values.extend(forced);
+        for v in ranked {
             if set.values.contains(&v) {
                 continue;
             }
@@ -549,17 +921,19 @@ impl Belady<'_, '_> {
     }
 
     /// Loop header: candidates read in the loop by next use, then those live through the
-    /// loop while its pressure leaves room (B&H §4.2). A value only carried around the
+    /// loop while its pressure leaves room (B&H §4.2). A dead phi comes first: it takes a
+    /// register at the entry only, where as a memory phi its arguments would be stored. A value only carried around the
     /// loop to a phi counts as live through: keeping it costs a register everywhere in
     /// the loop, and a phi left out is a memory phi, whose back-edge argument is stored
     /// once instead of reloaded.
     fn loop_entry(&self, b: Block, candidates: &[Value]) -> Vec<Value> {
         let body = self.input.loops.body(b);
         let read = self.read_in(body, b);
-        let used_in_loop = |v: Value| read.contains(&v);
+        let dead = |v: Value| self.input.a.liveness.is_dead(v);
+        let used_in_loop = |v: Value| read.contains(&v) || dead(v);
         let (mut used, mut through): (Vec<Value>, Vec<Value>) =
             candidates.iter().partition(|&&v| used_in_loop(v));
-        let by_distance = |v: &Value| (self.entry_distance(b, *v), *v);
+        let by_distance = |v: &Value| (!dead(*v), self.entry_distance(b, *v), *v);
         used.sort_by_key(by_distance);
         through.sort_by_key(by_distance);
         let k = u32::from(self.input.budget);
@@ -914,23 +1288,17 @@ impl Belady<'_, '_> {
     /// divergent side go only when nothing else can. Returns the value and whether it is
     /// an operand.
     fn victim(&mut self, b: Block, i: u32, ask: &Ask, dry: bool) -> Option<(Value, bool)> {
-        let protected = self.protected(b);
-        let candidates = |s: &Self, allow_protected: bool| -> Vec<Candidate> {
-            ask.w
-                .values
-                .iter()
-                .copied()
-                .filter(|v| allow_protected || !protected.contains(v))
-                .filter(|v| !ask.dropped.contains(v))
-                .filter_map(|v| s.candidate(b, i, v, ask))
-                .collect()
-        };
-        let mut found = choose(&candidates(self, false), ask.crowded);
-        if found.is_none() {
-            found = choose(&candidates(self, true), ask.crowded);
-            if let Some((v, _)) = found.filter(|_| !dry) {
-                self.demote(b, v);
-            }
+        let candidates: Vec<Candidate> = ask
+            .w
+            .values
+            .iter()
+            .copied()
+            .filter(|v| !ask.dropped.contains(v))
+            .filter_map(|v| self.candidate(b, i, v, ask))
+            .collect();
+        let found = choose(&candidates, ask.crowded);
+        if let Some((v, _)) = found.filter(|_| !dry) {
+            self.demote(b, v);
         }
         found
     }

@@ -6,8 +6,9 @@
 //! the arguments of its register phis; the arguments of its memory phis go into the
 //! phis' locations. So, in order:
 //!
-//! 1. values no successor keeps in registers leave (their stores, where they are the
-//!    first on a path, are placed with the other stores);
+//! 1. values some successor takes in memory are stored (where that is the first store
+//!    on the path; they are placed with the other stores), and those no successor keeps
+//!    in registers leave;
 //! 2. memory-phi arguments already in registers are stored into their phi's location —
 //!    except into a location that this edge still reads (a phi's old value that another
 //!    phi takes as its argument: parallel-copy semantics, every read before any write);
@@ -16,10 +17,74 @@
 //!    memory is reloaded and stored right away;
 //! 4. when a reload finds no room (a rotation through a memory phi can need one more
 //!    register than the successor keeps), a value needed at the end is stored to its own
-//!    location and reloaded last ("spilled around" the edge).
+//!    location and reloaded last ("spilled around" the edge) — never one protected for a
+//!    divergent side, whose register the side reads after the edge.
 
-use crate::program::Value;
+use crate::alloc::packing;
+use crate::program::{Function, Phi, Value};
+use crate::target::Target;
 use std::collections::{BTreeSet, VecDeque};
+
+/// One successor as the coupling code sees it.
+#[derive(Debug)]
+pub struct Successor<'a> {
+    /// The successor's W at its entry, sorted.
+    pub entry: &'a [Value],
+    /// Its live-ins of the class.
+    pub live_in: Vec<Value>,
+    /// Its phis of the class, and whether each is a memory phi.
+    pub phis: Vec<(&'a Phi, bool)>,
+}
+
+impl Need {
+    /// What the end of `p` (its W at the end `held`, `protected` among them) must
+    /// produce for `succs`.
+    pub fn of_edges(
+        p: crate::program::Block,
+        held: &[Value],
+        protected: &[Value],
+        succs: &[Successor],
+    ) -> Need {
+        let mut need = Need {
+            held: held.to_vec(),
+            protected: protected.iter().copied().collect(),
+            ..Need::default()
+        };
+        for s in succs {
+            for &v in &s.live_in {
+                if s.entry.binary_search(&v).is_ok() {
+                    need.wanted.insert(v);
+                } else {
+                    need.in_memory.insert(v);
+                }
+            }
+            for &(phi, memory) in &s.phis {
+                let Some(arg) = phi.args.iter().find(|a| a.block == p) else {
+                    continue;
+                };
+                if !memory {
+                    need.wanted.insert(arg.value);
+                } else if arg.value != phi.def.value {
+                    need.stores.push((arg.value, phi.def.value));
+                }
+            }
+        }
+        need
+    }
+}
+
+/// Whether `set` fits in `units` registers of its class, alignment included.
+pub fn fits_in(f: &Function, target: &Target, units: u16, set: &BTreeSet<Value>) -> bool {
+    let items = set.iter().map(|&v| {
+        let data = f.value(v);
+        let align = target.class(data.class).align.alignment(data.size);
+        packing::Item::new(data.size, align, packing::Span::Both)
+    });
+    packing::fits(&packing::Problem {
+        units,
+        items: items.collect(),
+    })
+}
 
 /// What one predecessor's end must produce.
 #[derive(Clone, Debug, Default)]
@@ -28,8 +93,13 @@ pub struct Need {
     pub held: Vec<Value>,
     /// Values the successors need in registers.
     pub wanted: BTreeSet<Value>,
+    /// Held values some successor takes in memory (another may want them in registers).
+    pub in_memory: BTreeSet<Value>,
     /// Memory-phi arguments to store: (argument, phi).
     pub stores: Vec<(Value, Value)>,
+    /// Held values a divergent side still to run reads in their registers: never
+    /// spilled around.
+    pub protected: BTreeSet<Value>,
 }
 
 /// One operation of the coupling code.
@@ -46,20 +116,29 @@ pub enum EdgeOp {
 /// The coupling code of one block.
 #[derive(Clone, Debug, Default)]
 pub struct EdgeCode {
-    /// Values that leave the registers: candidates for a store.
+    /// Held values some successor takes in memory: candidates for a store at the end.
     pub leaving: Vec<Value>,
     pub ops: Vec<EdgeOp>,
+    /// A value that found no room even with every unprotected value spilled around:
+    /// the block's W at the end leaves too little for the edge (the spiller evicts a
+    /// protected value there instead).
+    pub stuck: Option<Value>,
 }
 
-/// Orders the coupling code within `budget` units, `units` giving each value's.
-pub fn edge_code(need: &Need, budget: u32, units: &dyn Fn(Value) -> u32) -> EdgeCode {
+/// Whether a set of values fits in the class's registers at once.
+pub type Room<'r> = &'r dyn Fn(&BTreeSet<Value>) -> bool;
+
+/// Orders the coupling code so that the values in registers always fit (`room`);
+/// `size` ranks values to spill around.
+pub fn edge_code(need: &Need, room: Room, size: &dyn Fn(Value) -> u32) -> EdgeCode {
     let mut s = Sequencer {
         need,
-        budget,
-        units,
+        room,
+        size,
         held: need.held.iter().copied().collect(),
         pending: need.stores.clone(),
         code: EdgeCode::default(),
+        spilled_around: BTreeSet::new(),
     };
     s.leave();
     s.flush();
@@ -68,10 +147,14 @@ pub fn edge_code(need: &Need, budget: u32, units: &dyn Fn(Value) -> u32) -> Edge
         if s.held.contains(&x) {
             continue;
         }
-        while s.used() + units(x) > budget {
-            let Some(y) = s.around(x) else { break };
+        while !s.fits_with(x) {
+            let Some(y) = s.around(x) else {
+                s.code.stuck.get_or_insert(x);
+                break;
+            };
             s.code.ops.push(EdgeOp::Store { value: y, owner: y });
             s.held.remove(&y);
+            s.spilled_around.insert(y);
             queue.push_back(y);
         }
         s.code.ops.push(EdgeOp::Reload(x));
@@ -84,16 +167,20 @@ pub fn edge_code(need: &Need, budget: u32, units: &dyn Fn(Value) -> u32) -> Edge
 
 struct Sequencer<'n> {
     need: &'n Need,
-    budget: u32,
-    units: &'n dyn Fn(Value) -> u32,
+    room: Room<'n>,
+    size: &'n dyn Fn(Value) -> u32,
     held: BTreeSet<Value>,
     pending: Vec<(Value, Value)>,
     code: EdgeCode,
+    /// Values already spilled around the edge (each goes at most once).
+    spilled_around: BTreeSet<Value>,
 }
 
 impl Sequencer<'_> {
-    fn used(&self) -> u32 {
-        self.held.iter().map(|&v| (self.units)(v)).sum()
+    fn fits_with(&self, x: Value) -> bool {
+        let mut with = self.held.clone();
+        with.insert(x);
+        (self.room)(&with)
     }
 
     fn stored_later(&self, v: Value) -> bool {
@@ -110,8 +197,10 @@ impl Sequencer<'_> {
             .collect();
         for v in gone {
             self.held.remove(&v);
-            self.code.leaving.push(v);
         }
+        let held = self.need.held.iter();
+        let some_in_memory = held.filter(|v| self.need.in_memory.contains(v));
+        self.code.leaving.extend(some_in_memory);
     }
 
     /// Whether a phi's location still has to be read on this edge (its old value is
@@ -161,15 +250,16 @@ impl Sequencer<'_> {
     }
 
     /// A held value to spill around the edge to make room for `x`: wanted at the end,
-    /// not waiting to be stored, not a location still read; the largest.
+    /// not waiting to be stored, not a memory phi (the edge writes its location), not protected for a
+    /// divergent side (its register must survive the side); the largest.
     fn around(&self, x: Value) -> Option<Value> {
         self.held
             .iter()
             .copied()
             .filter(|&y| y != x && self.need.wanted.contains(&y))
-            .filter(|&y| !self.stored_later(y) && !self.pending.iter().any(|&(_, p)| p == y))
-            .max_by_key(|&y| ((self.units)(y), std::cmp::Reverse(y)))
-            .filter(|_| self.budget > 0)
+            .filter(|y| !self.spilled_around.contains(y) && !self.need.protected.contains(y))
+            .filter(|&y| !self.stored_later(y) && !self.need.stores.iter().any(|&(_, p)| p == y))
+            .max_by_key(|&y| ((self.size)(y), std::cmp::Reverse(y)))
     }
 }
 
@@ -186,8 +276,9 @@ mod tests {
             held: vec![x, y],
             wanted: [y, z].into_iter().collect(),
             stores: vec![(x, z)],
+            ..Need::default()
         };
-        let code = edge_code(&need, 2, &|_| 1);
+        let code = edge_code(&need, &|set| set.len() <= 2, &|_| 1);
         assert_eq!(
             code.ops,
             [
@@ -206,8 +297,9 @@ mod tests {
             held: vec![k, d1],
             wanted: [k, d0, pa].into_iter().collect(),
             stores: vec![(d1, Value(9))],
+            ..Need::default()
         };
-        let code = edge_code(&need, 7, &|v| {
+        let units = |v: Value| {
             if v == pa {
                 2
             } else if v == k {
@@ -215,7 +307,9 @@ mod tests {
             } else {
                 4
             }
-        });
+        };
+        let room = |set: &BTreeSet<Value>| set.iter().map(|&v| units(v)).sum::<u32>() <= 7;
+        let code = edge_code(&need, &room, &units);
         assert_eq!(
             code.ops[0],
             EdgeOp::Store {

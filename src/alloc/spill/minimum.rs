@@ -8,12 +8,18 @@
 //! and fixed places. It is the same problem the spiller and assignment solve, so the
 //! budget it gives is exact: at that budget and above the spiller can always make every
 //! instruction fit, and assignment can always place what the spiller left; below it this
-//! instruction cannot be placed. A terminator needs its operands; a phi needs nothing (a
-//! phi can live in memory).
+//! instruction cannot be placed. A terminator needs its operands.
+//!
+//! A phi needs nothing by itself (a phi can live in memory), but phis that take each
+//! other's values on one edge — a rotation, like the swap of two loop-carried values —
+//! do: every old value must be read before any location is overwritten, and memory is
+//! reached only through registers, so with every phi of a cycle in memory the two
+//! largest members are in registers at once (the first old value saved, the next one
+//! moving into its place). Each such cycle needs its two largest members packed.
 
 use crate::alloc::operands::{self, Context, Operands};
 use crate::alloc::packing;
-use crate::program::{Function, Operand, Pos, Value};
+use crate::program::{Block, Function, Operand, Pos, Value};
 use crate::target::{ClassId, Target};
 
 /// The most demanding place of a class: units needed and the instruction's position.
@@ -40,7 +46,12 @@ pub fn lowest_legal(f: &Function, target: &Target) -> Vec<Need> {
                     defs: &op.defs,
                     operands: &op.operands,
                 };
-                raise(&mut need, f, target, ops, inst.pos);
+                let pos = op
+                    .defs
+                    .first()
+                    .map(|d| d.pos)
+                    .or_else(|| op.uses().next().map(|u| u.pos));
+                raise(&mut need, f, target, ops, pos.unwrap_or(inst.pos));
             }
         }
         let uses: Vec<Operand> = block
@@ -57,7 +68,108 @@ pub fn lowest_legal(f: &Function, target: &Target) -> Vec<Need> {
             block.term.pos(),
         );
     }
+    for (members, pos) in rotations(f) {
+        raise_for_rotation(&mut need, f, target, &members, pos);
+    }
     need
+}
+
+/// The cycles among the phis of each block on each incoming edge (a phi taking the old
+/// value of another phi of its block, which takes ..., back to the first), with the
+/// first member's position.
+fn rotations(f: &Function) -> Vec<(Vec<Value>, Pos)> {
+    let mut out = Vec::new();
+    for block in &f.blocks {
+        let phis = &block.phis;
+        let mut preds: Vec<Block> = phis
+            .iter()
+            .flat_map(|p| p.args.iter().map(|a| a.block))
+            .collect();
+        preds.sort();
+        preds.dedup();
+        for pred in preds {
+            let arg_of = |i: usize| -> Option<usize> {
+                let arg = phis[i].args.iter().find(|a| a.block == pred)?;
+                phis.iter()
+                    .position(|p| p.def.value == arg.value)
+                    .filter(|&j| j != i)
+            };
+            let mut done = vec![false; phis.len()];
+            for start in 0..phis.len() {
+                if let Some(cycle) = cycle_from(start, &arg_of, &mut done) {
+                    let members = cycle.iter().map(|&i| phis[i].def.value).collect();
+                    out.push((members, phis[cycle[0]].def.pos));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The cycle reached by following `next` from `start`, when `start` lies on it and no
+/// member was reported before.
+fn cycle_from(
+    start: usize,
+    next: &dyn Fn(usize) -> Option<usize>,
+    done: &mut [bool],
+) -> Option<Vec<usize>> {
+    let mut path = vec![start];
+    let mut at = start;
+    while let Some(n) = next(at) {
+        if n == start {
+            if path.iter().any(|&i| done[i]) {
+                return None;
+            }
+            for &i in &path {
+                done[i] = true;
+            }
+            return Some(path);
+        }
+        if path.contains(&n) || path.len() > done.len() {
+            return None;
+        }
+        path.push(n);
+        at = n;
+    }
+    None
+}
+
+/// Raises each class's need to what the two largest members of a rotation take packed.
+fn raise_for_rotation(
+    need: &mut [Need],
+    f: &Function,
+    target: &Target,
+    members: &[Value],
+    pos: Pos,
+) {
+    for c in target.class_ids() {
+        let mut sizes: Vec<u16> = members
+            .iter()
+            .filter(|&&v| f.value(v).class == c)
+            .map(|&v| f.value(v).size)
+            .collect();
+        sizes.sort_unstable_by(|a, b| b.cmp(a));
+        if sizes.len() < 2 {
+            continue;
+        }
+        let class = target.class(c);
+        let items: Vec<packing::Item> = sizes[..2]
+            .iter()
+            .map(|&s| packing::Item::new(s, class.align.alignment(s), packing::Span::Both))
+            .collect();
+        let fits = |k: u16| {
+            packing::fits(&packing::Problem {
+                units: k,
+                items: items.clone(),
+            })
+        };
+        let units = (1..=class.units)
+            .find(|&k| fits(k))
+            .map_or(u32::from(class.units) + 1, u32::from);
+        if units > need[c.index()].units {
+            need[c.index()] = Need { units, pos };
+        }
+    }
 }
 
 fn raise(need: &mut [Need], f: &Function, target: &Target, ops: Operands, pos: Pos) {
@@ -160,6 +272,33 @@ b:
             "s",
         );
         assert_eq!(need.units, 2);
+    }
+
+    #[test]
+    fn a_rotation_of_phis_needs_its_two_largest_members_at_once() {
+        // The loop swaps two 4-wide tuples: both are in registers at once on the back
+        // edge (8 units), whatever the instructions read; phis that take their own
+        // value need nothing.
+        let src = "target generic v=16
+func @f {
+e:
+  %a:v4 = x
+  %b:v2 = y
+  %c:v1 = z
+  jump h
+h:
+  %p:v4 = phi [e: %a], [h: %q]
+  %q:v4 = phi [e: %a], [h: %p]
+  %r:v2 = phi [e: %b], [h: %r]
+  %s:v1 = phi [e: %c], [h: %s]
+  branch uniform %s, h, x
+x:
+  ret %s
+}
+";
+        let need = need_of(src, "v");
+        assert_eq!(need.units, 8);
+        assert_eq!(need.pos.line, 9);
     }
 
     #[test]

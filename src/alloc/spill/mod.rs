@@ -184,7 +184,21 @@ fn lower_class(state: &mut State, a: &Analysis, c: ClassId, k: u16) -> Result<bo
         loops,
     };
     let decisions = belady::decide(&input)?;
-    let unchanged = decisions.memory_phis.is_empty()
+    let of_class = |v: &&Value| state.f.value(**v).class == c;
+    let all_in_registers = state.f.block_ids().all(|b| {
+        let live_in = a.liveness.live_in(b).iter().filter(of_class).count();
+        let phis = state
+            .f
+            .block(b)
+            .phis
+            .iter()
+            .map(|p| &p.def.value)
+            .filter(of_class)
+            .count();
+        decisions.blocks[b.index()].entry.len() == live_in + phis
+    });
+    let unchanged = all_in_registers
+        && decisions.memory_phis.is_empty()
         && decisions
             .blocks
             .iter()
@@ -196,6 +210,7 @@ fn lower_class(state: &mut State, a: &Analysis, c: ClassId, k: u16) -> Result<bo
         class: c,
         budget: k,
         graph,
+        loops,
         liveness: &a.liveness,
         freq: &a.freq,
     };

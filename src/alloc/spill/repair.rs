@@ -41,7 +41,7 @@ enum Site {
 /// Renames the uses of `tracked` values in `f` to their reaching definitions. `defs`
 /// maps each definition made for a tracked value (a reload) to that value; values that
 /// are no longer defined (memory phis) are in `removed`. `fresh` makes a new value like
-/// a tracked one for a phi. Returns the phis placed (already in `f`), or the first value
+/// a tracked one for a phi; the phis it places go into `f`. The error is the first value
 /// read where nothing defines it.
 pub fn repair(
     f: &mut Function,
@@ -49,7 +49,7 @@ pub fn repair(
     defs: &HashMap<Value, Value>,
     removed: &[Value],
     fresh: &mut dyn FnMut(&mut Function, Value) -> Value,
-) -> Result<Vec<NewPhi>, Value> {
+) -> Result<(), Value> {
     let cfg = Graph::of_function(f);
     let mut r = Lookup::new(f, tracked, defs, removed, cfg);
     let reads = r.read_sites(f);
@@ -73,7 +73,6 @@ pub fn repair(
         }
         write(f, site, def);
     }
-    let mut kept = Vec::new();
     for mut phi in r.phis {
         if !placeholders.contains(&phi.value) {
             continue;
@@ -99,9 +98,8 @@ pub fn repair(
         f.blocks[phi.block.index()]
             .phis
             .push(Phi { def, args, pos });
-        kept.push(phi);
     }
-    Ok(kept)
+    Ok(())
 }
 
 fn original_of(f: &Function, site: &Site) -> Value {

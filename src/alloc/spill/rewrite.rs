@@ -20,9 +20,9 @@
 //! the definition.
 
 use super::belady::{remat_values, visit_order, Decisions};
-use super::edges::{self, EdgeCode, EdgeOp, Need};
+use super::edges::{self, EdgeCode, EdgeOp, Need, Successor};
 use super::pseudo;
-use super::repair::{self, NewPhi};
+use super::repair;
 use crate::alloc::AllocError;
 use crate::analysis::cfg::Graph;
 use crate::analysis::liveness::Liveness;
@@ -69,6 +69,7 @@ pub struct ClassInput<'a> {
     pub class: ClassId,
     pub budget: u16,
     pub graph: &'a Graph,
+    pub loops: &'a crate::analysis::loops::Loops,
     pub liveness: &'a Liveness,
     pub freq: &'a [f64],
 }
@@ -188,36 +189,41 @@ impl<'t> State<'t> {
             let a = self.target.class(data.class).align.alignment(data.size);
             u32::from(data.size.div_ceil(a) * a)
         };
+        let room = |set: &BTreeSet<Value>| edges::fits_in(&self.f, self.target, input.budget, set);
         let mut out = Vec::new();
         for p in self.f.block_ids() {
-            let mut need = Need {
-                held: d.blocks[p.index()].exit.clone(),
-                ..Need::default()
-            };
-            for &s in input.graph.succs(p) {
-                let entry = &d.blocks[s.index()].entry;
-                let live_in = input
-                    .liveness
-                    .live_in(s)
-                    .iter()
-                    .copied()
-                    .filter(|v| of_class(*v));
-                need.wanted
-                    .extend(live_in.filter(|v| entry.binary_search(v).is_ok()));
-                for phi in &self.f.block(s).phis {
-                    let arg = phi.args.iter().find(|a| a.block == p);
-                    if let Some(a) = arg.filter(|a| of_class(a.value)) {
-                        need.wanted.insert(a.value);
-                    }
-                }
-                for m in memory_phis.iter().filter(|m| m.block == s) {
-                    let arg = m.phi.args.iter().find(|a| a.block == p);
-                    if let Some(a) = arg.filter(|a| a.value != m.phi.def.value) {
-                        need.stores.push((a.value, m.phi.def.value));
-                    }
-                }
-            }
-            let code = edges::edge_code(&need, u32::from(input.budget), &units);
+            let succs: Vec<Successor> = input
+                .graph
+                .succs(p)
+                .iter()
+                .map(|&s| Successor {
+                    entry: &d.blocks[s.index()].entry,
+                    live_in: input
+                        .liveness
+                        .live_in(s)
+                        .iter()
+                        .copied()
+                        .filter(|&v| of_class(v))
+                        .collect(),
+                    phis: self
+                        .f
+                        .block(s)
+                        .phis
+                        .iter()
+                        .filter(|phi| of_class(phi.def.value))
+                        .map(|phi| (phi, false))
+                        .chain(
+                            memory_phis
+                                .iter()
+                                .filter(|m| m.block == s)
+                                .map(|m| (&m.phi, true)),
+                        )
+                        .collect(),
+                })
+                .collect();
+            let plan = &d.blocks[p.index()];
+            let need = Need::of_edges(p, &plan.exit, &plan.protected, &succs);
+            let code = edges::edge_code(&need, &room, &units);
             if !code.leaving.is_empty() || !code.ops.is_empty() {
                 out.push((p, code));
             }
@@ -289,7 +295,7 @@ impl<'t> State<'t> {
                     .push((*b, end, Slot::EdgeStore));
             }
         }
-        let order = visit_order(input.graph, &self.f);
+        let order = visit_order(input.graph, input.loops, &self.f);
         for &v in reloaded {
             let Some(&(def_block, def_at)) = def_sites.get(&v) else {
                 continue;
@@ -400,16 +406,15 @@ impl<'t> State<'t> {
             home[v.index()] = home[like.index()];
             v
         };
-        let placed: Vec<NewPhi> = repair::repair(&mut self.f, tracked, defs, removed, &mut fresh)
-            .map_err(|v| AllocError::Internal {
-            function: self.f.name.clone(),
-            message: format!(
-                "`%{}` is read where no definition reaches after spilling",
-                self.f.value(v).name
-            ),
-        })?;
-        drop(placed);
-        Ok(())
+        repair::repair(&mut self.f, tracked, defs, removed, &mut fresh).map_err(|v| {
+            AllocError::Internal {
+                function: self.f.name.clone(),
+                message: format!(
+                    "`%{}` is read where no definition reaches after spilling",
+                    self.f.value(v).name
+                ),
+            }
+        })
     }
 }
 
