@@ -181,6 +181,7 @@ mod tests {
             spill_slots,
             lane_registers: 0,
             alloc_time_us: 5,
+            retries: 0,
         }
     }
 

@@ -29,37 +29,30 @@ pub fn parse(data: &[u8]) {
 }
 
 /// A random program, random budgets and policy: the allocation verifies and behaves like
-/// the original, or the allocator returns an error (never a panic, never a wrong
-/// allocation). Returns whether a program with room to spare (whole register file, no
-/// conflicting fixed registers, MaxLive at most half of every class) was rejected, so that
-/// callers can count the allocator's known limits. Half the programs have no divergent
-/// branches, so that unstructured divergence (rejected by design) does not hide the rest.
-pub fn alloc_verify(data: &[u8]) -> bool {
+/// the original. The generator makes only structured divergent control flow (as GPU front
+/// ends structurize), so the allocator must allocate every program at every budget from
+/// its lowest legal one up; the only errors allowed are a budget below what an
+/// instruction needs and, for programs made with conflicting fixed registers, the
+/// validator's rejection. Any other error is a failure, like a wrong allocation.
+pub fn alloc_verify(data: &[u8]) {
     let mut u = Unstructured::new(data);
     let conflicting_fixed = u.ratio(1, 8).unwrap_or(false);
-    let divergence = if u.ratio(1, 2).unwrap_or(false) {
-        0
-    } else {
-        GenConfig::default().divergence
-    };
     let cfg = GenConfig {
         conflicting_fixed,
-        divergence,
         ..GenConfig::default()
     };
     let Ok(p) = generate(&mut u, &cfg) else {
-        return false;
+        return;
     };
     let policy = if u.arbitrary().unwrap_or(false) {
         Policy::RoundRobin
     } else {
         Policy::Dense
     };
-    let full = u.ratio(1, 2).unwrap_or(true);
-    let budget = if full {
-        Vec::new()
-    } else {
-        random_budget(&mut u, &p.target)
+    let budget = match u.int_in_range(0..=7u8).unwrap_or(0) {
+        0..=2 => Vec::new(),
+        3 => random_budget(&mut u, &p.target),
+        _ => legal_budget(&mut u, &p),
     };
     let opts = AllocOptions {
         budget,
@@ -67,13 +60,39 @@ pub fn alloc_verify(data: &[u8]) -> bool {
         ..AllocOptions::default()
     };
     match allocate(&p, &opts) {
-        Ok((a, _)) => {
-            check_allocation(&p, &a, &opts);
-            false
-        }
-        Err(AllocError::Pressure { .. }) => false,
-        Err(_) => full && !conflicting_fixed && has_room(&p),
+        Ok((a, _)) => check_allocation(&p, &a, &opts),
+        Err(AllocError::BelowLowest { .. }) => {}
+        Err(AllocError::Invalid { .. }) if conflicting_fixed => {}
+        Err(e) => panic!(
+            "an error at a legal budget: {e}\n{opts:?}\n{}",
+            chromatic::print(&p)
+        ),
     }
+}
+
+/// Per class, a budget between the lowest legal one and the class's file (MaxLive or
+/// below half the time, where spilling happens).
+fn legal_budget(u: &mut Unstructured, p: &Program) -> Vec<(String, u16)> {
+    p.target
+        .class_ids()
+        .map(|c| {
+            let (mut max_live, mut lowest) = (0, 1);
+            for f in &p.functions {
+                let a = chromatic::analysis::Analysis::new(f, &p.target);
+                max_live = max_live.max(a.pressure.max_live(c));
+                lowest = lowest.max(lowest_legal(f, &p.target)[c.index()].units);
+            }
+            let units = p.target.class(c).units;
+            let low = u16::try_from(lowest).unwrap_or(units).min(units);
+            let high = if u.arbitrary().unwrap_or(true) {
+                u16::try_from(max_live).unwrap_or(units).clamp(low, units)
+            } else {
+                units
+            };
+            let k = u.int_in_range(low..=high).unwrap_or(high);
+            (p.target.class(c).name.clone(), k)
+        })
+        .collect()
 }
 
 /// A random program with one class lowered to a random budget from its MaxLive down to
@@ -153,16 +172,6 @@ fn random_budget(u: &mut Unstructured, t: &Target) -> Vec<(String, u16)> {
             )
         })
         .collect()
-}
-
-/// Whether MaxLive is at most half of every class in every function.
-fn has_room(p: &Program) -> bool {
-    p.functions.iter().all(|f| {
-        let a = chromatic::analysis::Analysis::new(f, &p.target);
-        p.target
-            .class_ids()
-            .all(|c| 2 * a.pressure.max_live(c) <= u32::from(p.target.class(c).units))
-    })
 }
 
 fn check_allocation(p: &Program, a: &Program, opts: &AllocOptions) {

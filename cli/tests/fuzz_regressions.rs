@@ -6,13 +6,9 @@ use std::path::PathBuf;
 
 type Check = fn(&[u8]);
 
-fn alloc_verify(data: &[u8]) {
-    fuzz_checks::alloc_verify(data);
-}
-
 const TARGETS: [(&str, Check); 5] = [
     ("parse", fuzz_checks::parse),
-    ("alloc_verify", alloc_verify),
+    ("alloc_verify", fuzz_checks::alloc_verify),
     ("parallel_copy", fuzz_checks::parallel_copy),
     ("verifier_mutants", fuzz_checks::verifier_mutants),
     ("oracle_bound", fuzz_checks::oracle_bound),
@@ -52,17 +48,6 @@ fn seeded_sweep_of_every_target() {
     }
 }
 
-/// Roomy programs the allocator rejects (unstructured divergent control flow it cannot
-/// place copies for) are counted and must stay rare: at most 1 in 20 in the sweep.
-#[test]
-fn roomy_programs_are_rarely_rejected() {
-    let rejected = (0..SWEEP)
-        .filter(|&seed| fuzz_checks::alloc_verify(&bytes(seed, 4096)))
-        .count();
-    println!("roomy programs rejected: {rejected} of {SWEEP}");
-    assert!(rejected * 20 <= SWEEP as usize, "{rejected} of {SWEEP}");
-}
-
 /// Seeds per target in the sweep: enough to reach every generator feature, small enough
 /// for CI.
 const SWEEP: u64 = 2000;
@@ -71,15 +56,13 @@ const SWEEP: u64 = 2000;
 /// where the others take well under 1 ms).
 const ORACLE_SWEEP: u64 = 1000;
 
-/// The allocator on 20,000 sweep seeds (ten times the regular sweep): every allocation
-/// verifies and behaves like the original. Run with `--ignored`; it prints how many roomy
-/// programs were rejected.
+/// The allocator on 20,000 sweep seeds (ten times the regular sweep): every program the
+/// generator makes allocates at every legal budget, verifies and behaves like the
+/// original; none is rejected. Run with `--ignored`.
 #[test]
 #[ignore]
 fn wide_alloc_sweep() {
-    let rejected = (0..10 * SWEEP)
-        .filter(|&seed| fuzz_checks::alloc_verify(&bytes(seed, 4096)))
-        .count();
-    println!("roomy programs rejected: {rejected} of {}", 10 * SWEEP);
-    assert!(rejected * 20 <= 10 * SWEEP as usize, "{rejected}");
+    for seed in 0..10 * SWEEP {
+        fuzz_checks::alloc_verify(&bytes(seed, 4096));
+    }
 }

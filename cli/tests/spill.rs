@@ -461,7 +461,7 @@ fn a_memory_phi_argument_already_in_the_phi_slot_is_not_copied_onto_itself() {
         .iter()
         .flat_map(|b| &b.insts)
         .filter(|i| matches!(i.kind, InstKind::Spill(_) | InstKind::Reload(_)));
-    assert_eq!(spill_moves.count(), 15, "{}", print(&a));
+    assert_eq!(spill_moves.count(), 14, "{}", print(&a));
 }
 
 /// mma_accumulate_loop at r=13: where the loaded fragments first exceed the budget by two
@@ -529,9 +529,9 @@ exit:
 }
 
 /// The loop-header phi %d is dead and %x feeds only it: %x stays live through the loop
-/// either way, so turning %d into a memory phi where the loop's pressure peaks would store
-/// %x on the back edge and free nothing there. %d stays a register phi and the loop
-/// counter %i is spilled instead.
+/// either way. %d stays a register phi; %x, read by nothing in the loop, is stored once
+/// before it and reloaded on the back edge (8 + 80), which is cheaper than spilling the
+/// loop counter %i, read and written every iteration (2 × 80).
 #[test]
 fn a_dead_phi_is_not_spilled_where_it_frees_nothing() {
     let (_, a) = spilled(
@@ -564,13 +564,18 @@ exit:
         "{}",
         print(&a)
     );
+    let moved: Vec<Value> = f
+        .blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .filter_map(|i| match &i.kind {
+            InstKind::Spill(m) | InstKind::Reload(m) => Some(m.value),
+            _ => None,
+        })
+        .collect();
     let x = value_named(&a, "x");
-    let moves_x =
-        f.blocks.iter().flat_map(|b| &b.insts).filter(
-            |i| matches!(&i.kind, InstKind::Spill(m) | InstKind::Reload(m) if m.value == x),
-        );
-    assert_eq!(moves_x.count(), 0, "{}", print(&a));
-    assert_eq!(spill_code(&a, "head").len(), 2, "{}", print(&a));
+    assert_eq!(moved, [x, x], "{}", print(&a));
+    assert_eq!(spill_code(&a, "head.head").len(), 1, "{}", print(&a));
 }
 
 /// loop_multi_exit at r=5: where `%addr` is defined one unit over the budget, Belady's

@@ -5,8 +5,11 @@
 //! the most demanding instruction needs is an error, never a panic.
 
 pub mod assign;
+pub mod operands;
 pub mod out_of_ssa;
+pub mod packing;
 pub mod parallel_copy;
+pub mod prepare;
 pub mod regfile;
 pub mod spill;
 pub mod stats;
@@ -130,10 +133,12 @@ pub fn allocate(
     let mut stats = Vec::with_capacity(p.functions.len());
     for f in &p.functions {
         let start = Instant::now();
-        let (g, a) = allocate_function(f, &p.target, &budget, opts.policy)?;
+        let done = allocate_function(f, &p.target, &budget, opts.policy)?;
         let micros = start.elapsed().as_micros() as u64;
-        stats.push(stats::collect(f, &g, &p.target, &a, micros));
-        functions.push(g);
+        let mut s = stats::collect(f, &done.func, &p.target, &done.analysis, micros);
+        s.retries = done.stages.retries();
+        stats.push(s);
+        functions.push(done.func);
     }
     Ok((
         Program {
@@ -144,81 +149,78 @@ pub fn allocate(
     ))
 }
 
-/// After assignment failed on fragmentation (tuples that find no aligned window although
-/// the pressure fits), aim one unit below the pressure the spiller reached in every class
-/// that has pressure, never below the lowest legal budget: an allocation within a lower
-/// budget is one within the original. False when no class can go lower.
-fn tighten(tight: &mut [u16], spilled: &Analysis, lowest: &[spill::minimum::Need]) -> bool {
-    let mut lowered = false;
-    for (c, k) in tight.iter_mut().enumerate() {
-        let at = spilled.pressure.max_live(crate::target::ClassId(c as u8));
-        let next = u32::from(*k).min(at).saturating_sub(1);
-        if at > 0 && next >= lowest[c].units {
-            *k = next as u16;
-            lowered = true;
-        }
-    }
-    lowered
-}
-
-/// Assigns, lowers and materialises a spilled function. When the spiller aimed below the
-/// budget (after a fragmentation failure) and reserved no lane registers, the whole budget
-/// is tried first, then the budget it aimed at.
+/// Assigns, lowers and materialises a spilled function.
 fn assign_spilled(
     f: &Function,
     target: &Target,
     spilled: &spill::Spilled,
     sa: &Analysis,
-    budget: &[u16],
     policy: Policy,
 ) -> Result<Function, AllocError> {
-    let tight = spilled.budget.as_slice();
-    let lowered = |k: &[u16], restore: bool| {
-        let assigned = assign::assign(&spilled.func, target, sa, k, policy, restore)?;
-        out_of_ssa::lower(assigned, target, sa, k)
-    };
-    let attempt = |k: &[u16]| {
-        let g = lowered(k, false).or_else(|e| lowered(k, true).map_err(|_| e))?;
-        let g = spill::materialise::materialise(f, g, &spilled.plan)?;
-        structure::check_else_arm_phis(&g, target).map(|()| g)
-    };
-    if tight != budget && spilled.plan.lane_registers == 0 {
-        if let Ok(g) = attempt(budget) {
-            return Ok(g);
-        }
-    }
-    attempt(tight)
+    let k = spilled.budget.as_slice();
+    let assigned = assign::assign(&spilled.func, target, sa, k, policy)?;
+    let lowered = out_of_ssa::lower(assigned, target, sa, k)?;
+    spill::materialise::materialise(f, lowered, &spilled.plan)
 }
 
-/// Allocates one function; also returns the analysis of the original.
+/// An allocated function, the analysis of the original (with its edges split), and how
+/// often each stage ran.
+#[derive(Debug)]
+pub struct Allocated {
+    pub func: Function,
+    pub analysis: Analysis,
+    pub stages: Stages,
+}
+
+/// How many times each stage of the pipeline ran for one function. Every stage runs
+/// once: no stage is retried after another fails, so [`Stages::retries`] is 0; it is
+/// reported (`--stats=json`) so that a change bringing a retry back shows.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stages {
+    runs: Vec<(&'static str, u32)>,
+}
+
+impl Stages {
+    fn ran(&mut self, stage: &'static str) {
+        match self.runs.iter_mut().find(|(s, _)| *s == stage) {
+            Some((_, n)) => *n += 1,
+            None => self.runs.push((stage, 1)),
+        }
+    }
+
+    /// Runs beyond the first of every stage.
+    pub fn retries(&self) -> u32 {
+        self.runs.iter().map(|&(_, n)| n - 1).sum()
+    }
+}
+
+/// Allocates one function: validate, split copy-less edges, check the divergent shape,
+/// spill, assign, leave SSA, materialise the spill code, drop split blocks left empty.
 pub fn allocate_function(
     f: &Function,
     target: &Target,
     budget: &[u16],
     policy: Policy,
-) -> Result<(Function, Analysis), AllocError> {
+) -> Result<Allocated, AllocError> {
+    let mut stages = Stages::default();
     if let Err(errors) = ssa::validate(f, target) {
         return Err(AllocError::Invalid {
             function: f.name.clone(),
             errors,
         });
     }
-    let a = Analysis::new(f, target);
-    structure::check_structured(f, target, &a)?;
-    let lowest = spill::minimum::lowest_legal(f, target);
-    let mut tight = budget.to_vec();
-    let g = loop {
-        let spilled = spill::spill(f, target, &a, &tight)?;
-        let sa = spilled.analysis.as_ref().unwrap_or(&a);
-        match assign_spilled(f, target, &spilled, sa, budget, policy) {
-            Ok(g) => break g,
-            Err(e @ AllocError::Constraint { .. }) => {
-                if !tighten(&mut tight, sa, &lowest) {
-                    return Err(e);
-                }
-            }
-            Err(e) => return Err(e),
-        }
-    };
-    Ok((g, a))
+    let (prepared, added) = prepare::split(f);
+    let a = Analysis::new(&prepared, target);
+    structure::check_structured(&prepared, target, &a)?;
+    stages.ran("spill");
+    let spilled = spill::spill(&prepared, target, &a, budget)?;
+    let sa = spilled.analysis.as_ref().unwrap_or(&a);
+    stages.ran("assign");
+    let mut func = assign_spilled(&prepared, target, &spilled, sa, policy)?;
+    prepare::drop_empty(&mut func, &added);
+    Ok(Allocated {
+        func,
+        analysis: a,
+        stages,
+    })
 }

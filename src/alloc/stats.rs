@@ -56,6 +56,8 @@ pub struct FunctionStats {
     /// Distinct registers holding lane spills.
     pub lane_registers: u32,
     pub alloc_time_us: u64,
+    /// Stages the pipeline ran again for this function (0: every stage ran once).
+    pub retries: u32,
 }
 
 pub fn collect(
@@ -107,6 +109,7 @@ pub fn collect(
         spill_slots: storage.slots.len() as u32,
         lane_registers: storage.lane_regs.len() as u32,
         alloc_time_us: micros,
+        retries: 0,
     }
 }
 

@@ -25,8 +25,12 @@ pub struct Divergence {
     pub linear: Graph,
     /// Blocks that are the immediate post-dominator of some divergent branch, sorted.
     pub joins: Vec<Block>,
-    /// Per block: whether it lies in the then-region of some divergent branch.
-    pub in_then_region: Vec<bool>,
+    /// Per block: the divergent branch block whose else-arm or join it is, when both of
+    /// that branch's arms differ from its join (see [`Divergence::anchor`]).
+    anchors: Vec<Option<Block>>,
+    /// Per divergent branch block: the anchor of its join when that is another branch
+    /// (see [`Divergence::conform`]).
+    conform: Vec<Option<Block>>,
 }
 
 impl Divergence {
@@ -35,6 +39,8 @@ impl Divergence {
             .map(|b| cfg.succs(Block(b as u32)).to_vec())
             .collect();
         let mut joins = Vec::new();
+        let mut anchors = vec![None; cfg.len()];
+        let mut conform = vec![None; cfg.len()];
         let mut stamp = vec![u32::MAX; cfg.len()];
         for &b in cfg.rpo() {
             let Terminator::Branch {
@@ -51,6 +57,11 @@ impl Divergence {
             if join == Some(then_block) || join == Some(else_block) {
                 continue;
             }
+            anchors[else_block.index()].get_or_insert(b);
+            if let Some(j) = join {
+                let owner = *anchors[j.index()].get_or_insert(b);
+                conform[b.index()] = Some(owner).filter(|&o| o != b);
+            }
             for exit in then_region_exits(cfg, b, (then_block, else_block, join), &mut stamp) {
                 if !succs[exit.index()].contains(&else_block) {
                     succs[exit.index()].push(else_block);
@@ -62,12 +73,31 @@ impl Divergence {
         Divergence {
             linear: Graph::from_succs(succs, Block(0)),
             joins,
-            in_then_region: stamp.iter().map(|&s| s != u32::MAX).collect(),
+            anchors,
+            conform,
         }
     }
 
     pub fn is_join(&self, b: Block) -> bool {
         self.joins.binary_search(&b).is_ok()
+    }
+
+    /// The divergent branch block `B` whose else-arm or join `b` is, when both of `B`'s
+    /// arms differ from its join. On the linear CFG the wave reaches `b` from `B` without
+    /// running any code when no lane takes the then-side (or the else-side): those paths
+    /// have no place for copies, so uniform values enter `b` where they left `B`. ACO
+    /// gives the paths empty linear blocks of their own (then-linear, else-linear) whose
+    /// linear phis, here, would all be identities.
+    pub fn anchor(&self, b: Block) -> Option<Block> {
+        self.anchors[b.index()]
+    }
+
+    /// For a divergent branch block `b` whose join is also the join of an enclosing
+    /// divergent branch `B*` (the first in reverse post-order), `B*`: when no lane takes
+    /// `b`'s else-side, the wave goes from `b`'s then-side on to where `B*`'s side ends,
+    /// so uniform values must leave `b` where they left `B*`.
+    pub fn conform(&self, b: Block) -> Option<Block> {
+        self.conform[b.index()]
     }
 }
 

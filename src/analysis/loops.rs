@@ -19,6 +19,8 @@ use crate::program::{Block, Function};
 pub struct Loops {
     depth: Vec<u32>,
     headers: Vec<Block>,
+    /// Per header (in `headers` order), the blocks of its natural loop, sorted.
+    bodies: Vec<Vec<Block>>,
 }
 
 impl Loops {
@@ -49,12 +51,20 @@ impl Loops {
             .filter(|&h| !latches[h].is_empty())
             .map(|h| Block(h as u32))
             .collect();
+        let mut bodies = Vec::with_capacity(headers.len());
         for &h in &headers {
-            for b in natural_loop(cfg, h, &latches[h.index()], &mut stamps.natural) {
+            let mut body = natural_loop(cfg, h, &latches[h.index()], &mut stamps.natural);
+            for b in &body {
                 depth[b.index()] += 1;
             }
+            body.sort();
+            bodies.push(body);
         }
-        Loops { depth, headers }
+        Loops {
+            depth,
+            headers,
+            bodies,
+        }
     }
 
     /// Number of loops (and irreducible cycles) containing `b`.
@@ -69,6 +79,13 @@ impl Loops {
 
     pub fn is_header(&self, b: Block) -> bool {
         self.headers.binary_search(&b).is_ok()
+    }
+
+    /// The blocks of the natural loop headed by `h` (empty when `h` heads none), sorted.
+    pub fn body(&self, h: Block) -> &[Block] {
+        self.headers
+            .binary_search(&h)
+            .map_or(&[], |i| self.bodies[i].as_slice())
     }
 }
 

@@ -210,9 +210,79 @@ impl Validator<'_> {
                 for u in op.uses() {
                     self.check_fixed(u.fixed, u.value, u.pos);
                 }
+                self.check_operand_conflicts(op);
             }
             for u in block.term.uses() {
                 self.check_fixed(u.fixed, u.value, u.pos);
+            }
+            self.check_fixed_uses(block.term.uses().iter());
+        }
+    }
+
+    /// Constraints of one instruction that no register assignment can meet.
+    fn check_operand_conflicts(&mut self, op: &Op) {
+        self.check_fixed_uses(op.uses());
+        let name = |v: Value| self.f.value(v).name.clone();
+        let fixed_defs: Vec<&Def> = op.defs.iter().filter(|d| d.fixed.is_some()).collect();
+        for (i, d) in fixed_defs.iter().enumerate() {
+            if let Some(e) = fixed_defs[..i].iter().find(|e| overlap(e.fixed, d.fixed)) {
+                let message = format!(
+                    "`%{}` and `%{}` are defined in overlapping fixed registers",
+                    name(e.value),
+                    name(d.value)
+                );
+                self.error(d.pos, message);
+            }
+            let early_clash = op
+                .uses()
+                .find(|u| overlap(u.fixed, d.fixed) && d.early_clobber);
+            if let Some(u) = early_clash {
+                let message = format!(
+                    "early-clobber `%{}` is fixed to registers the instruction reads `%{}` from",
+                    name(d.value),
+                    name(u.value)
+                );
+                self.error(d.pos, message);
+            }
+        }
+        for (i, d) in op.defs.iter().enumerate() {
+            let Some(t) = d.tied else { continue };
+            if d.early_clobber {
+                let message = format!("`%{}` is both tied and early-clobber", name(d.value));
+                self.error(d.pos, message);
+            }
+            if op.defs[..i].iter().any(|e| e.tied == Some(t)) {
+                self.error(d.pos, format!("two definitions are tied to operand {t}"));
+            }
+            let read = op.operands.get(usize::from(t)).and_then(Operand::as_use);
+            if let (Some(u), Some(_)) = (read.and_then(|u| u.fixed), d.fixed) {
+                if Some(u) != d.fixed {
+                    let message = format!(
+                        "`%{}` is tied to an operand fixed to another register",
+                        name(d.value)
+                    );
+                    self.error(d.pos, message);
+                }
+            }
+        }
+    }
+
+    /// Two values fixed to overlapping registers, or one value to two overlapping ones.
+    fn check_fixed_uses<'u>(&mut self, uses: impl Iterator<Item = &'u Use>) {
+        let fixed: Vec<&Use> = uses.filter(|u| u.fixed.is_some()).collect();
+        for (i, u) in fixed.iter().enumerate() {
+            let same = |w: &Use| w.value == u.value && w.fixed == u.fixed;
+            let clash = fixed[..i]
+                .iter()
+                .find(|w| overlap(w.fixed, u.fixed) && !same(w));
+            if let Some(w) = clash {
+                let (a, b) = (&self.f.value(w.value).name, &self.f.value(u.value).name);
+                let message = if w.value == u.value {
+                    format!("`%{b}` is fixed to overlapping registers")
+                } else {
+                    format!("`%{a}` and `%{b}` are fixed to overlapping registers")
+                };
+                self.error(u.pos, message);
             }
         }
     }
@@ -256,6 +326,25 @@ impl Validator<'_> {
             );
             self.error(pos, message);
         }
+    }
+}
+
+/// Whether two fixed register ranges share a unit.
+fn overlap(a: Option<Location>, b: Option<Location>) -> bool {
+    match (a, b) {
+        (
+            Some(Location::Reg {
+                class: c1,
+                first: f1,
+                len: l1,
+            }),
+            Some(Location::Reg {
+                class: c2,
+                first: f2,
+                len: l2,
+            }),
+        ) => c1 == c2 && f1 < f2 + l2 && f2 < f1 + l1,
+        _ => false,
     }
 }
 

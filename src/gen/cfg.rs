@@ -9,13 +9,15 @@
 //!   critical edge;
 //! - loop: a header with phis, a body region, and a latch that branches back or to the
 //!   exit; `break` pieces inside the body add more exits (multi-exit loops, critical edges),
-//!   `continue` pieces at the body's top level more back edges;
+//!   `continue` pieces at the body's top level more back edges. A divergent latch of a
+//!   loop with breaks has the exit as its then-target: its edge to the exit is split (the
+//!   exit has phis from several predecessors), and a then-side looping back past a
+//!   non-empty else-side is not structured;
 //! - pressure: many values defined, a nested piece, then all of them used.
 //!
 //! The values available at a point form a stack scoped like the dominator tree: arms pop
-//! what they pushed. Exit blocks of a loop may be the join of a divergent branch (a
-//! divergent latch or break, or a break inside a divergent arm); those, and joins of
-//! divergent ifs, get no uniform phis. Unreachable blocks form a separate region whose
+//! what they pushed. The exit block of a loop with a divergent latch is that branch's
+//! join; it, like the join of a divergent if, gets no uniform phis. Unreachable blocks form a separate region whose
 //! start has no predecessor.
 
 use arbitrary::Result;
@@ -105,7 +107,8 @@ impl FnBuilder<'_, '_> {
         if nested && left >= 2 {
             options.extend([Shape::IfThen, Shape::Loop]);
         }
-        if !self.loops.is_empty() && left >= 1 {
+        let no_divergent_arm = |l: &LoopCtx| !self.arms[l.arms_at_entry..].contains(&true);
+        if left >= 1 && self.loops.last().is_some_and(no_divergent_arm) {
             options.push(Shape::Break);
         }
         if left >= 1
@@ -181,12 +184,12 @@ impl FnBuilder<'_, '_> {
             exit,
             exits: Vec::new(),
             continues: Vec::new(),
-            divergent_exit: false,
             arms_at_entry: self.arms.len(),
         });
         let latch = self.region(header, depth + 1)?;
         let divergent = self.percent(self.cfg.divergence)?;
-        if self.u.ratio(1, 2)? {
+        let has_breaks = self.loops.last().is_some_and(|l| !l.exits.is_empty());
+        if !(divergent && has_breaks) && self.u.ratio(1, 2)? {
             self.branch(latch, divergent, header, exit)?;
         } else {
             self.branch(latch, divergent, exit, header)?;
@@ -194,55 +197,52 @@ impl FnBuilder<'_, '_> {
         let mut ctx = self.loops.pop().expect("pushed above");
         ctx.continues.push((latch, self.avail.clone()));
         self.back_edge_args(header, &ctx.continues, &swaps)?;
-        ctx.divergent_exit |= divergent;
         ctx.exits.push((latch, self.avail.clone()));
         self.avail.truncate(base);
-        self.join_phis(exit, &ctx.exits, !ctx.divergent_exit)?;
+        self.join_phis(exit, &ctx.exits, !divergent)?;
         Ok(exit)
     }
 
-    /// A branch to the innermost loop's exit or on to a new block.
+    /// A uniform branch to the innermost loop's exit or on to a new block, never from
+    /// inside a divergent arm of the loop: a divergent break is not structured (front ends
+    /// structurize it into a flag and the loop's own exit), and lanes leaving a divergent
+    /// arm early would skip its join. Divergent loop exits come from divergent latches.
     fn loop_break(&mut self, open: Block) -> Result<Block> {
         self.fill(open)?;
-        let divergent = self.percent(self.cfg.divergence)?;
         let next = self.new_block();
         let available = self.avail.clone();
         let ctx = self
             .loops
             .last_mut()
             .expect("breaks are chosen inside loops");
-        let in_divergent_arm = self.arms[ctx.arms_at_entry..].contains(&true);
-        ctx.divergent_exit |= divergent || in_divergent_arm;
         ctx.exits.push((open, available));
         let exit = ctx.exit;
         if self.u.ratio(1, 2)? {
-            self.branch(open, divergent, exit, next)?;
+            self.branch(open, false, exit, next)?;
         } else {
-            self.branch(open, divergent, next, exit)?;
+            self.branch(open, false, next, exit)?;
         }
         Ok(next)
     }
 
-    /// A branch back to the innermost loop's header or on to a new block; only outside
-    /// if-arms, so no join between the header and here can become the immediate
-    /// post-dominator of a divergent branch. A divergent continue may make the loop's exit
-    /// one.
+    /// A uniform branch back to the innermost loop's header or on to a new block; only
+    /// outside if-arms, so no join between the header and here can become the immediate
+    /// post-dominator of a divergent branch. (A divergent continue, like a divergent
+    /// break, is what a structurizer removes.)
     fn loop_continue(&mut self, open: Block) -> Result<Block> {
         self.fill(open)?;
-        let divergent = self.percent(self.cfg.divergence)?;
         let next = self.new_block();
         let available = self.avail.clone();
         let ctx = self
             .loops
             .last_mut()
             .expect("continues are chosen inside loops");
-        ctx.divergent_exit |= divergent;
         ctx.continues.push((open, available));
         let header = ctx.header;
         if self.u.ratio(1, 2)? {
-            self.branch(open, divergent, header, next)?;
+            self.branch(open, false, header, next)?;
         } else {
-            self.branch(open, divergent, next, header)?;
+            self.branch(open, false, next, header)?;
         }
         Ok(next)
     }

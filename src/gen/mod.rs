@@ -106,8 +106,6 @@ struct LoopCtx {
     exits: Vec<(Block, Vec<Value>)>,
     /// Blocks that branch back to the header (continues), with their available values.
     continues: Vec<(Block, Vec<Value>)>,
-    /// Whether some divergent branch may have `exit` as its immediate post-dominator.
-    divergent_exit: bool,
     /// If-arms open when the loop began.
     arms_at_entry: usize,
 }

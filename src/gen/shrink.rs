@@ -6,8 +6,10 @@
 //! exit, so the loop shrinks to one iteration and no infinite loop appears); dropping the
 //! operations of a block, one operation or one phi together with everything that uses
 //! what they define (aborted if a branch condition would lose its value; `ret` just
-//! loses the use); clearing an operation's constraints; emptying `ret`. Values left
-//! undefined are removed and the rest renumbered in text order.
+//! loses the use); clearing an operation's constraints; turning an operation's value
+//! operands into immediates (which frees a branch condition from what it was computed
+//! from); emptying `ret`. Values left undefined are removed and the rest renumbered in
+//! text order.
 
 use quickcheck::{Arbitrary, Gen};
 
@@ -63,6 +65,7 @@ fn function_shrinks(f: &Function) -> Vec<Function> {
         out.extend((0..block.phis.len()).filter_map(|i| drop_phi(f, b, i)));
     }
     out.extend(clear_constraints(f));
+    out.extend(uses_to_immediates(f));
     out.extend(empty_rets(f));
     out
 }
@@ -261,6 +264,35 @@ fn clear_constraints(f: &Function) -> Vec<Function> {
                 });
             }
             out.push(g);
+        }
+    }
+    out
+}
+
+/// Each op with value operands, once with all of them immediates (and its constraints,
+/// which name operands, cleared).
+fn uses_to_immediates(f: &Function) -> Vec<Function> {
+    let mut out = Vec::new();
+    for b in f.block_ids() {
+        for (i, inst) in f.block(b).insts.iter().enumerate() {
+            if inst.op().is_none_or(|op| op.uses().next().is_none()) {
+                continue;
+            }
+            let mut g = f.clone();
+            if let InstKind::Op(op) = &mut g.blocks[b.index()].insts[i].kind {
+                for d in &mut op.defs {
+                    *d = Def {
+                        loc: d.loc,
+                        ..Def::new(d.value, d.pos)
+                    };
+                }
+                for o in &mut op.operands {
+                    if matches!(o, Operand::Value(_)) {
+                        *o = Operand::Imm(0);
+                    }
+                }
+            }
+            out.push(canonical_values(g));
         }
     }
     out

@@ -412,12 +412,22 @@ fn gen_shrinking_a_loop_finds_the_smallest_loop() {
     assert_eq!(problems(&small.0), Vec::<String>::new());
     let f = &small.0.functions[..];
     assert_eq!(f.len(), 1);
-    let sizes = (f[0].blocks.len(), f[0].values.len(), f[0].op_count());
+    let sizes = (
+        f[0].blocks.len(),
+        f[0].op_count(),
+        f[0].block(Block(1)).phis.len(),
+    );
     assert_eq!(
         sizes,
-        (3, 1, 1),
-        "entry, self-loop, exit; one value for the condition"
+        (3, 1, 0),
+        "entry, self-loop, exit; one op for the condition (its only values), no phi"
     );
+    let op = f[0]
+        .blocks
+        .iter()
+        .flat_map(|b| b.insts.iter())
+        .find_map(Inst::op);
+    assert_eq!(f[0].values.len(), op.map_or(0, |op| op.defs.len()));
 }
 
 /// `p` with every source position reset, as generated code has them.

@@ -1,8 +1,10 @@
 //! After assignment and out-of-SSA: the spiller's pseudo-operations become `spill`,
 //! `reload` and `remat` instructions at the registers assignment chose, every value is
-//! renamed back to the original value it is an instance of, memory phis return with their
-//! spill location, and the temporary slots that copy sequentialisation used move above the
-//! spill slots.
+//! renamed back to the original value it is an instance of, the phis the spiller placed
+//! for reloads go (out of SSA already put their copies on the edges, so the phi's
+//! register holds the value on entry however the block is reached), memory phis return
+//! with their spill location, and the temporary slots that copy sequentialisation used
+//! move above the spill slots.
 
 use super::pseudo::{self, Pseudo};
 use super::Plan;
@@ -22,6 +24,11 @@ pub fn materialise(f: &Function, mut g: Function, plan: &Plan) -> Result<Functio
                 inst.kind = kind;
             }
         }
+    }
+    for block in &mut g.blocks {
+        block
+            .phis
+            .retain(|phi| phi.def.value.index() < plan.original_values);
     }
     g.map_values(|v| plan.origin[v.index()]);
     restore_memory_phis(f, &mut g, plan).map_err(&fail)?;

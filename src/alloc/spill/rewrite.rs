@@ -1,14 +1,34 @@
-//! The edits the spiller makes to the SSA function: give a value a home (a store after its
-//! definition — at the top of its block for a phi —, a holder register of another class,
-//! or nothing when it is rematerialisable), turn a phi spilled at its block's entry into a
-//! memory phi, and split a live range by reloading
-//! the value before its uses. Every edit keeps the function in SSA form without new phis:
-//! a reload serves only the uses after it in its own block, so it dominates them.
+//! The spiller's decisions ([`belady`](super::belady)) become code: reloads (or remats)
+//! where a value enters the registers, stores where it is needed, the code that couples
+//! blocks on their edges, memory phis, and SSA repaired around the reloads.
+//!
+//! Coupling (Braun & Hack §4.4): on an edge `P → S`, a value S holds in registers at its
+//! entry but P does not at its end is reloaded at P's end; one P holds but S does not is
+//! stored there (if it is not in memory already); a register phi's argument is reloaded
+//! where P lacks it; a memory phi's argument is stored into the phi's location. After
+//! `prepare`, an edge that needs coupling code comes from a block with one successor.
+//!
+//! Stores (§4.5 and the issue's placement rule): a value needs a store on every path from
+//! its definition to a reload. Candidate places are the points where it leaves the
+//! registers while live (evictions, in blocks and on edges); a store goes at the first of
+//! them on each path, found by a forward "stored on every path" dataflow. When the stores
+//! so placed would run more often (by block frequency) than one store right after the
+//! definition, that one store is used instead: a value defined before a loop and evicted
+//! inside it is stored once before the loop; one defined in a loop and evicted after it
+//! is stored after the loop. Rematerialisable values are never stored; values spilled to
+//! a register of another class (PTX predicates, Intel flags) are moved there once, after
+//! the definition.
 
-use super::pseudo::{self, Pseudo};
-use crate::analysis::cfg::split_edge;
+use super::belady::{remat_values, visit_order, Decisions};
+use super::edges::{self, EdgeCode, EdgeOp, Need, Successor};
+use super::pseudo;
+use super::repair;
+use crate::alloc::AllocError;
+use crate::analysis::cfg::Graph;
+use crate::analysis::liveness::Liveness;
 use crate::program::*;
 use crate::target::{ClassId, SpillTarget, Target};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Where a spilled value can be found again.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,7 +49,7 @@ pub struct MemoryPhi {
     pub phi: Phi,
 }
 
-/// The function being spilled and what the spiller knows about each of its values.
+/// The function being spilled and what the spiller knows about its values.
 #[derive(Debug)]
 pub struct State<'t> {
     pub f: Function,
@@ -37,310 +57,448 @@ pub struct State<'t> {
     /// Per value: the original value it is an instance of.
     pub origin: Vec<Value>,
     pub home: Vec<Option<Home>>,
-    /// Per original value: whether its definition is rematerialisable.
-    remat: Vec<bool>,
     pub memory_phis: Vec<MemoryPhi>,
     /// Values owning a spill location, in the order they got one.
     pub owners: Vec<Value>,
+    remat: Vec<bool>,
+}
+
+/// What the rewrite of one class reads besides the decisions.
+#[derive(Debug)]
+pub struct ClassInput<'a> {
+    pub class: ClassId,
+    pub budget: u16,
+    pub graph: &'a Graph,
+    pub loops: &'a crate::analysis::loops::Loops,
+    pub liveness: &'a Liveness,
+    pub freq: &'a [f64],
+}
+
+/// Where inserted code goes in a block: before an instruction (or at the block's end,
+/// index = instruction count), in this order among code at one place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Slot {
+    AfterDef,
+    Evict,
+    Reload,
+    EdgeStore,
+    Edge,
 }
 
 impl<'t> State<'t> {
     pub fn new(f: &Function, target: &'t Target) -> State<'t> {
-        let mut remat = vec![false; f.values.len()];
-        for op in f
-            .blocks
-            .iter()
-            .flat_map(|b| &b.insts)
-            .filter_map(|i| i.op())
-        {
-            for d in &op.defs {
-                remat[d.value.index()] = op.remat;
-            }
-        }
         State {
             f: f.clone(),
             target,
             origin: f.value_ids().collect(),
             home: vec![None; f.values.len()],
-            remat,
             memory_phis: Vec::new(),
             owners: Vec::new(),
+            remat: remat_values(f),
         }
-    }
-
-    /// Spills `x` so that it is no longer live from instruction `from` of `b` on: every
-    /// use reachable from there (without passing `x`'s definition) reads a reload made in
-    /// its own block. `reach` lists the blocks reachable from `b`'s end on `x`'s CFG.
-    /// A phi that must leave its register at its block's `entry` becomes a memory phi;
-    /// spilled later, it is stored once at the top of its block, so its uses before the
-    /// point keep reading its register.
-    pub fn spill_from(
-        &mut self,
-        x: Value,
-        (b, from): (Block, usize),
-        entry: bool,
-        reach: &[Block],
-    ) {
-        if let Some(d) = self
-            .phi_block(x)
-            .filter(|&d| self.memory_phi_at(x, d, b, entry))
-        {
-            self.to_memory_phi(x, d);
-            return;
-        }
-        let from = match self.ensure_home(x) {
-            Some((at_b, at)) if at_b == b && at <= from => from + 1,
-            _ => self.home_store_in(x, b).map_or(from, |at| from.max(at + 1)),
-        };
-        let def = self.def_block(x);
-        let whole_b = reach.contains(&b) && Some(b) != def;
-        self.reload_in_block(x, b, if whole_b { 0 } else { from });
-        for &r in reach.iter().filter(|&&r| r != b && Some(r) != def) {
-            self.reload_in_block(x, r, 0);
-        }
-    }
-
-    /// Turns the phi defining `x` in `d` into a memory phi. Its arguments are stored on
-    /// the edges: at the end of a predecessor with one successor, else in a new block
-    /// splitting the edge (the slot must keep the current value on the other edges).
-    pub fn to_memory_phi(&mut self, x: Value, d: Block) {
-        let Some(k) = self.f.block(d).phis.iter().position(|p| p.def.value == x) else {
-            return;
-        };
-        let mut phi = self.f.blocks[d.index()].phis.remove(k);
-        match self.home_store_in(x, d) {
-            Some(at) => {
-                self.f.blocks[d.index()].insts.remove(at);
-            }
-            None => self.owners.push(x),
-        }
-        self.home[x.index()] = Some(Home::Slot(x));
-        for arg in &mut phi.args {
-            if self.f.block(arg.block).term.successors().count() > 1 {
-                arg.block = split_edge(&mut self.f, arg.block, d);
-            }
-            if arg.value != x {
-                let at = self.f.block(arg.block).insts.len();
-                let store = pseudo::store(arg.value, x, phi.pos);
-                self.f.blocks[arg.block.index()].insts.insert(at, store);
-            }
-        }
-        self.memory_phis.push(MemoryPhi { block: d, phi });
-        for b in self.f.block_ids().collect::<Vec<_>>() {
-            self.reload_in_block(x, b, 0);
-        }
-    }
-
-    /// Whether spilling the phi `x` of `d` at the entry of `b` (when `entry`) makes it a
-    /// memory phi: at its own block's entry, also when it is already stored at the top of
-    /// its block (that store goes, as a store there frees nothing at the entry), but not
-    /// when it is held in a register of another class.
-    pub fn memory_phi_at(&self, x: Value, d: Block, b: Block, entry: bool) -> bool {
-        entry && b == d && matches!(self.home[x.index()], None | Some(Home::Slot(_)))
-    }
-
-    /// Where in `b` the store giving `x` its home is, if it is there.
-    fn home_store_in(&self, x: Value, b: Block) -> Option<usize> {
-        self.f.block(b).insts.iter().position(|i| {
-            i.op().is_some_and(|op| match pseudo::classify(op) {
-                Some(Pseudo::Store) => pseudo::owner(op) == Some(x) && reads(op, x),
-                Some(Pseudo::ClassStore) => reads(op, x),
-                _ => false,
-            })
-        })
-    }
-
-    /// Whether `x` is recomputed rather than reloaded.
-    pub fn is_remat(&self, x: Value) -> bool {
-        self.remat[self.origin[x.index()].index()]
-    }
-
-    /// The block whose phi defines `x`, if a phi does.
-    pub fn phi_block(&self, x: Value) -> Option<Block> {
-        self.f
-            .block_ids()
-            .find(|&b| self.f.block(b).phis.iter().any(|p| p.def.value == x))
-    }
-
-    /// The block defining `x` (by phi or operation); `None` for a memory phi.
-    pub fn def_block(&self, x: Value) -> Option<Block> {
-        self.f.block_ids().find(|&b| {
-            let block = self.f.block(b);
-            block.phis.iter().any(|p| p.def.value == x)
-                || block
-                    .insts
-                    .iter()
-                    .filter_map(|i| i.op())
-                    .any(|op| defines(op, x))
-        })
-    }
-
-    /// Gives `x` a home if it has none; returns where an instruction was inserted.
-    fn ensure_home(&mut self, x: Value) -> Option<(Block, usize)> {
-        if self.home[x.index()].is_some() {
-            return None;
-        }
-        let (home, inserted) = if self.remat[self.origin[x.index()].index()] {
-            (Home::Remat, None)
-        } else {
-            match self.spill_target(x) {
-                SpillTarget::Class { class } => {
-                    let h = self.fresh(x, class, "h");
-                    let at = self.insert_after_def(x, |pos| pseudo::class_store(h, x, pos));
-                    (Home::Holder(h), at)
-                }
-                SpillTarget::Memory | SpillTarget::Lanes { .. } => {
-                    let at = self.insert_after_def(x, |pos| pseudo::store(x, x, pos));
-                    self.owners.push(x);
-                    (Home::Slot(x), at)
-                }
-            }
-        };
-        self.home[x.index()] = Some(home);
-        inserted
-    }
-
-    /// The preferred spill destination of `x`: a register of another class that has
-    /// tuples of `x`'s size, else a spill location (lanes and memory are chosen among when
-    /// slots are coloured).
-    fn spill_target(&self, x: Value) -> SpillTarget {
-        let data = self.f.value(x);
-        let targets = &self.target.class(data.class).spill;
-        let class_target = targets.iter().find_map(|t| match *t {
-            SpillTarget::Class { class } if self.target.class(class).allows_size(data.size) => {
-                Some(SpillTarget::Class { class })
-            }
-            _ => None,
-        });
-        class_target.unwrap_or(SpillTarget::Memory)
-    }
-
-    /// Inserts `make`'s instruction right after the operation defining `x`, or at the top
-    /// of the block of the phi defining it.
-    fn insert_after_def(
-        &mut self,
-        x: Value,
-        make: impl FnOnce(Pos) -> Inst,
-    ) -> Option<(Block, usize)> {
-        if let Some(d) = self.phi_block(x) {
-            let block = &mut self.f.blocks[d.index()];
-            let pos = block.phis.iter().find(|p| p.def.value == x)?.pos;
-            block.insts.insert(0, make(pos));
-            return Some((d, 0));
-        }
-        for (b, block) in self.f.blocks.iter_mut().enumerate() {
-            let at = block
-                .insts
-                .iter()
-                .position(|i| i.op().is_some_and(|op| defines(op, x)));
-            if let Some(i) = at {
-                let pos = block.insts[i].pos;
-                block.insts.insert(i + 1, make(pos));
-                return Some((Block(b as u32), i + 1));
-            }
-        }
-        None
     }
 
     /// A new value standing for the same original value as `like`.
     fn fresh(&mut self, like: Value, class: ClassId, tag: &str) -> Value {
-        let data = self.f.value(like).clone();
-        let v = Value(self.f.values.len() as u32);
-        self.f.values.push(ValueData {
-            name: format!("{}.{tag}{}", data.name, v.0),
+        fresh_value(
+            &mut self.f,
+            &mut self.origin,
+            &mut self.home,
+            &mut self.remat,
+            like,
             class,
-            size: data.size,
-            pos: data.pos,
-        });
-        self.origin.push(self.origin[like.index()]);
-        self.home.push(None);
-        v
+            tag,
+        )
     }
 
-    /// Reloads `x` before its first use in `b` at or after instruction `from` and renames
-    /// that use and every later one in `b` (terminator and phi arguments included).
-    fn reload_in_block(&mut self, x: Value, b: Block, from: usize) {
-        let Some(home) = self.home[x.index()] else {
-            return;
-        };
-        let Some(at) = self.reload_index(x, home, b, from) else {
-            return;
-        };
-        let fresh = self.fresh(x, self.f.value(x).class, "r");
-        self.home[fresh.index()] = Some(home);
-        let pos = self
-            .f
-            .block(b)
-            .insts
-            .get(at)
-            .map_or(self.f.block(b).term.pos(), |i| i.pos);
-        let reload = match home {
-            Home::Slot(owner) => pseudo::reload(fresh, owner, pos),
-            Home::Holder(h) => pseudo::class_reload(fresh, h, pos),
-            Home::Remat => pseudo::remat(fresh, pos),
-        };
-        let block = &mut self.f.blocks[b.index()];
-        block.insts.insert(at, reload);
-        for inst in &mut block.insts[at + 1..] {
-            if let InstKind::Op(op) = &mut inst.kind {
-                rename_uses(op, x, fresh);
+    /// Applies the decisions for one class.
+    pub fn apply(&mut self, d: &Decisions, input: &ClassInput) -> Result<(), AllocError> {
+        let mut code = Code::default();
+        let memory_phis = self.take_memory_phis(d);
+        let coupling = self.couple(d, input, &memory_phis);
+        let mut reloaded: BTreeSet<Value> = BTreeSet::new();
+        for (b, plan) in d.blocks.iter().enumerate() {
+            for &(at, v) in &plan.reloads {
+                reloaded.insert(v);
+                code.push(Block(b as u32), at, Slot::Reload, Pending::Reload(v));
             }
         }
-        for u in block.term.uses_mut() {
-            if u.value == x {
-                u.value = fresh;
+        for (b, edge) in &coupling {
+            let end = self.f.block(*b).insts.len() as u32;
+            for op in &edge.ops {
+                let pending = match *op {
+                    EdgeOp::Reload(v) => {
+                        reloaded.insert(v);
+                        Pending::Reload(v)
+                    }
+                    EdgeOp::Store { value, owner } => Pending::Store(value, owner),
+                };
+                code.push(*b, end, Slot::Edge, pending);
             }
         }
-        let succs: Vec<Block> = block.term.successors().collect();
-        for s in succs {
-            for phi in &mut self.f.blocks[s.index()].phis {
-                for arg in phi.args.iter_mut().filter(|a| a.block == b && a.value == x) {
-                    arg.value = fresh;
+        for &v in &reloaded {
+            self.ensure_home(v, &memory_phis);
+        }
+        code.items.retain(|&(_, _, _, p)| match p {
+            Pending::Store(v, owner) => {
+                v != owner || matches!(self.home[v.index()], Some(Home::Slot(_)))
+            }
+            _ => true,
+        });
+        self.place_stores(d, input, &coupling, &reloaded, &mut code);
+        let defs = self.insert(code);
+        let tracked: Vec<Value> = reloaded
+            .iter()
+            .copied()
+            .chain(memory_phis.iter().map(|m| m.phi.def.value))
+            .collect();
+        let removed: Vec<Value> = memory_phis.iter().map(|m| m.phi.def.value).collect();
+        self.memory_phis.extend(memory_phis);
+        self.repair(&tracked, &defs, &removed)
+    }
+
+    /// Removes the class's memory phis from their blocks; each owns a location.
+    fn take_memory_phis(&mut self, d: &Decisions) -> Vec<MemoryPhi> {
+        let mut out = Vec::new();
+        for b in self.f.block_ids().collect::<Vec<_>>() {
+            let phis = std::mem::take(&mut self.f.blocks[b.index()].phis);
+            let (memory, register): (Vec<Phi>, Vec<Phi>) = phis
+                .into_iter()
+                .partition(|p| d.memory_phis.contains(&p.def.value));
+            self.f.blocks[b.index()].phis = register;
+            for phi in memory {
+                let v = phi.def.value;
+                self.home[v.index()] = Some(Home::Slot(v));
+                self.owners.push(v);
+                out.push(MemoryPhi { block: b, phi });
+            }
+        }
+        out
+    }
+
+    /// The coupling code at the end of every block ([`edges`]).
+    fn couple(
+        &self,
+        d: &Decisions,
+        input: &ClassInput,
+        memory_phis: &[MemoryPhi],
+    ) -> Vec<(Block, EdgeCode)> {
+        let of_class = |v: Value| self.f.value(v).class == input.class;
+        let units = |v: Value| {
+            let data = self.f.value(v);
+            let a = self.target.class(data.class).align.alignment(data.size);
+            u32::from(data.size.div_ceil(a) * a)
+        };
+        let room = |set: &BTreeSet<Value>| edges::fits_in(&self.f, self.target, input.budget, set);
+        let mut out = Vec::new();
+        for p in self.f.block_ids() {
+            let succs: Vec<Successor> = input
+                .graph
+                .succs(p)
+                .iter()
+                .map(|&s| Successor {
+                    entry: &d.blocks[s.index()].entry,
+                    live_in: input
+                        .liveness
+                        .live_in(s)
+                        .iter()
+                        .copied()
+                        .filter(|&v| of_class(v))
+                        .collect(),
+                    phis: self
+                        .f
+                        .block(s)
+                        .phis
+                        .iter()
+                        .filter(|phi| of_class(phi.def.value))
+                        .map(|phi| (phi, false))
+                        .chain(
+                            memory_phis
+                                .iter()
+                                .filter(|m| m.block == s)
+                                .map(|m| (&m.phi, true)),
+                        )
+                        .collect(),
+                })
+                .collect();
+            let plan = &d.blocks[p.index()];
+            let need = Need::of_edges(p, &plan.exit, &plan.protected, &succs);
+            let code = edges::edge_code(&need, &room, &units);
+            if !code.leaving.is_empty() || !code.ops.is_empty() {
+                out.push((p, code));
+            }
+        }
+        out
+    }
+
+    /// Gives a reloaded value its home: recomputed, a register of another class, or a
+    /// spill location of its own.
+    fn ensure_home(&mut self, v: Value, memory_phis: &[MemoryPhi]) {
+        if self.home[v.index()].is_some() {
+            return;
+        }
+        let is_memory_phi = memory_phis.iter().any(|m| m.phi.def.value == v);
+        if self.remat[v.index()] && !is_memory_phi {
+            self.home[v.index()] = Some(Home::Remat);
+            return;
+        }
+        if let Some(class) = self.holder_class(v).filter(|_| !is_memory_phi) {
+            let h = self.fresh(v, class, "h");
+            self.home[v.index()] = Some(Home::Holder(h));
+            return;
+        }
+        self.home[v.index()] = Some(Home::Slot(v));
+        self.owners.push(v);
+    }
+
+    /// The class of registers `v` spills into, when its class spills to another class
+    /// that has tuples of its size.
+    fn holder_class(&self, v: Value) -> Option<ClassId> {
+        let data = self.f.value(v);
+        self.target
+            .class(data.class)
+            .spill
+            .iter()
+            .find_map(|t| match *t {
+                SpillTarget::Class { class } if self.target.class(class).allows_size(data.size) => {
+                    Some(class)
+                }
+                _ => None,
+            })
+    }
+
+    /// Stores for every reloaded value with a slot or a holder.
+    fn place_stores(
+        &mut self,
+        d: &Decisions,
+        input: &ClassInput,
+        coupling: &[(Block, EdgeCode)],
+        reloaded: &BTreeSet<Value>,
+        code: &mut Code,
+    ) {
+        let def_sites = self.def_sites(reloaded);
+        let mut evictions: BTreeMap<Value, Vec<(Block, u32, Slot)>> = BTreeMap::new();
+        for (b, plan) in d.blocks.iter().enumerate() {
+            for &(at, v) in &plan.evictions {
+                evictions
+                    .entry(v)
+                    .or_default()
+                    .push((Block(b as u32), at, Slot::Evict));
+            }
+        }
+        for (b, edge) in coupling {
+            let end = self.f.block(*b).insts.len() as u32;
+            for &v in &edge.leaving {
+                evictions
+                    .entry(v)
+                    .or_default()
+                    .push((*b, end, Slot::EdgeStore));
+            }
+        }
+        let order = visit_order(input.graph, input.loops, &self.f);
+        for &v in reloaded {
+            let Some(&(def_block, def_at)) = def_sites.get(&v) else {
+                continue;
+            };
+            match self.home[v.index()] {
+                Some(Home::Holder(h)) => {
+                    code.push(def_block, def_at, Slot::AfterDef, Pending::ClassStore(h, v));
+                }
+                Some(Home::Slot(_)) => {
+                    let points = evictions.get(&v).map_or(&[][..], Vec::as_slice);
+                    let stores = first_evictions(input, &order, v, def_block, points);
+                    let spread: f64 = stores.iter().map(|&(b, _, _)| input.freq[b.index()]).sum();
+                    if stores.is_empty() || input.freq[def_block.index()] <= spread {
+                        code.push(def_block, def_at, Slot::AfterDef, Pending::Store(v, v));
+                    } else {
+                        for (b, at, slot) in stores {
+                            code.push(b, at, slot, Pending::Store(v, v));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Where each of `values` is defined: block, and the index right after its defining
+    /// instruction (0 for a phi).
+    fn def_sites(&self, values: &BTreeSet<Value>) -> HashMap<Value, (Block, u32)> {
+        let mut sites = HashMap::new();
+        for b in self.f.block_ids() {
+            let block = self.f.block(b);
+            for phi in &block.phis {
+                if values.contains(&phi.def.value) {
+                    sites.insert(phi.def.value, (b, 0));
+                }
+            }
+            for (k, inst) in block.insts.iter().enumerate() {
+                for def in inst.op().into_iter().flat_map(|op| &op.defs) {
+                    if values.contains(&def.value) {
+                        sites.insert(def.value, (b, k as u32 + 1));
+                    }
                 }
             }
         }
+        sites
     }
-}
 
-impl State<'_> {
-    /// Where a reload of `x` serving its uses in `b` from instruction `from` on goes:
-    /// before the first of them, and before the store into its slot that a memory phi's
-    /// edge makes in `b` (after that store the slot holds the phi's next value). A result
-    /// at or before `from` means no reload can serve those uses there.
-    pub fn reload_index(&self, x: Value, home: Home, b: Block, from: usize) -> Option<usize> {
-        let at = super::distance::first_use(&self.f, x, b, from)?;
-        let Home::Slot(owner) = home else {
-            return Some(at);
+    /// Builds the pseudo-operations and puts them in their blocks; returns, for every
+    /// reload made, the value it stands for.
+    fn insert(&mut self, code: Code) -> HashMap<Value, Value> {
+        let mut defs = HashMap::new();
+        let mut per_block: BTreeMap<Block, Vec<(u32, Slot, usize, Inst)>> = BTreeMap::new();
+        for (seq, (b, at, slot, pending)) in code.items.into_iter().enumerate() {
+            let pos = self.position(b, at);
+            let inst = match pending {
+                Pending::Reload(v) => {
+                    let class = self.f.value(v).class;
+                    let x = self.fresh(v, class, "r");
+                    self.home[x.index()] = self.home[v.index()];
+                    defs.insert(x, v);
+                    match self.home[v.index()] {
+                        Some(Home::Remat) => pseudo::remat(x, pos),
+                        Some(Home::Holder(h)) => pseudo::class_reload(x, h, pos),
+                        _ => pseudo::reload(x, v, pos),
+                    }
+                }
+                Pending::Store(v, owner) => pseudo::store(v, owner, pos),
+                Pending::ClassStore(h, v) => pseudo::class_store(h, v, pos),
+            };
+            per_block.entry(b).or_default().push((at, slot, seq, inst));
+        }
+        for (b, mut items) in per_block {
+            items.sort_by_key(|&(at, slot, seq, _)| (at, slot, seq));
+            let old = std::mem::take(&mut self.f.blocks[b.index()].insts);
+            let mut merged = Vec::with_capacity(old.len() + items.len());
+            let mut items = items.into_iter().peekable();
+            for (k, inst) in old.into_iter().enumerate() {
+                while let Some((_, _, _, add)) = items.next_if(|&(at, ..)| at as usize <= k) {
+                    merged.push(add);
+                }
+                merged.push(inst);
+            }
+            merged.extend(items.map(|(_, _, _, add)| add));
+            self.f.blocks[b.index()].insts = merged;
+        }
+        defs
+    }
+
+    fn position(&self, b: Block, at: u32) -> Pos {
+        let block = self.f.block(b);
+        block
+            .insts
+            .get(at as usize)
+            .map_or(block.term.pos(), |i| i.pos)
+    }
+
+    /// Renames every use of a reloaded value or memory phi to its reaching definition.
+    fn repair(
+        &mut self,
+        tracked: &[Value],
+        defs: &HashMap<Value, Value>,
+        removed: &[Value],
+    ) -> Result<(), AllocError> {
+        let (origin, home, remat) = (&mut self.origin, &mut self.home, &mut self.remat);
+        let mut fresh = |f: &mut Function, like: Value| {
+            let class = f.value(like).class;
+            let v = fresh_value(f, origin, home, remat, like, class, "p");
+            home[v.index()] = home[like.index()];
+            v
         };
-        let is_phi = self.memory_phis.iter().any(|m| m.phi.def.value == owner);
-        let rewritten = self.f.block(b).insts.iter().position(|i| {
-            i.op().is_some_and(|op| {
-                pseudo::classify(op) == Some(pseudo::Pseudo::Store)
-                    && pseudo::owner(op) == Some(owner)
-            })
-        });
-        Some(match rewritten {
-            Some(t) if is_phi => at.min(t),
-            _ => at,
+        repair::repair(&mut self.f, tracked, defs, removed, &mut fresh).map_err(|v| {
+            AllocError::Internal {
+                function: self.f.name.clone(),
+                message: format!(
+                    "`%{}` is read where no definition reaches after spilling",
+                    self.f.value(v).name
+                ),
+            }
         })
     }
 }
 
-fn defines(op: &Op, x: Value) -> bool {
-    op.defs.iter().any(|d| d.value == x)
+fn fresh_value(
+    f: &mut Function,
+    origin: &mut Vec<Value>,
+    home: &mut Vec<Option<Home>>,
+    remat: &mut Vec<bool>,
+    like: Value,
+    class: ClassId,
+    tag: &str,
+) -> Value {
+    let data = f.value(like).clone();
+    let v = Value(f.values.len() as u32);
+    f.values.push(ValueData {
+        name: format!("{}.{tag}{}", data.name, v.0),
+        class,
+        size: data.size,
+        pos: data.pos,
+    });
+    origin.push(origin[like.index()]);
+    home.push(None);
+    remat.push(false);
+    v
 }
 
-fn rename_uses(op: &mut Op, from: Value, to: Value) {
-    for operand in &mut op.operands {
-        if let Operand::Value(u) = operand {
-            if u.value == from {
-                u.value = to;
+/// The points among `points` where `v` is not yet stored on every path from its
+/// definition: a forward dataflow over the blocks in visit order.
+fn first_evictions(
+    input: &ClassInput,
+    order: &[Block],
+    v: Value,
+    def_block: Block,
+    points: &[(Block, u32, Slot)],
+) -> Vec<(Block, u32, Slot)> {
+    if points.is_empty() {
+        return Vec::new();
+    }
+    let n = input.freq.len();
+    let mut stored_out: Vec<Option<bool>> = vec![None; n];
+    let mut chosen = Vec::new();
+    let live_in = |b: Block| input.liveness.live_in(b).binary_search(&v).is_ok();
+    for &b in order {
+        if b != def_block && !live_in(b) {
+            continue;
+        }
+        let mut stored = b != def_block
+            && input
+                .graph
+                .preds(b)
+                .iter()
+                .filter_map(|p| stored_out[p.index()])
+                .fold(None, |acc: Option<bool>, s| Some(acc.unwrap_or(true) && s))
+                .unwrap_or(false);
+        let mut here: Vec<&(Block, u32, Slot)> = points.iter().filter(|(x, ..)| *x == b).collect();
+        here.sort_by_key(|&&(_, at, slot)| (at, slot));
+        for &&(pb, at, slot) in &here {
+            if !stored {
+                chosen.push((pb, at, slot));
+                stored = true;
             }
         }
+        stored_out[b.index()] = Some(stored);
     }
+    chosen
 }
 
-/// Whether `op` reads `x`.
-fn reads(op: &Op, x: Value) -> bool {
-    op.uses().any(|u| u.value == x)
+/// One piece of code waiting to be built.
+#[derive(Clone, Copy, Debug)]
+enum Pending {
+    Reload(Value),
+    /// Store the value into the owner's location.
+    Store(Value, Value),
+    /// Move the value into its holder.
+    ClassStore(Value, Value),
+}
+
+#[derive(Clone, Debug, Default)]
+struct Code {
+    items: Vec<(Block, u32, Slot, Pending)>,
+}
+
+impl Code {
+    fn push(&mut self, b: Block, at: u32, slot: Slot, p: Pending) {
+        self.items.push((b, at, slot, p));
+    }
 }

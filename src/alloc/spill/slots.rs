@@ -19,31 +19,41 @@ use crate::analysis::cfg::Graph;
 use crate::program::{Block, Function, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Scratch slots for `owners`: (owner, first slot). Per-lane owners are coloured on the
+/// The owners to colour and what ties them: memory phis (their block, their owner), and
+/// partners (a memory phi's argument and the phi) that want one location, so that the
+/// argument's store fills the phi and the edge copies nothing.
+#[derive(Clone, Copy, Debug)]
+pub struct Owners<'a> {
+    pub list: &'a [Value],
+    pub phis: &'a [(Block, Value)],
+    pub partners: &'a [(Value, Value)],
+}
+
+impl<'a> Owners<'a> {
+    fn only(&self, list: &'a [Value]) -> Owners<'a> {
+        Owners { list, ..*self }
+    }
+}
+
+/// Scratch slots for the owners: (owner, first slot). Per-lane owners are coloured on the
 /// logical CFG from slot 0; owners for which `uniform` holds on the linear CFG, in the
 /// slots above.
 pub fn colour_memory(
     f: &Function,
     (logical, linear): (&Graph, &Graph),
-    owners: &[Value],
-    phis: &[(Block, Value)],
+    owners: Owners,
     uniform: impl Fn(Value) -> bool,
 ) -> Vec<(Value, u32)> {
-    let (wave, lane): (Vec<Value>, Vec<Value>) = owners.iter().partition(|&&o| uniform(o));
-    let mut placed = colour_slots(f, logical, &lane, phis);
+    let (wave, lane): (Vec<Value>, Vec<Value>) = owners.list.iter().partition(|&&o| uniform(o));
+    let mut placed = colour_slots(f, logical, owners.only(&lane));
     let base = slots_end(f, &placed);
-    let above = colour_slots(f, linear, &wave, phis);
+    let above = colour_slots(f, linear, owners.only(&wave));
     placed.extend(above.into_iter().map(|(o, first)| (o, base + first)));
     placed
 }
 
-fn colour_slots(
-    f: &Function,
-    graph: &Graph,
-    owners: &[Value],
-    phis: &[(Block, Value)],
-) -> Vec<(Value, u32)> {
-    let adj = interference(f, graph, owners, phis);
+fn colour_slots(f: &Function, graph: &Graph, owners: Owners) -> Vec<(Value, u32)> {
+    let adj = interference(f, graph, owners.list, owners.phis);
     place(f, owners, &adj, None, u32::MAX)
 }
 
@@ -61,12 +71,11 @@ fn slots_end(f: &Function, placed: &[(Value, u32)]) -> u32 {
 pub fn colour_lanes(
     f: &Function,
     linear: &Graph,
-    owners: &[Value],
-    phis: &[(Block, Value)],
+    owners: Owners,
     lanes: u16,
     regs: u16,
 ) -> Vec<(Value, u32)> {
-    let adj = interference(f, linear, owners, phis);
+    let adj = interference(f, linear, owners.list, owners.phis);
     let limit = u32::from(lanes) * u32::from(regs);
     place(f, owners, &adj, Some(u32::from(lanes)), limit)
 }
@@ -80,31 +89,39 @@ pub fn lane_registers(placed: &[(Value, u32)], lanes: u16) -> u16 {
         .unwrap_or(0) as u16
 }
 
+/// Greedy colouring in owner order: a partner's location when it fits, else the lowest
+/// that does.
 fn place(
     f: &Function,
-    owners: &[Value],
+    owners: Owners,
     adj: &[BTreeSet<usize>],
     row: Option<u32>,
     limit: u32,
 ) -> Vec<(Value, u32)> {
-    let mut at: Vec<Option<u32>> = vec![None; owners.len()];
-    for (i, &o) in owners.iter().enumerate() {
+    let list = owners.list;
+    let mut at: Vec<Option<u32>> = vec![None; list.len()];
+    for (i, &o) in list.iter().enumerate() {
         let len = u32::from(f.value(o).size);
         let taken: Vec<(u32, u32)> = adj[i]
             .iter()
-            .filter_map(|&j| Some((at[j]?, u32::from(f.value(owners[j]).size))))
+            .filter_map(|&j| Some((at[j]?, u32::from(f.value(list[j]).size))))
             .collect();
         let fits = |t: u32| {
             row.is_none_or(|r| t % r + len <= r)
                 && taken.iter().all(|&(s, n)| t + len <= s || s + n <= t)
         };
-        let first = (0..).find(|&t| fits(t)).unwrap_or(0);
+        let partner = owners
+            .partners
+            .iter()
+            .filter_map(|&(x, y)| (x == o).then_some(y).or((y == o).then_some(x)))
+            .filter_map(|p| list.iter().position(|&q| q == p).and_then(|j| at[j]))
+            .find(|&t| fits(t));
+        let first = partner.unwrap_or_else(|| (0..).find(|&t| fits(t)).unwrap_or(0));
         if first + len <= limit {
             at[i] = Some(first);
         }
     }
-    owners
-        .iter()
+    list.iter()
         .zip(at)
         .filter_map(|(&o, t)| Some((o, t?)))
         .collect()

@@ -1,0 +1,152 @@
+//! A block's entry: where its live-ins and phis are.
+//!
+//! A live-in keeps the location it had at the end of the first visited predecessor
+//! (logical predecessors for per-lane values, linear ones for uniform values); a uniform
+//! live-in of a divergent branch's else-arm or join takes its location at the end of the
+//! branch block (the anchor, see the module above), and may not move. A phi prefers the
+//! location its argument has in the first visited predecessor. When the live-ins leave no
+//! aligned window for a phi, the entry is packed anew ([`packing::near`]); the copies that
+//! brings go on the incoming edges.
+
+use super::super::packing::{self, Item, Problem, Span};
+use super::{Assigner, BoundaryState};
+use crate::program::{Block, Location, Value};
+use crate::target::ClassId;
+
+impl Assigner<'_> {
+    pub(super) fn place_entry(&mut self, b: Block) -> Result<(), super::AllocError> {
+        for class in self.target.class_ids() {
+            self.place_entry_class(b, class)?;
+        }
+        let mut entry: BoundaryState = self
+            .placed
+            .iter()
+            .filter_map(|&v| Some((v, self.loc[v.index()]?)))
+            .collect();
+        entry.sort_by_key(|&(v, _)| v);
+        self.entry[b.index()] = entry;
+        self.free_dead_phis(b);
+        Ok(())
+    }
+
+    fn place_entry_class(&mut self, b: Block, class: ClassId) -> Result<(), super::AllocError> {
+        let f = self.f;
+        let of_class = |v: &Value| f.value(*v).class == class;
+        let live_in: Vec<Value> = self
+            .a
+            .liveness
+            .live_in(b)
+            .iter()
+            .copied()
+            .filter(of_class)
+            .collect();
+        let phis: Vec<(usize, Value)> = f
+            .block(b)
+            .phis
+            .iter()
+            .enumerate()
+            .map(|(k, phi)| (k, phi.def.value))
+            .filter(|(_, v)| of_class(v))
+            .collect();
+        if live_in.is_empty() && phis.is_empty() {
+            return Ok(());
+        }
+        let anchored = self.target.class(class).uniform && self.a.divergence.anchor(b).is_some();
+        let mut items = Vec::with_capacity(live_in.len() + phis.len());
+        for &v in &live_in {
+            let mut item = self.entry_item(v);
+            item.current = self.inherited(b, v).and_then(first_unit);
+            if anchored {
+                item.pinned = item.current;
+            }
+            items.push(item);
+        }
+        for &(k, v) in &phis {
+            let mut item = self.entry_item(v);
+            item.prefer = self.phi_wish(b, k).and_then(first_unit);
+            items.push(item);
+        }
+        let problem = Problem {
+            units: self.regs.limit(class),
+            items,
+        };
+        let at = packing::near(&problem, self.regs.order(class)).ok_or_else(|| {
+            let pos = f.block(b).pos;
+            self.error(
+                pos,
+                format!(
+                    "the live-ins and phis of `{}` do not fit in {} `{}` registers",
+                    f.block(b).name,
+                    problem.units,
+                    self.target.class(class).name
+                ),
+            )
+        })?;
+        let values = live_in.iter().copied().chain(phis.iter().map(|&(_, v)| v));
+        for (v, first) in values.zip(at) {
+            let l = self.reg_of(v, first);
+            self.set_loc(v, l);
+        }
+        for &(k, v) in &phis {
+            self.func.blocks[b.index()].phis[k].def.loc = self.loc[v.index()];
+        }
+        Ok(())
+    }
+
+    fn entry_item(&self, v: Value) -> Item {
+        Item::new(self.f.value(v).size, self.align_of(v), Span::Both)
+    }
+
+    /// Where `v` is at the end of the anchor or of the first visited predecessor.
+    fn inherited(&self, b: Block, v: Value) -> Option<Location> {
+        let uniform = self.target.class(self.f.value(v).class).uniform;
+        if let Some(anchor) = self.a.divergence.anchor(b).filter(|_| uniform) {
+            return lookup(&self.exit[anchor.index()], v);
+        }
+        let graph = if uniform {
+            &self.a.divergence.linear
+        } else {
+            &self.a.cfg
+        };
+        graph
+            .preds(b)
+            .iter()
+            .filter(|p| self.visited[p.index()])
+            .find_map(|p| lookup(&self.exit[p.index()], v))
+    }
+
+    /// The location of phi `k`'s argument at the end of its first visited predecessor.
+    fn phi_wish(&self, b: Block, k: usize) -> Option<Location> {
+        let phi = &self.f.block(b).phis[k];
+        phi.args
+            .iter()
+            .filter(|arg| self.visited[arg.block.index()])
+            .find_map(|arg| lookup(&self.exit[arg.block.index()], arg.value))
+    }
+
+    fn free_dead_phis(&mut self, b: Block) {
+        for phi in &self.f.block(b).phis {
+            let v = phi.def.value;
+            if self.a.liveness.is_dead(v) {
+                if let Some(l) = self.loc[v.index()] {
+                    self.regs.release(l, v);
+                }
+            }
+        }
+    }
+}
+
+/// The location of `v` in a boundary state.
+pub(crate) fn lookup(state: &BoundaryState, v: Value) -> Option<Location> {
+    state
+        .binary_search_by_key(&v, |&(w, _)| w)
+        .ok()
+        .map(|i| state[i].1)
+}
+
+fn first_unit(l: Location) -> Option<u16> {
+    match l {
+        Location::Reg { first, .. } => Some(first),
+        _ => None,
+    }
+}

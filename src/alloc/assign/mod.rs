@@ -1,0 +1,196 @@
+//! SSA register assignment in dominance order, with live-range splitting by parallel copies.
+//!
+//! Hack & Goos, "Register Allocation for Programs in SSA Form" (CC 2006): with SSA, a
+//! greedy assignment in an order where definitions come before uses needs no more
+//! registers than MaxLive. Mesa ACO's `register_allocation` adds operand constraints by
+//! moving values out of the way with a parallel copy before the instruction.
+//!
+//! Blocks are visited in reverse post-order of the linear CFG (a dominance order in which
+//! each then-side precedes its else-side). [`entry`] places a block's live-ins and phis;
+//! [`instruction`] meets each instruction's constraints with one solve of the
+//! [`packing`](super::packing) problem its operands make ([`operands`](super::operands))
+//! and one parallel copy. Where values are at each block's entry and exit is recorded;
+//! out of SSA turns mismatches on edges into copies.
+//!
+//! Uniform values around a divergent branch (in block B, arms T and E, join J) follow the
+//! linear CFG, where the then-side falls into the else-side and either side may be
+//! skipped when no lane takes it (ACO's then/invert/endif blocks): the else-arm E and the
+//! join J take B's exit locations for their uniform live-ins (the *anchor*), so the skip
+//! paths need no copies; the exits of the then-side and of the else-side return uniform
+//! values to those locations with copies at their ends (`out_of_ssa`). Inside the sides
+//! uniform values move freely.
+
+mod entry;
+mod instruction;
+
+use super::regfile::{Policy, RegFile};
+use super::AllocError;
+use crate::analysis::Analysis;
+use crate::program::*;
+use crate::target::Target;
+
+/// Value locations at block boundaries, sorted by value.
+pub type BoundaryState = Vec<(Value, Location)>;
+
+/// The result of assignment: the function with locations and per-instruction copies
+/// (sequentialised), and where values are at every block boundary.
+#[derive(Debug)]
+pub struct Assigned {
+    pub func: Function,
+    pub entry: Vec<BoundaryState>,
+    pub exit: Vec<BoundaryState>,
+    /// Blocks in the order they were visited.
+    pub order: Vec<Block>,
+}
+
+/// Assigns registers within `budget` to every value of `f`, whose pressure fits it.
+pub fn assign(
+    f: &Function,
+    target: &Target,
+    a: &Analysis,
+    budget: &[u16],
+    policy: Policy,
+) -> Result<Assigned, AllocError> {
+    let spread: Vec<u16> = target
+        .class_ids()
+        .map(|c| a.pressure.max_live(c).min(u32::from(u16::MAX)) as u16)
+        .collect();
+    let order = visit_order(a);
+    let mut s = Assigner {
+        f,
+        target,
+        a,
+        regs: RegFile::new(target, budget, &spread, policy),
+        loc: vec![None; f.values.len()],
+        placed: Vec::new(),
+        visited: vec![false; f.blocks.len()],
+        entry: vec![Vec::new(); f.blocks.len()],
+        exit: vec![Vec::new(); f.blocks.len()],
+        func: f.clone(),
+        block: Block(0),
+        phi_uses: phi_uses(f),
+    };
+    for &b in &order {
+        s.block(b)?;
+    }
+    Ok(Assigned {
+        func: s.func,
+        entry: s.entry,
+        exit: s.exit,
+        order,
+    })
+}
+
+/// Per value, the phis that take it as an argument.
+fn phi_uses(f: &Function) -> std::collections::HashMap<Value, Vec<(Block, usize)>> {
+    let mut uses: std::collections::HashMap<Value, Vec<(Block, usize)>> = Default::default();
+    for b in f.block_ids() {
+        for (k, phi) in f.block(b).phis.iter().enumerate() {
+            for arg in &phi.args {
+                uses.entry(arg.value).or_default().push((b, k));
+            }
+        }
+    }
+    uses
+}
+
+/// Reverse post-order of the linear CFG, then blocks it does not reach.
+fn visit_order(a: &Analysis) -> Vec<Block> {
+    let mut order = a.divergence.linear.rpo().to_vec();
+    let mut seen = vec![false; a.cfg.len()];
+    for b in &order {
+        seen[b.index()] = true;
+    }
+    order.extend(
+        (0..a.cfg.len() as u32)
+            .map(Block)
+            .filter(|b| !seen[b.index()]),
+    );
+    order
+}
+
+struct Assigner<'a> {
+    f: &'a Function,
+    target: &'a Target,
+    a: &'a Analysis,
+    regs: RegFile,
+    loc: Vec<Option<Location>>,
+    /// Values given a location in the current block, to clear at its end.
+    placed: Vec<Value>,
+    visited: Vec<bool>,
+    entry: Vec<BoundaryState>,
+    exit: Vec<BoundaryState>,
+    func: Function,
+    block: Block,
+    /// Per value: the phis (block, index) that take it as an argument.
+    phi_uses: std::collections::HashMap<Value, Vec<(Block, usize)>>,
+}
+
+impl Assigner<'_> {
+    /// Where `v` would best go: the register of a phi, already placed, that takes it as
+    /// an argument (the edge then needs no copy; ACO's phi affinity).
+    fn affinity(&self, v: Value) -> Option<Location> {
+        let uses = self.phi_uses.get(&v)?;
+        uses.iter()
+            .find_map(|&(b, k)| self.func.block(b).phis[k].def.loc)
+    }
+
+    fn block(&mut self, b: Block) -> Result<(), AllocError> {
+        self.block = b;
+        self.regs.clear();
+        self.place_entry(b)?;
+        let insts = std::mem::take(&mut self.func.blocks[b.index()].insts);
+        let mut out = Vec::with_capacity(insts.len());
+        for (i, inst) in insts.into_iter().enumerate() {
+            match inst.kind {
+                InstKind::Op(op) => self.op(b, i, op, inst.pos, &mut out)?,
+                _ => return Err(self.error(inst.pos, "the input is already allocated".into())),
+            }
+        }
+        self.terminator(b, &mut out)?;
+        self.func.blocks[b.index()].insts = out;
+        self.exit[b.index()] = self
+            .a
+            .liveness
+            .live_out(b)
+            .iter()
+            .filter_map(|&v| Some((v, self.loc[v.index()]?)))
+            .collect();
+        self.visited[b.index()] = true;
+        for v in std::mem::take(&mut self.placed) {
+            self.loc[v.index()] = None;
+        }
+        Ok(())
+    }
+
+    fn set_loc(&mut self, v: Value, l: Location) {
+        if self.loc[v.index()].is_none() {
+            self.placed.push(v);
+        }
+        self.loc[v.index()] = Some(l);
+        self.regs.occupy(l, v);
+    }
+
+    fn reg_of(&self, v: Value, first: u16) -> Location {
+        let data = self.f.value(v);
+        Location::Reg {
+            class: data.class,
+            first,
+            len: data.size,
+        }
+    }
+
+    fn align_of(&self, v: Value) -> u16 {
+        let data = self.f.value(v);
+        self.target.class(data.class).align.alignment(data.size)
+    }
+
+    fn error(&self, pos: Pos, message: String) -> AllocError {
+        AllocError::Constraint {
+            function: self.f.name.clone(),
+            block: self.f.block(self.block).name.clone(),
+            pos,
+            message,
+        }
+    }
+}

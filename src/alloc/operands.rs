@@ -1,0 +1,442 @@
+//! An instruction's operand constraints as a [`packing`] problem of one class.
+//!
+//! The values in registers when the instruction runs (*residents*) become items: one per
+//! value, both instants when it is live after the instruction, early only when this is
+//! its last use. Then the operands, as regalloc2 lists operand constraints and ACO meets
+//! them with one parallel copy:
+//!
+//! - a use fixed to a register pins its value's item there; when one value is fixed to
+//!   several registers, or lives on where a late definition fixed to the same units
+//!   overwrites it, the instruction reads a *copy* (an early item pinned to the register)
+//!   and the value keeps an item of its own;
+//! - a definition tied to a use takes that use's item, which then spans both instants,
+//!   when the use's value dies here and no other tied definition took it; otherwise the
+//!   instruction reads and overwrites a copy (an item of both instants);
+//! - an early-clobber definition is an item of both instants, any other definition (dead
+//!   ones included) a late item; fixed definitions are pinned;
+//! - a `prefer` wish becomes the definition's preferred position.
+//!
+//! The spiller builds the problem from the values it keeps in registers (no positions)
+//! and asks whether it fits; assignment builds it from the register file and asks where
+//! everything goes. One builder serves both, so the two cannot disagree.
+
+use super::packing::{Item, Problem, Span};
+use crate::program::{Def, Location, Operand, Use, Value};
+use crate::target::{ClassId, Target};
+
+/// What an item stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// A value in a register; where the item goes, the value moves before the instruction.
+    Value(Value),
+    /// A copy of a value made before the instruction, read by some of its uses.
+    Copy(Value),
+    /// A definition not sharing an item with a use (its index among the defs).
+    Def(usize),
+}
+
+/// The instruction as the builder sees it: its definitions and operands.
+#[derive(Clone, Copy, Debug)]
+pub struct Operands<'a> {
+    pub defs: &'a [Def],
+    pub operands: &'a [Operand],
+}
+
+impl<'a> Operands<'a> {
+    /// A terminator: uses only.
+    pub fn uses_only(operands: &'a [Operand]) -> Operands<'a> {
+        Operands {
+            defs: &[],
+            operands,
+        }
+    }
+}
+
+/// The problem of one class, and how its items map back to the instruction.
+#[derive(Clone, Debug, Default)]
+pub struct Built {
+    pub problem: Problem,
+    pub roles: Vec<Role>,
+    /// Per operand (immediates and other classes: `None`): the item it reads.
+    pub reads: Vec<Option<usize>>,
+    /// Per definition (other classes: `None`): its item.
+    pub defs: Vec<Option<usize>>,
+}
+
+/// What the builder needs to know about values.
+pub struct Context<'a> {
+    pub target: &'a Target,
+    pub class: ClassId,
+    pub units: u16,
+    /// Class and size of a value.
+    pub shape: &'a dyn Fn(Value) -> (ClassId, u16),
+    /// Whether a value stays in a register after the instruction.
+    pub lives_on: &'a dyn Fn(Value) -> bool,
+}
+
+impl std::fmt::Debug for Context<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context")
+            .field("class", &self.class)
+            .field("units", &self.units)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Context<'_> {
+    fn of_class(&self, v: Value) -> bool {
+        (self.shape)(v).0 == self.class
+    }
+
+    fn item(&self, v: Value, span: Span) -> Item {
+        let size = (self.shape)(v).1;
+        Item::new(size, self.align(size), span)
+    }
+
+    fn align(&self, size: u16) -> u16 {
+        self.target.class(self.class).align.alignment(size)
+    }
+
+    fn first_of(&self, loc: Location) -> Option<u16> {
+        match loc {
+            Location::Reg { class, first, .. } if class == self.class => Some(first),
+            _ => None,
+        }
+    }
+}
+
+/// Builds the problem of `ctx.class` at an instruction whose operands are `ops`, with
+/// `residents` in registers (with their first unit, when known).
+pub fn build(ctx: &Context, residents: &[(Value, Option<u16>)], ops: Operands) -> Built {
+    let mut b = Builder {
+        ctx,
+        ops,
+        built: Built {
+            problem: Problem {
+                units: ctx.units,
+                items: Vec::new(),
+            },
+            roles: Vec::new(),
+            reads: vec![None; ops.operands.len()],
+            defs: vec![None; ops.defs.len()],
+        },
+        value_item: Vec::new(),
+    };
+    b.residents(residents);
+    b.fixed_uses();
+    b.plain_uses();
+    b.tied_defs();
+    b.other_defs();
+    b.built
+}
+
+struct Builder<'c, 'a> {
+    ctx: &'c Context<'c>,
+    ops: Operands<'a>,
+    built: Built,
+    /// Item of each resident value.
+    value_item: Vec<(Value, usize)>,
+}
+
+impl Builder<'_, '_> {
+    fn push(&mut self, item: Item, role: Role) -> usize {
+        self.built.problem.items.push(item);
+        self.built.roles.push(role);
+        self.built.problem.items.len() - 1
+    }
+
+    fn item_of(&self, v: Value) -> Option<usize> {
+        self.value_item
+            .iter()
+            .find(|&&(w, _)| w == v)
+            .map(|&(_, i)| i)
+    }
+
+    fn residents(&mut self, residents: &[(Value, Option<u16>)]) {
+        for &(v, at) in residents.iter().filter(|(v, _)| self.ctx.of_class(*v)) {
+            let span = if (self.ctx.lives_on)(v) {
+                Span::Both
+            } else {
+                Span::Early
+            };
+            let mut item = self.ctx.item(v, span);
+            item.current = at;
+            let i = self.push(item, Role::Value(v));
+            self.value_item.push((v, i));
+        }
+    }
+
+    /// Value operands of the class: (operand index, use).
+    fn uses(&self) -> Vec<(usize, Use)> {
+        self.ops
+            .operands
+            .iter()
+            .enumerate()
+            .filter_map(|(k, o)| Some((k, *o.as_use()?)))
+            .filter(|(_, u)| self.ctx.of_class(u.value))
+            .collect()
+    }
+
+    /// Registers late definitions of the class are fixed to.
+    fn late_fixed(&self) -> Vec<Location> {
+        self.ops
+            .defs
+            .iter()
+            .filter(|d| !d.early_clobber)
+            .filter_map(|d| d.fixed)
+            .collect()
+    }
+
+    /// Fixed uses: each value's item is pinned to one of its fixed registers (the one it
+    /// sits in, if any) unless it lives on where a late fixed definition overwrites it;
+    /// every other fixed register is read through a copy pinned there.
+    fn fixed_uses(&mut self) {
+        let late_fixed = self.late_fixed();
+        let uses = self.uses();
+        let mut values: Vec<Value> = uses
+            .iter()
+            .filter(|(_, u)| u.fixed.is_some())
+            .map(|(_, u)| u.value)
+            .collect();
+        values.sort();
+        values.dedup();
+        for v in values {
+            let Some(vi) = self.item_of(v) else { continue };
+            let lives = (self.ctx.lives_on)(v);
+            let overwritten = |loc: Location| lives && late_fixed.iter().any(|&d| overlaps(d, loc));
+            let mut regs: Vec<Location> = Vec::new();
+            for loc in uses
+                .iter()
+                .filter(|(_, u)| u.value == v)
+                .filter_map(|(_, u)| u.fixed)
+            {
+                if !regs.contains(&loc) {
+                    regs.push(loc);
+                }
+            }
+            let current = self.built.problem.items[vi].current;
+            let mut candidates = regs.iter().copied().filter(|&l| !overwritten(l));
+            let home = candidates
+                .clone()
+                .find(|&l| self.ctx.first_of(l) == current)
+                .or_else(|| candidates.next());
+            if let Some(home) = home {
+                self.built.problem.items[vi].pinned = self.ctx.first_of(home);
+            }
+            for loc in regs {
+                let reader = if Some(loc) == home {
+                    vi
+                } else {
+                    let mut copy = self.ctx.item(v, Span::Early);
+                    copy.pinned = self.ctx.first_of(loc);
+                    self.push(copy, Role::Copy(v))
+                };
+                for (k, u) in &uses {
+                    if u.value == v && u.fixed == Some(loc) {
+                        self.built.reads[*k] = Some(reader);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Uses without a fixed register read their value's item.
+    fn plain_uses(&mut self) {
+        for (k, u) in self.uses() {
+            if u.fixed.is_none() {
+                self.built.reads[k] = self.item_of(u.value);
+            }
+        }
+    }
+
+    /// A tied definition takes its use's item when that item belongs to a value dying
+    /// here (or is a fixed copy) and no other definition took it; else it overwrites a
+    /// copy of both instants.
+    fn tied_defs(&mut self) {
+        let mut taken: Vec<usize> = Vec::new();
+        for (d, def) in self.ops.defs.iter().enumerate() {
+            let Some(t) = def.tied.map(usize::from) else {
+                continue;
+            };
+            let Some(u) = self.ops.operands.get(t).and_then(Operand::as_use).copied() else {
+                continue;
+            };
+            if !self.ctx.of_class(def.value) || !self.ctx.of_class(u.value) {
+                continue;
+            }
+            let Some(read) = self.built.reads[t] else {
+                continue;
+            };
+            let claimable = match self.built.roles[read] {
+                Role::Value(v) => !(self.ctx.lives_on)(v),
+                Role::Copy(_) => true,
+                Role::Def(_) => false,
+            };
+            let item = if claimable && !taken.contains(&read) {
+                self.built.problem.items[read].span = Span::Both;
+                read
+            } else {
+                let mut copy = self.ctx.item(u.value, Span::Both);
+                copy.pinned = u.fixed.and_then(|l| self.ctx.first_of(l));
+                let i = self.push(copy, Role::Copy(u.value));
+                self.built.reads[t] = Some(i);
+                i
+            };
+            if let Some(at) = def.fixed.and_then(|l| self.ctx.first_of(l)) {
+                self.built.problem.items[item].pinned = Some(at);
+            }
+            taken.push(item);
+            self.built.defs[d] = Some(item);
+        }
+    }
+
+    /// Early-clobber definitions span both instants, the others are late; fixed ones are
+    /// pinned, a `prefer`red operand's position is wished for.
+    fn other_defs(&mut self) {
+        for (d, def) in self.ops.defs.iter().enumerate() {
+            if self.built.defs[d].is_some() || !self.ctx.of_class(def.value) {
+                continue;
+            }
+            let span = if def.early_clobber {
+                Span::Both
+            } else {
+                Span::Late
+            };
+            let mut item = self.ctx.item(def.value, span);
+            item.pinned = def.fixed.and_then(|l| self.ctx.first_of(l));
+            item.prefer = def
+                .prefer
+                .and_then(|p| self.built.reads.get(usize::from(p)).copied().flatten())
+                .and_then(|i| {
+                    let read = &self.built.problem.items[i];
+                    let same = read.size == item.size;
+                    read.pinned.or(read.current).filter(|_| same)
+                });
+            self.built.defs[d] = Some(self.push(item, Role::Def(d)));
+        }
+    }
+}
+
+/// Whether two register ranges share a unit.
+pub fn overlaps(a: Location, b: Location) -> bool {
+    match (a, b) {
+        (
+            Location::Reg {
+                class: c1,
+                first: f1,
+                len: l1,
+            },
+            Location::Reg {
+                class: c2,
+                first: f2,
+                len: l2,
+            },
+        ) => c1 == c2 && f1 < f2 + l2 && f2 < f1 + l1,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alloc::packing::canonical;
+
+    /// Builds the problem of class `v` for the only instruction of the function in `body`,
+    /// with `residents` (by name) in registers, each living on unless named in `dying`.
+    fn built(body: &str, units: u16, residents: &[&str], dying: &[&str]) -> Built {
+        let src = format!("target generic v=16\nfunc @f {{\nb:\n{body}\n  ret\n}}\n");
+        let p = crate::parse(&src).unwrap_or_else(|e| panic!("{e}"));
+        let f = &p.functions[0];
+        let named = |n: &str| f.value_ids().find(|&v| f.value(v).name == n).unwrap();
+        let residents: Vec<(Value, Option<u16>)> =
+            residents.iter().map(|n| (named(n), None)).collect();
+        let dying: Vec<Value> = dying.iter().map(|n| named(n)).collect();
+        let op = f.blocks[0].insts.last().unwrap().op().unwrap().clone();
+        let shape = |v: Value| (f.value(v).class, f.value(v).size);
+        let lives_on = |v: Value| !dying.contains(&v);
+        let ctx = Context {
+            target: &p.target,
+            class: ClassId(0),
+            units,
+            shape: &shape,
+            lives_on: &lives_on,
+        };
+        build(
+            &ctx,
+            &residents,
+            Operands {
+                defs: &op.defs,
+                operands: &op.operands,
+            },
+        )
+    }
+
+    #[test]
+    fn dying_operand_and_definition_share_the_file() {
+        let b = built(
+            "  %a:v1 = x\n  %b:v1 = y\n  %c:v2 = z %a, %b",
+            2,
+            &["a", "b"],
+            &["a", "b"],
+        );
+        assert!(canonical(&b.problem).is_some());
+        let b = built(
+            "  %a:v1 = x\n  %b:v1 = y\n  %c:v2 = z %a, %b early",
+            3,
+            &["a", "b"],
+            &["a", "b"],
+        );
+        assert!(canonical(&b.problem).is_none(), "early-clobber needs 4");
+    }
+
+    #[test]
+    fn tied_use_that_lives_on_is_copied() {
+        let b = built("  %a:v1 = x\n  %c:v1 = mac %a, %a tied(1)", 2, &["a"], &[]);
+        assert_eq!(b.roles.len(), 2);
+        assert_eq!(b.roles[1], Role::Copy(Value(0)));
+        assert_eq!(b.defs, [Some(1)]);
+        assert_eq!(b.reads, [Some(0), Some(1)]);
+        assert!(canonical(&b.problem).is_some());
+        let b = built("  %a:v1 = x\n  %c:v1 = mac %a, %a tied(1)", 1, &["a"], &[]);
+        assert!(canonical(&b.problem).is_none());
+    }
+
+    #[test]
+    fn dying_tied_use_gives_its_register_to_the_definition() {
+        let b = built("  %a:v1 = x\n  %c:v1 = mac %a tied(0)", 1, &["a"], &["a"]);
+        assert_eq!(b.defs, [Some(0)]);
+        assert_eq!(b.problem.items[0].span, Span::Both);
+        assert!(canonical(&b.problem).is_some());
+    }
+
+    #[test]
+    fn fixed_use_overwritten_by_a_fixed_definition_reads_a_copy() {
+        let b = built(
+            "  %a:v1 = x\n  %c:v1 fixed(v2) = mul %a fixed(v2)",
+            3,
+            &["a"],
+            &[],
+        );
+        assert_eq!(
+            b.roles,
+            [Role::Value(Value(0)), Role::Copy(Value(0)), Role::Def(0)]
+        );
+        assert_eq!(b.problem.items[0].pinned, None);
+        assert_eq!(b.problem.items[1].pinned, Some(2));
+        let at = canonical(&b.problem).expect("fits");
+        assert_ne!(at[0], 2);
+    }
+
+    #[test]
+    fn a_value_fixed_to_two_registers_is_read_from_one_and_a_copy() {
+        let b = built(
+            "  %a:v1 = x\n  %c:v1 = mul %a fixed(v3), %a fixed(v5)",
+            6,
+            &["a"],
+            &["a"],
+        );
+        assert_eq!(b.reads, [Some(0), Some(1)]);
+        assert_eq!(b.problem.items[0].pinned, Some(3));
+        assert_eq!(b.problem.items[1].pinned, Some(5));
+    }
+}

@@ -1,0 +1,670 @@
+//! Where things sit in one register class at one instruction: the packing problem that
+//! both the spiller (does this fit?) and assignment (where does it go?) solve, so that
+//! what the spiller lets through, assignment can always place.
+//!
+//! An instruction has two instants. At *early* it reads its operands and writes its
+//! early-clobber definitions; at *late* it writes its other definitions. Every *item* of
+//! the problem is a range of `size` units starting at a multiple of `align`, inside the
+//! class's budget, occupying one instant or both:
+//!
+//! - a value live across the instruction (read or not) occupies both;
+//! - an operand read for the last time occupies early only, a definition late only;
+//! - a definition tied to an operand it overwrites shares one item with it (both);
+//! - a fixed operand or definition is *pinned* to its register.
+//!
+//! Two items that share an instant may not share a unit there. This is the model of
+//! regalloc2's operand constraints (early and late positions, fixed, reuse) with GPU tuple
+//! alignment, and ACO's `get_reg` with its parallel copy before the instruction: an item
+//! may move anywhere, the move is a copy before the instruction.
+//!
+//! [`canonical`] decides the problem from scratch: pinned items first, then the free ones
+//! by decreasing alignment and size, each at the lowest position that fits (both-instant
+//! items before single-instant ones of the same shape); when that greedy order fails, a
+//! bounded depth-first search tries the other positions. The answer depends only on the
+//! problem, so the spiller and assignment agree on it. [`near`] is what assignment calls:
+//! it keeps every item that can stay where it is, places the others first-fit, then
+//! displaces the fewest kept units for an item that finds no room, and falls back on the
+//! canonical packing (with items matched to the canonical positions they already hold)
+//! when that fails too. It succeeds exactly when [`canonical`] does.
+
+use std::cmp::Reverse;
+
+/// Which instants of the instruction an item occupies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Span {
+    /// Read by the instruction and not live after it.
+    Early,
+    /// Written by the instruction.
+    Late,
+    /// Live across the instruction, or read and overwritten in place (tied), or an
+    /// early-clobber definition.
+    Both,
+}
+
+impl Span {
+    fn early(self) -> bool {
+        self != Span::Late
+    }
+
+    fn late(self) -> bool {
+        self != Span::Early
+    }
+
+    /// Both-instant items are placed before single-instant items of the same shape.
+    fn rank(self) -> u8 {
+        match self {
+            Span::Both => 0,
+            Span::Early => 1,
+            Span::Late => 2,
+        }
+    }
+}
+
+/// One range of units to place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Item {
+    pub size: u16,
+    pub align: u16,
+    pub span: Span,
+    /// Fixed first unit (a fixed operand or definition).
+    pub pinned: Option<u16>,
+    /// Where the item's value sits now; assignment keeps it there when it can.
+    pub current: Option<u16>,
+    /// A soft wish (a `prefer` constraint), tried before first fit.
+    pub prefer: Option<u16>,
+}
+
+impl Item {
+    pub fn new(size: u16, align: u16, span: Span) -> Item {
+        Item {
+            size,
+            align: align.max(1),
+            span,
+            pinned: None,
+            current: None,
+            prefer: None,
+        }
+    }
+}
+
+/// The items of one class at one instruction, and the units usable.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Problem {
+    pub units: u16,
+    pub items: Vec<Item>,
+}
+
+/// How assignment chooses among free positions for items that must move or are new.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// Lowest position first.
+    Lowest,
+    /// Positions from `start` up to `spread`, then from 0 (round-robin), then the rest.
+    From { start: u16, spread: u16 },
+}
+
+/// Depth-first search nodes tried after the greedy order fails; the answer is the same
+/// on every run.
+const SEARCH_NODES: usize = 20_000;
+
+/// Occupancy of the units at the two instants.
+#[derive(Clone, Debug)]
+struct Grid {
+    early: Vec<bool>,
+    late: Vec<bool>,
+}
+
+impl Grid {
+    fn new(units: u16) -> Grid {
+        Grid {
+            early: vec![false; usize::from(units)],
+            late: vec![false; usize::from(units)],
+        }
+    }
+
+    fn units(&self) -> u16 {
+        self.early.len() as u16
+    }
+
+    fn fits(&self, item: &Item, at: u16) -> bool {
+        let (start, end) = (usize::from(at), usize::from(at) + usize::from(item.size));
+        if end > self.early.len() || !at.is_multiple_of(item.align) {
+            return false;
+        }
+        let free = |row: &[bool]| row[start..end].iter().all(|&b| !b);
+        (!item.span.early() || free(&self.early)) && (!item.span.late() || free(&self.late))
+    }
+
+    fn set(&mut self, item: &Item, at: u16, value: bool) {
+        let range = usize::from(at)..usize::from(at) + usize::from(item.size);
+        if item.span.early() {
+            self.early[range.clone()]
+                .iter_mut()
+                .for_each(|b| *b = value);
+        }
+        if item.span.late() {
+            self.late[range].iter_mut().for_each(|b| *b = value);
+        }
+    }
+
+    /// Units of the item's instants held by something else in the window at `at`.
+    fn taken(&self, item: &Item, at: u16) -> usize {
+        let range = usize::from(at)..usize::from(at) + usize::from(item.size);
+        range
+            .filter(|&u| (item.span.early() && self.early[u]) || (item.span.late() && self.late[u]))
+            .count()
+    }
+
+    fn free_units(&self, early: bool) -> usize {
+        let row = if early { &self.early } else { &self.late };
+        row.iter().filter(|&&b| !b).count()
+    }
+
+    /// Aligned start positions for `item` in `order`.
+    fn positions(&self, item: &Item, order: Order) -> Vec<u16> {
+        let last = self.units().saturating_sub(item.size);
+        let all = || (0..=last).step_by(usize::from(item.align));
+        if item.size > self.units() {
+            return Vec::new();
+        }
+        match order {
+            Order::Lowest => all().collect(),
+            Order::From { start, spread } => {
+                let spread = spread.min(self.units()).max(1);
+                let start = start % spread;
+                let aligned = |p: &u16| p.is_multiple_of(item.align);
+                let head = (start..spread).filter(aligned);
+                let wrap = (0..start).filter(aligned);
+                let mut out: Vec<u16> = head.chain(wrap).filter(|&p| p <= last).collect();
+                out.extend(all().filter(|&p| p >= spread));
+                out
+            }
+        }
+    }
+
+    fn first_fit(&self, item: &Item, order: Order) -> Option<u16> {
+        if let Some(p) = item.prefer.filter(|&p| self.fits(item, p)) {
+            return Some(p);
+        }
+        self.positions(item, order)
+            .into_iter()
+            .find(|&p| self.fits(item, p))
+    }
+}
+
+/// Places the pinned items; `None` when two of them collide or one lies outside.
+fn pinned_grid(p: &Problem) -> Option<Grid> {
+    let mut grid = Grid::new(p.units);
+    for item in &p.items {
+        if let Some(at) = item.pinned {
+            if !grid.fits(item, at) {
+                return None;
+            }
+            grid.set(item, at, true);
+        }
+    }
+    Some(grid)
+}
+
+/// The free items in canonical order: decreasing alignment, then size, both-instant items
+/// first, then by index.
+fn canonical_order(p: &Problem) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..p.items.len())
+        .filter(|&i| p.items[i].pinned.is_none())
+        .collect();
+    order.sort_by_key(|&i| {
+        let it = &p.items[i];
+        (Reverse(it.align), Reverse(it.size), it.span.rank(), i)
+    });
+    order
+}
+
+/// A placement of every item, decided from the problem alone (positions of `current`
+/// and `prefer` are ignored), or `None` when the items cannot all be placed.
+pub fn canonical(p: &Problem) -> Option<Vec<u16>> {
+    let mut grid = pinned_grid(p)?;
+    let mut at: Vec<u16> = p.items.iter().map(|i| i.pinned.unwrap_or(0)).collect();
+    let order = canonical_order(p);
+    if greedy(p, &order, &mut grid, &mut at) {
+        return Some(at);
+    }
+    let mut grid = pinned_grid(p)?;
+    let mut search = Search {
+        p,
+        order: &order,
+        nodes: 0,
+    };
+    search.place(0, &mut grid, &mut at).then_some(at)
+}
+
+/// Whether the items fit: [`canonical`] finds a placement.
+pub fn fits(p: &Problem) -> bool {
+    canonical(p).is_some()
+}
+
+fn greedy(p: &Problem, order: &[usize], grid: &mut Grid, at: &mut [u16]) -> bool {
+    for &i in order {
+        let item = &p.items[i];
+        let Some(pos) = grid
+            .positions(item, Order::Lowest)
+            .into_iter()
+            .find(|&q| grid.fits(item, q))
+        else {
+            return false;
+        };
+        grid.set(item, pos, true);
+        at[i] = pos;
+    }
+    true
+}
+
+/// Bounded depth-first search over positions in canonical order. Identical consecutive
+/// items take increasing positions (their order does not matter).
+struct Search<'a> {
+    p: &'a Problem,
+    order: &'a [usize],
+    nodes: usize,
+}
+
+impl Search<'_> {
+    fn place(&mut self, k: usize, grid: &mut Grid, at: &mut [u16]) -> bool {
+        let Some(&i) = self.order.get(k) else {
+            return true;
+        };
+        if !self.room_left(k, grid) {
+            return false;
+        }
+        let item = self.p.items[i];
+        let floor = match k.checked_sub(1).map(|j| self.order[j]) {
+            Some(j) if same_shape(&self.p.items[j], &item) => at[j] + item.size,
+            _ => 0,
+        };
+        for pos in grid.positions(&item, Order::Lowest) {
+            if pos < floor || !grid.fits(&item, pos) {
+                continue;
+            }
+            self.nodes += 1;
+            if self.nodes > SEARCH_NODES {
+                return false;
+            }
+            grid.set(&item, pos, true);
+            at[i] = pos;
+            if self.place(k + 1, grid, at) {
+                return true;
+            }
+            grid.set(&item, pos, false);
+        }
+        false
+    }
+
+    /// Whether the free units of each instant can hold what is left to place.
+    fn room_left(&self, k: usize, grid: &Grid) -> bool {
+        let need = |early: bool| {
+            self.order[k..]
+                .iter()
+                .map(|&i| &self.p.items[i])
+                .filter(|it| {
+                    if early {
+                        it.span.early()
+                    } else {
+                        it.span.late()
+                    }
+                })
+                .map(|it| usize::from(it.size))
+                .sum::<usize>()
+        };
+        need(true) <= grid.free_units(true) && need(false) <= grid.free_units(false)
+    }
+}
+
+fn same_shape(a: &Item, b: &Item) -> bool {
+    a.size == b.size && a.align == b.align && a.span == b.span
+}
+
+/// A placement that keeps items where they are (`current`) as far as it can; `None`
+/// exactly when [`canonical`] finds none.
+pub fn near(p: &Problem, order: Order) -> Option<Vec<u16>> {
+    let grid = pinned_grid(p)?;
+    let mut kept = Kept::new(p, grid);
+    if kept.place_movers(order) {
+        return Some(kept.at);
+    }
+    let matched = canonical(p).map(|at| match_current(p, at))?;
+    Some(matched)
+}
+
+/// Assignment's placement in progress: which items keep their current position.
+struct Kept<'a> {
+    p: &'a Problem,
+    grid: Grid,
+    at: Vec<u16>,
+    placed: Vec<bool>,
+}
+
+impl<'a> Kept<'a> {
+    /// Pinned items placed, then every item that can stay where it is.
+    fn new(p: &'a Problem, mut grid: Grid) -> Kept<'a> {
+        let mut at: Vec<u16> = vec![0; p.items.len()];
+        let mut placed = vec![false; p.items.len()];
+        for (i, item) in p.items.iter().enumerate() {
+            if let Some(pos) = item.pinned {
+                at[i] = pos;
+                placed[i] = true;
+            }
+        }
+        for (i, item) in p.items.iter().enumerate() {
+            if let (None, Some(pos)) = (item.pinned, item.current) {
+                if grid.fits(item, pos) {
+                    grid.set(item, pos, true);
+                    at[i] = pos;
+                    placed[i] = true;
+                }
+            }
+        }
+        Kept {
+            p,
+            grid,
+            at,
+            placed,
+        }
+    }
+
+    /// Places the items not placed yet, first fit in canonical order; an item that finds
+    /// no room displaces the fewest units of movable placed items, which are placed again
+    /// after it. False when some item stays unplaced.
+    fn place_movers(&mut self, order: Order) -> bool {
+        let mut queue: Vec<usize> = canonical_order(self.p)
+            .into_iter()
+            .filter(|&i| !self.placed[i])
+            .collect();
+        let mut displacements = 0;
+        while let Some(i) = queue.first().copied() {
+            queue.remove(0);
+            let item = self.p.items[i];
+            if let Some(pos) = self.grid.first_fit(&item, order) {
+                self.put(i, pos);
+                continue;
+            }
+            displacements += 1;
+            if displacements > self.p.items.len() {
+                return false;
+            }
+            let Some((pos, victims)) = self.cheapest_window(&item) else {
+                return false;
+            };
+            for &v in &victims {
+                self.take(v);
+            }
+            self.put(i, pos);
+            queue.extend(victims);
+        }
+        true
+    }
+
+    fn put(&mut self, i: usize, pos: u16) {
+        self.grid.set(&self.p.items[i], pos, true);
+        self.at[i] = pos;
+        self.placed[i] = true;
+    }
+
+    fn take(&mut self, i: usize) {
+        self.grid.set(&self.p.items[i], self.at[i], false);
+        self.placed[i] = false;
+    }
+
+    /// The window for `item` whose occupants at its instants are all movable (placed,
+    /// not pinned) and cover the fewest units; the occupants are returned.
+    fn cheapest_window(&self, item: &Item) -> Option<(u16, Vec<usize>)> {
+        let mut best: Option<(usize, u16, Vec<usize>)> = None;
+        for pos in self.grid.positions(item, Order::Lowest) {
+            let Some(victims) = self.occupants(item, pos) else {
+                continue;
+            };
+            let cost = self.grid.taken(item, pos);
+            if best.as_ref().is_none_or(|(c, _, _)| cost < *c) {
+                best = Some((cost, pos, victims));
+            }
+        }
+        best.map(|(_, pos, victims)| (pos, victims))
+    }
+
+    /// The placed items overlapping `item` at `pos` on a shared instant; `None` when one
+    /// of them is pinned.
+    fn occupants(&self, item: &Item, pos: u16) -> Option<Vec<usize>> {
+        let (lo, hi) = (pos, pos + item.size);
+        let mut victims = Vec::new();
+        for (j, other) in self.p.items.iter().enumerate() {
+            let shares = (item.span.early() && other.span.early())
+                || (item.span.late() && other.span.late());
+            let overlaps = self.at[j] < hi && lo < self.at[j] + other.size;
+            if !self.placed[j] || !shares || !overlaps {
+                continue;
+            }
+            if other.pinned.is_some() {
+                return None;
+            }
+            victims.push(j);
+        }
+        Some(victims)
+    }
+}
+
+/// Among items of one shape, hands each canonical position to an item that already sits
+/// there when there is one, so that fewer values move.
+fn match_current(p: &Problem, mut at: Vec<u16>) -> Vec<u16> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for i in (0..p.items.len()).filter(|&i| p.items[i].pinned.is_none()) {
+        match groups
+            .iter_mut()
+            .find(|g| same_shape(&p.items[g[0]], &p.items[i]))
+        {
+            Some(g) => g.push(i),
+            None => groups.push(vec![i]),
+        }
+    }
+    for group in groups {
+        let mut free: Vec<u16> = group.iter().map(|&i| at[i]).collect();
+        let mut pending = Vec::new();
+        for &i in &group {
+            match p.items[i]
+                .current
+                .and_then(|c| free.iter().position(|&q| q == c))
+            {
+                Some(k) => at[i] = free.swap_remove(k),
+                None => pending.push(i),
+            }
+        }
+        free.sort_unstable();
+        for (i, pos) in pending.into_iter().zip(free) {
+            at[i] = pos;
+        }
+    }
+    at
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(size: u16, align: u16, span: Span) -> Item {
+        Item::new(size, align, span)
+    }
+
+    fn pinned(size: u16, span: Span, at: u16) -> Item {
+        Item {
+            pinned: Some(at),
+            ..Item::new(size, 1, span)
+        }
+    }
+
+    /// Checks a placement: aligned, inside, pinned where pinned, no two items sharing a
+    /// unit at a shared instant.
+    fn valid(p: &Problem, at: &[u16]) -> bool {
+        let mut grid = Grid::new(p.units);
+        p.items.iter().zip(at).all(|(item, &pos)| {
+            let ok = item.pinned.is_none_or(|q| q == pos) && grid.fits(item, pos);
+            grid.set(item, pos, true);
+            ok
+        })
+    }
+
+    /// Every placement, tried exhaustively.
+    fn brute_force(p: &Problem, k: usize, grid: &mut Grid) -> bool {
+        let Some(item) = p.items.get(k) else {
+            return true;
+        };
+        let positions: Vec<u16> = match item.pinned {
+            Some(q) => vec![q],
+            None => (0..p.units).collect(),
+        };
+        for pos in positions {
+            if grid.fits(item, pos) {
+                grid.set(item, pos, true);
+                let found = brute_force(p, k + 1, grid);
+                grid.set(item, pos, false);
+                if found {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    #[test]
+    fn killed_operand_and_definition_share_units() {
+        let p = Problem {
+            units: 3,
+            items: vec![
+                item(1, 1, Span::Both),
+                item(2, 2, Span::Early),
+                item(2, 2, Span::Late),
+            ],
+        };
+        let at = canonical(&p).expect("fits");
+        assert!(valid(&p, &at));
+        assert_eq!(at, [2, 0, 0]);
+    }
+
+    #[test]
+    fn pinned_items_collide() {
+        let p = Problem {
+            units: 4,
+            items: vec![pinned(2, Span::Early, 1), pinned(1, Span::Both, 2)],
+        };
+        assert_eq!(canonical(&p), None);
+        let p = Problem {
+            units: 4,
+            items: vec![pinned(2, Span::Early, 1), pinned(1, Span::Late, 2)],
+        };
+        assert_eq!(canonical(&p), Some(vec![1, 2]));
+    }
+
+    #[test]
+    fn a_pinned_unit_splits_the_file() {
+        // v[0:3] free except unit 1 at both instants: a pair fits only at 2.
+        let p = Problem {
+            units: 4,
+            items: vec![pinned(1, Span::Both, 1), item(2, 2, Span::Both)],
+        };
+        assert_eq!(canonical(&p), Some(vec![1, 2]));
+        let p = Problem {
+            units: 4,
+            items: vec![
+                pinned(1, Span::Both, 1),
+                item(2, 2, Span::Both),
+                item(2, 2, Span::Late),
+            ],
+        };
+        assert_eq!(canonical(&p), None);
+    }
+
+    #[test]
+    fn near_keeps_what_can_stay() {
+        let mut stay = item(1, 1, Span::Both);
+        stay.current = Some(5);
+        let mut moved = item(1, 1, Span::Both);
+        moved.current = Some(0);
+        let p = Problem {
+            units: 8,
+            items: vec![
+                stay,
+                moved,
+                pinned(1, Span::Early, 0),
+                item(2, 2, Span::Late),
+            ],
+        };
+        let at = near(&p, Order::Lowest).expect("fits");
+        assert!(valid(&p, &at));
+        assert_eq!(at[0], 5, "an item in no one's way stays");
+        assert_ne!(at[1], 0, "the item on the pinned unit moves");
+    }
+
+    #[test]
+    fn near_displaces_when_first_fit_fails() {
+        // Singles at 0 and 2 leave no free pair; one of them moves to 3.
+        let mut a = item(1, 1, Span::Both);
+        a.current = Some(0);
+        let mut b = item(1, 1, Span::Both);
+        b.current = Some(2);
+        let p = Problem {
+            units: 4,
+            items: vec![a, b, item(2, 2, Span::Late)],
+        };
+        let at = near(&p, Order::Lowest).expect("fits");
+        assert!(valid(&p, &at));
+        let moved = (0..2)
+            .filter(|&i| Some(at[i]) != p.items[i].current)
+            .count();
+        assert_eq!(moved, 1);
+    }
+
+    /// A small deterministic generator of problems: shapes of AMD SGPRs (natural
+    /// alignment up to 4) and VGPRs (stride 1), pinned and free items at random instants.
+    fn random_problem(seed: &mut u64) -> Problem {
+        let mut next = |n: u64| {
+            *seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (*seed >> 33) % n
+        };
+        let units = 2 + next(7) as u16;
+        let natural = next(2) == 0;
+        let count = 1 + next(5) as usize;
+        let items = (0..count)
+            .map(|_| {
+                let size: u16 = [1, 1, 1, 2, 2, 3, 4][next(7) as usize];
+                let align = if natural {
+                    size.next_power_of_two().min(4)
+                } else {
+                    1
+                };
+                let span = [Span::Early, Span::Late, Span::Both][next(3) as usize];
+                let mut it = Item::new(size, align, span);
+                if next(4) == 0 {
+                    it.pinned = Some(next(u64::from(units)) as u16 / align * align);
+                }
+                it
+            })
+            .collect();
+        Problem { units, items }
+    }
+
+    #[test]
+    fn canonical_and_near_agree_with_brute_force() {
+        let mut seed = 7;
+        let mut feasible = 0;
+        for _ in 0..20_000 {
+            let p = random_problem(&mut seed);
+            let exists = brute_force(&p, 0, &mut Grid::new(p.units));
+            let found = canonical(&p);
+            assert_eq!(found.is_some(), exists, "{p:?}");
+            if let Some(at) = found {
+                feasible += 1;
+                assert!(valid(&p, &at), "{p:?} {at:?}");
+                let at = near(&p, Order::Lowest).expect("near agrees with canonical");
+                assert!(valid(&p, &at), "{p:?} {at:?}");
+            }
+        }
+        assert!(feasible > 5_000, "{feasible}");
+    }
+}

@@ -1,0 +1,159 @@
+//! Before allocation every edge gets a place for its copies; after it, the places that
+//! stayed empty go away.
+//!
+//! Out of SSA puts an edge's copies at the end of its source when the source has one
+//! successor, else at the top of its target when the target has one predecessor. An
+//! edge that is neither (a critical edge), and an edge from a block with several
+//! successors into a block with phis (phi copies must run before the phis' block is
+//! entered), is split here, once, by a block of its own (Briggs et al.; Mesa ACO splits
+//! critical edges before allocation too). On the linear CFG of divergent code the edges
+//! this leaves without a place (a side skipped because no lane takes it) carry no copies
+//! by construction (`Divergence::anchor`). A split block that ends up holding nothing is
+//! removed from the allocated function, so the output only has the blocks it needs.
+
+use crate::analysis::cfg::{split_edges, Graph};
+use crate::analysis::{dom::DomTree, loops};
+use crate::program::{Block, Function, Terminator};
+
+/// `f` with its copy-less edges split, and the blocks added.
+pub fn split(f: &Function) -> (Function, Vec<Block>) {
+    let cfg = Graph::of_function(f);
+    let edges: Vec<(Block, Block)> = f
+        .block_ids()
+        .flat_map(|p| cfg.succs(p).iter().map(move |&s| (p, s)))
+        .filter(|&(p, s)| {
+            let fans_out = cfg.succs(p).len() > 1;
+            fans_out && (cfg.preds(s).len() > 1 || !f.block(s).phis.is_empty())
+        })
+        .collect();
+    let mut g = f.clone();
+    let added = split_edges(&mut g, &edges);
+    if f.blocks.iter().any(|b| b.freq.is_some()) {
+        let freq = frequencies(f, &cfg);
+        for (&(p, s), &n) in edges.iter().zip(&added) {
+            g.blocks[n.index()].freq = Some(freq[p.index()].min(freq[s.index()]));
+        }
+    }
+    (g, added)
+}
+
+fn frequencies(f: &Function, cfg: &Graph) -> Vec<f64> {
+    let dom = DomTree::new(cfg);
+    loops::frequencies(f, &loops::Loops::new(cfg, &dom))
+}
+
+/// Removes the blocks of `added` that hold no instruction, sending their predecessor
+/// straight to their successor.
+pub fn drop_empty(g: &mut Function, added: &[Block]) {
+    let empty: Vec<Block> = added
+        .iter()
+        .copied()
+        .filter(|b| g.block(*b).insts.is_empty())
+        .collect();
+    if empty.is_empty() {
+        return;
+    }
+    for &n in &empty {
+        let Terminator::Jump { target, .. } = g.block(n).term else {
+            continue;
+        };
+        let pred = g
+            .block_ids()
+            .find(|&p| g.block(p).term.successors().any(|s| s == n))
+            .expect("a split block has a predecessor");
+        retarget(&mut g.blocks[pred.index()].term, n, target);
+        for phi in &mut g.blocks[target.index()].phis {
+            for arg in phi.args.iter_mut().filter(|a| a.block == n) {
+                arg.block = pred;
+            }
+        }
+    }
+    let mut renumber: Vec<Option<Block>> = Vec::with_capacity(g.blocks.len());
+    let mut next = 0;
+    for b in g.block_ids() {
+        if empty.contains(&b) {
+            renumber.push(None);
+        } else {
+            renumber.push(Some(Block(next)));
+            next += 1;
+        }
+    }
+    let mut k = 0;
+    g.blocks.retain(|_| {
+        k += 1;
+        renumber[k - 1].is_some()
+    });
+    let new = |b: Block| renumber[b.index()].expect("edges lead to kept blocks");
+    for block in &mut g.blocks {
+        for phi in &mut block.phis {
+            phi.args.iter_mut().for_each(|a| a.block = new(a.block));
+        }
+        match &mut block.term {
+            Terminator::Jump { target, .. } => *target = new(*target),
+            Terminator::Branch {
+                then_block,
+                else_block,
+                ..
+            } => {
+                *then_block = new(*then_block);
+                *else_block = new(*else_block);
+            }
+            Terminator::Ret { .. } => {}
+        }
+    }
+}
+
+fn retarget(term: &mut Terminator, old: Block, new: Block) {
+    match term {
+        Terminator::Jump { target, .. } if *target == old => *target = new,
+        Terminator::Branch {
+            then_block,
+            else_block,
+            ..
+        } => {
+            if *then_block == old {
+                *then_block = new;
+            }
+            if *else_block == old {
+                *else_block = new;
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn critical_edges_and_edges_into_phis_are_split_and_empty_ones_dropped() {
+        let src = "target gfx9
+func @f {
+a:
+  %c:s1 = c
+  branch uniform %c, b, j
+b:
+  branch uniform %c, j, k
+k:
+  %x:s1 = phi [b: %c]
+  ret
+j:
+  ret
+}
+";
+        let p = crate::parse(src).unwrap_or_else(|e| panic!("{e}"));
+        let f = &p.functions[0];
+        let (mut g, added) = split(f);
+        let names: Vec<&str> = added.iter().map(|b| g.block(*b).name.as_str()).collect();
+        assert_eq!(names, ["a.j", "b.j", "b.k"]);
+        drop_empty(&mut g, &added);
+        assert_eq!(
+            crate::print(&crate::Program {
+                target: p.target.clone(),
+                functions: vec![g],
+            }),
+            crate::print(&p)
+        );
+    }
+}

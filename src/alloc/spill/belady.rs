@@ -1,0 +1,1363 @@
+//! Which values of a class are in registers where: the W sets of Braun & Hack, "Register
+//! Spilling and Live-Range Splitting for SSA-Form Programs" (CC 2009).
+//!
+//! Blocks are visited in reverse post-order of the class's CFG. Each starts with a set W
+//! of values in registers ([`Belady::entry_set`], §4.2–4.3 of the paper):
+//!
+//! - at a loop header, the live-ins and phis used in the loop, by next use, then values
+//!   live through the loop while the loop's pressure leaves room;
+//! - elsewhere, the values in registers at the end of every visited predecessor, then
+//!   those in some, by next use; a single predecessor passes its set on;
+//! - (uniform classes) the else-arm and the join of a divergent branch take what the
+//!   branch block kept for them (see below).
+//!
+//! Phis left out of W are memory phis. Then Belady's MIN runs through the block
+//! ([`Belady::walk`], §4.1): before each instruction its operands are reloaded into W;
+//! while the instruction's [`packing`](super::super::packing) problem does not fit the
+//! budget, the value in W whose next use is farthest (weighted by how cheap it is to get
+//! back: a rematerialisable constant is cheaper than a reload) leaves — before the
+//! instruction if it is not an operand, after it if it is an operand that lives on. The
+//! demand is exactly what assignment must place, so assignment never fails where this
+//! succeeded. Evictions and reloads are recorded; the code that couples blocks (reloads
+//! and stores on edges) and the stores follow from the sets ([`super::place`]).
+//!
+//! Uniform values follow the linear CFG, on which a divergent branch block B reaches its
+//! else-arm E, and then its join J, without running any code when no lane takes a side
+//! (`Divergence::anchor`). Those paths have no place for a reload or a store, and SSA has
+//! no phi for them: the values W holds at E must be the ones B's W held, with the same
+//! definition, on every path — so the values B keeps for E are not evicted anywhere in
+//! the then-side, and those it keeps for J nowhere in the else-side (ACO's linear phis
+//! with their skip-path copies, made identities). When a side needs one of them evicted
+//! anyway, B stops keeping it (it is stored at B's end and reloaded after the side).
+
+use super::edges;
+use super::nextuse::{NextUse, Uses, LOOP_EXIT, NEVER};
+use crate::alloc::operands::{self, Context, Operands};
+use crate::alloc::packing;
+use crate::alloc::AllocError;
+use crate::analysis::cfg::Graph;
+use crate::analysis::divergence;
+use crate::analysis::loops::Loops;
+use crate::analysis::Analysis;
+use crate::program::*;
+use crate::target::{ClassId, SpillTarget, Target};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The decisions for one class.
+#[derive(Clone, Debug, Default)]
+pub struct Decisions {
+    pub blocks: Vec<BlockPlan>,
+    /// Phis of the class left out of registers at their block's entry.
+    pub memory_phis: Vec<Value>,
+}
+
+/// What happens to one block's values of the class.
+#[derive(Clone, Debug, Default)]
+pub struct BlockPlan {
+    pub visited: bool,
+    /// W at the entry (live-ins and register phis), sorted.
+    pub entry: Vec<Value>,
+    /// W at the end (live-outs), sorted.
+    pub exit: Vec<Value>,
+    /// Values leaving the registers while still live, with the position before which
+    /// they are last in a register (their store, if they need one, goes there).
+    pub evictions: Vec<(u32, Value)>,
+    /// Values reloaded before a position.
+    pub reloads: Vec<(u32, Value)>,
+    /// Values of the exit kept in registers for a divergent side still to run: the
+    /// code coupling the block to its successors may not move them out.
+    pub protected: Vec<Value>,
+}
+
+/// Which side of a divergent branch a block lies in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Side {
+    Then,
+    Else,
+}
+
+/// What the spiller of one class reads.
+#[derive(Debug)]
+pub struct Input<'a> {
+    pub f: &'a Function,
+    pub target: &'a Target,
+    pub a: &'a Analysis,
+    pub class: ClassId,
+    pub budget: u16,
+    /// The class's CFG (linear for uniform classes) and its loops.
+    pub graph: &'a Graph,
+    pub loops: &'a Loops,
+}
+
+/// Runs MIN over every block of the class.
+pub fn decide(input: &Input) -> Result<Decisions, AllocError> {
+    let uses = Uses::new(input.f, input.class);
+    let next = NextUse::new(
+        input.f,
+        input.class,
+        &uses,
+        input.graph,
+        input.loops,
+        &input.a.liveness,
+    );
+    let mut b = Belady {
+        input,
+        uses,
+        next,
+        plans: vec![BlockPlan::default(); input.f.blocks.len()],
+        memory_phis: Vec::new(),
+        sides: vec![Vec::new(); input.f.blocks.len()],
+        kept: BTreeMap::new(),
+        costs: unit_costs(input),
+        remat: remat_values(input.f),
+        evicted: BTreeSet::new(),
+    };
+    if input.target.class(input.class).uniform {
+        b.find_sides();
+    }
+    for block in visit_order(input.graph, input.loops, input.f) {
+        b.block(block)?;
+    }
+    b.drop_unneeded();
+    b.record_protected();
+    Ok(Decisions {
+        blocks: b.plans,
+        memory_phis: b.memory_phis,
+    })
+}
+
+/// A reverse post-order of `graph` in which every loop's blocks are contiguous: the
+/// depth-first search explores the successors that leave the most loops first, so they
+/// come after the loop. A loop's back edges are thus visited before anything after the
+/// loop — in particular before the else-side that follows a then-side on the linear
+/// CFG, which reads what the then-side kept. The entry's region comes first, then each
+/// region from a block without predecessors, then whatever is left.
+pub fn visit_order(graph: &Graph, loops: &Loops, f: &Function) -> Vec<Block> {
+    let mut seen = vec![false; f.blocks.len()];
+    let mut order = Vec::with_capacity(f.blocks.len());
+    let roots = std::iter::once(Block(0)).chain(
+        f.block_ids()
+            .filter(|&b| b != Block(0) && graph.preds(b).is_empty()),
+    );
+    for root in roots.collect::<Vec<_>>() {
+        if root.index() < f.blocks.len() && !seen[root.index()] {
+            order.extend(loop_contiguous_rpo(graph, loops, root, &mut seen));
+        }
+    }
+    order.extend(f.block_ids().filter(|b| !seen[b.index()]));
+    order
+}
+
+fn loop_contiguous_rpo(graph: &Graph, loops: &Loops, root: Block, seen: &mut [bool]) -> Vec<Block> {
+    let succs = |b: Block| {
+        let mut s = graph.succs(b).to_vec();
+        s.sort_by_key(|&x| loops.depth(x));
+        s
+    };
+    let mut stack = vec![(root, succs(root), 0usize)];
+    let mut post = Vec::new();
+    seen[root.index()] = true;
+    while let Some((b, ss, k)) = stack.last_mut() {
+        match ss.get(*k).copied() {
+            Some(s) => {
+                *k += 1;
+                if !seen[s.index()] {
+                    seen[s.index()] = true;
+                    stack.push((s, succs(s), 0));
+                }
+            }
+            None => {
+                post.push(*b);
+                stack.pop();
+            }
+        }
+    }
+    post.reverse();
+    post
+}
+
+/// What getting a value back costs, per unit: a remat, or a reload from where the class
+/// spills first; and what storing it costs (nothing for a remat).
+#[derive(Clone, Copy, Debug)]
+struct UnitCosts {
+    reload: f64,
+    store: f64,
+}
+
+fn unit_costs(input: &Input) -> (UnitCosts, UnitCosts) {
+    let costs = &input.target.costs;
+    let class = input.target.class(input.class);
+    let (load, store) = match class.spill.first() {
+        Some(SpillTarget::Lanes { .. }) => (costs.lane_read, costs.lane_write),
+        Some(SpillTarget::Class { .. }) => (costs.class_move, costs.class_move),
+        _ => (costs.mem_load, costs.mem_store),
+    };
+    let slot = UnitCosts {
+        reload: load,
+        store,
+    };
+    let remat = UnitCosts {
+        reload: costs.remat,
+        store: 0.0,
+    };
+    (slot, remat)
+}
+
+/// Per value: whether its definition is rematerialisable.
+pub fn remat_values(f: &Function) -> Vec<bool> {
+    let mut remat = vec![false; f.values.len()];
+    for op in f
+        .blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .filter_map(|i| i.op())
+    {
+        if op.remat {
+            op.defs.iter().for_each(|d| remat[d.value.index()] = true);
+        }
+    }
+    remat
+}
+
+struct Belady<'i, 'a> {
+    input: &'i Input<'a>,
+    uses: Uses,
+    next: NextUse,
+    plans: Vec<BlockPlan>,
+    memory_phis: Vec<Value>,
+    /// Per block: the divergent branches whose sides it lies in (uniform classes).
+    sides: Vec<Vec<(Block, Side)>>,
+    /// Per branch block and side: the values kept in registers through that side.
+    kept: BTreeMap<(Block, u8), BTreeSet<Value>>,
+    /// Costs of values spilled to their class's first target, and of remats.
+    costs: (UnitCosts, UnitCosts),
+    remat: Vec<bool>,
+    /// Values evicted somewhere already (their store is placed; another eviction needs
+    /// none).
+    evicted: BTreeSet<Value>,
+}
+
+/// What a walk through a block decided.
+#[derive(Clone, Debug, Default)]
+struct Walked {
+    reloads: Vec<(u32, Value)>,
+    evictions: Vec<(u32, Value)>,
+}
+
+/// What an eviction at one instruction is asked for.
+struct Ask<'a> {
+    w: &'a Set,
+    reads: &'a [Value],
+    dropped: &'a BTreeSet<Value>,
+    operands_too: bool,
+    excess: u32,
+    /// Positions after the instruction that stay over the budget.
+    crowded: u64,
+}
+
+/// A value that may be evicted.
+#[derive(Clone, Copy, Debug)]
+struct Candidate {
+    value: Value,
+    operand: bool,
+    distance: u64,
+    /// Distance times the units the excess needs of it, per `size`.
+    gain: u128,
+    size: u128,
+    /// Store and reload cost per useful unit, per execution of the block.
+    cost: f64,
+}
+
+/// The candidate to evict (see [`Belady::victim`]): Belady's among those next used
+/// after the loop; else the cheapest among those next used after the `crowded`
+/// positions; else Belady's.
+fn choose(candidates: &[Candidate], crowded: u64) -> Option<(Value, bool)> {
+    let by_score = |c: &&Candidate| (Score(c.gain, c.size), std::cmp::Reverse(c.value));
+    let after_loop = candidates.iter().filter(|c| c.distance >= LOOP_EXIT);
+    if let Some(c) = after_loop.max_by_key(by_score) {
+        return Some((c.value, c.operand));
+    }
+    let beyond = candidates.iter().filter(|c| c.distance > crowded);
+    let cheapest = beyond.min_by(|x, y| {
+        x.cost
+            .total_cmp(&y.cost)
+            .then_with(|| by_score(y).cmp(&by_score(x)))
+    });
+    cheapest
+        .or_else(|| candidates.iter().max_by_key(by_score))
+        .map(|c| (c.value, c.operand))
+}
+
+/// A victim's score, `gain / size`, compared without division.
+#[derive(Clone, Copy, Debug)]
+struct Score(u128, u128);
+
+impl PartialEq for Score {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == std::cmp::Ordering::Equal
+    }
+}
+
+impl Eq for Score {}
+
+impl PartialOrd for Score {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Score {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.0 * other.1).cmp(&(other.0 * self.1))
+    }
+}
+
+/// W while a block is walked: the values and their units.
+#[derive(Clone, Debug, Default)]
+struct Set {
+    values: BTreeSet<Value>,
+}
+
+impl Belady<'_, '_> {
+    fn f(&self) -> &Function {
+        self.input.f
+    }
+
+    fn size(&self, v: Value) -> u16 {
+        self.f().value(v).size
+    }
+
+    fn of_class(&self, v: Value) -> bool {
+        self.f().value(v).class == self.input.class
+    }
+
+    fn align(&self, size: u16) -> u16 {
+        self.input
+            .target
+            .class(self.input.class)
+            .align
+            .alignment(size)
+    }
+
+    /// Units a value takes when values are packed by decreasing alignment.
+    fn rounded(&self, v: Value) -> u32 {
+        let size = self.size(v);
+        let a = self.align(size);
+        u32::from(size.div_ceil(a) * a)
+    }
+
+    fn find_sides(&mut self) {
+        let f = self.input.f;
+        let a = self.input.a;
+        for &b in a.cfg.rpo() {
+            let Terminator::Branch {
+                kind: BranchKind::Divergent,
+                then_block,
+                else_block,
+                ..
+            } = f.block(b).term
+            else {
+                continue;
+            };
+            if a.divergence.anchor(else_block) != Some(b) {
+                continue;
+            }
+            let join = a.pdom.ipdom(b);
+            for (arm, other, side) in [
+                (then_block, else_block, Side::Then),
+                (else_block, then_block, Side::Else),
+            ] {
+                let mut stamp = vec![u32::MAX; f.blocks.len()];
+                for x in divergence::then_region(&a.cfg, b, (arm, other, join), &mut stamp) {
+                    self.sides[x.index()].push((b, side));
+                }
+            }
+        }
+    }
+
+    fn side_key(branch: Block, side: Side) -> (Block, u8) {
+        (branch, side as u8)
+    }
+
+    /// Values that may not leave the registers in `b`.
+    fn protected(&self, b: Block) -> BTreeSet<Value> {
+        let mut out = BTreeSet::new();
+        for &(branch, side) in &self.sides[b.index()] {
+            if let Some(kept) = self.kept.get(&Self::side_key(branch, side)) {
+                out.extend(kept.iter().copied());
+            }
+        }
+        out
+    }
+
+    /// `v` may be evicted in `b` after all: no branch whose side holds `b` keeps it —
+    /// through the then-side the join is reached too (when no lane takes the
+    /// else-side), so the branch keeps it for neither.
+    fn demote(&mut self, b: Block, v: Value) {
+        for &(branch, side) in &self.sides[b.index()] {
+            let sides: &[Side] = match side {
+                Side::Then => &[Side::Then, Side::Else],
+                Side::Else => &[Side::Else],
+            };
+            for &s in sides {
+                if let Some(kept) = self.kept.get_mut(&Self::side_key(branch, s)) {
+                    kept.remove(&v);
+                }
+            }
+        }
+    }
+
+    /// Whether demoting `v` in `b` comes in time: no block that would have taken `v`
+    /// from a kept set (an else-arm, a join) has been visited yet.
+    fn demotable(&self, b: Block, v: Value) -> bool {
+        self.sides[b.index()].iter().all(|&(branch, side)| {
+            let affected: &[Side] = match side {
+                Side::Then => &[Side::Then, Side::Else],
+                Side::Else => &[Side::Else],
+            };
+            affected.iter().all(|&s| {
+                let keeps = self
+                    .kept
+                    .get(&Self::side_key(branch, s))
+                    .is_some_and(|k| k.contains(&v));
+                let reader = match (s, &self.f().block(branch).term) {
+                    (Side::Then, Terminator::Branch { else_block, .. }) => Some(*else_block),
+                    _ => self.input.a.pdom.ipdom(branch),
+                };
+                !keeps || reader.is_none_or(|r| !self.plans[r.index()].visited)
+            })
+        })
+    }
+
+    fn block(&mut self, b: Block) -> Result<(), AllocError> {
+        let mut entry = self.entry_set(b);
+        if self.is_loop_entry(b) {
+            self.drop_doomed(b, &mut entry)?;
+            self.fit_rotations(b, &mut entry);
+        }
+        let phis: Vec<Value> = self
+            .f()
+            .block(b)
+            .phis
+            .iter()
+            .map(|p| p.def.value)
+            .filter(|&v| self.of_class(v))
+            .collect();
+        for phi in phis {
+            if !entry.values.contains(&phi) {
+                self.memory_phis.push(phi);
+            }
+        }
+        self.plans[b.index()].entry = entry.values.iter().copied().collect();
+        let (exit, walked) = self.walk(b, entry, false)?;
+        let plan = &mut self.plans[b.index()];
+        plan.exit = exit.values.into_iter().collect();
+        plan.reloads = walked.reloads;
+        plan.evictions = walked.evictions;
+        plan.visited = true;
+        self.fit_back_edges(b);
+        self.keep_for_sides(b);
+        Ok(())
+    }
+
+    /// A loop header's W must leave room for the code on its back edges. A rotation
+    /// through a memory phi (a register phi takes a memory phi's old value while that
+    /// phi's location takes the register phi's) needs the memory value's room while the
+    /// register value is still held, and two such rotations can block each other. The
+    /// coupling of each back edge is sequenced in advance, as if the edge's block ended
+    /// with W still in registers (what the body evicts on the way only makes room);
+    /// while it does not fit, the largest phi in a rotation leaves W (it becomes a memory
+    /// phi: rotations between memory locations need room only for the values moved),
+    /// else the live-through value used farthest away. Protected values stay.
+    fn fit_rotations(&self, b: Block, entry: &mut Set) {
+        let back_edges: Vec<Block> = self
+            .input
+            .graph
+            .preds(b)
+            .iter()
+            .copied()
+            .filter(|p| !self.plans[p.index()].visited)
+            .collect();
+        while back_edges.iter().any(|&p| self.rotation_stuck(b, p, entry)) {
+            let Some(v) = self.rotation_victim(b, entry) else {
+                return;
+            };
+            entry.values.remove(&v);
+        }
+    }
+
+    /// Whether the coupling on the back edge from `p` into the header `b` with W
+    /// `entry` finds no room (see [`Self::fit_rotations`]).
+    fn rotation_stuck(&self, b: Block, p: Block, entry: &Set) -> bool {
+        let f = self.f();
+        let phis: Vec<&Phi> = f
+            .block(b)
+            .phis
+            .iter()
+            .filter(|phi| self.of_class(phi.def.value))
+            .collect();
+        let is_phi = |v: Value| phis.iter().any(|phi| phi.def.value == v);
+        let live_in = self.input.a.liveness.live_in(b);
+        let in_registers = |v: Value| {
+            entry.values.contains(&v) || !is_phi(v) && live_in.binary_search(&v).is_err()
+        };
+        let mut held: Vec<Value> = entry
+            .values
+            .iter()
+            .copied()
+            .filter(|&v| !is_phi(v))
+            .collect();
+        for phi in &phis {
+            let Some(arg) = phi.args.iter().find(|a| a.block == p) else {
+                continue;
+            };
+            if self.of_class(arg.value) && in_registers(arg.value) {
+                held.push(arg.value);
+            }
+        }
+        held.sort();
+        held.dedup();
+        let sorted: Vec<Value> = entry.values.iter().copied().collect();
+        let successor = edges::Successor {
+            entry: &sorted,
+            live_in: live_in
+                .iter()
+                .copied()
+                .filter(|&v| self.of_class(v))
+                .collect(),
+            phis: phis
+                .iter()
+                .map(|&phi| (phi, !entry.values.contains(&phi.def.value)))
+                .collect(),
+        };
+        let protected: Vec<Value> = self
+            .protected(b)
+            .into_iter()
+            .filter(|v| held.binary_search(v).is_ok())
+            .collect();
+        let need = edges::Need::of_edges(p, &held, &protected, &[successor]);
+        let room =
+            |set: &BTreeSet<Value>| edges::fits_in(f, self.input.target, self.input.budget, set);
+        let size = |v: Value| u32::from(self.size(v));
+        edges::edge_code(&need, &room, &size).stuck.is_some()
+    }
+
+    /// What leaves a loop header's W to make its back edges fit: the largest phi in a
+    /// rotation with a memory phi, else the value in W used farthest away; never a
+    /// protected value.
+    fn rotation_victim(&self, b: Block, entry: &Set) -> Option<Value> {
+        let protected = self.protected(b);
+        let phis = &self.f().block(b).phis;
+        let memory =
+            |v: Value| phis.iter().any(|phi| phi.def.value == v) && !entry.values.contains(&v);
+        let in_rotation = |v: Value| {
+            phis.iter().any(|phi| {
+                let feeds = phi.def.value == v && phi.args.iter().any(|a| memory(a.value));
+                let fed = memory(phi.def.value) && phi.args.iter().any(|a| a.value == v);
+                feeds || fed
+            })
+        };
+        let open = entry
+            .values
+            .iter()
+            .copied()
+            .filter(|v| !protected.contains(v));
+        let rotating = open
+            .clone()
+            .filter(|&v| in_rotation(v))
+            .max_by_key(|&v| (self.size(v), v));
+        rotating.or_else(|| open.max_by_key(|&v| (self.entry_distance(b, v), self.size(v), v)))
+    }
+
+    /// The code coupling `b` to successors visited already (a back edge; after
+    /// `prepare` such a block has only that successor) must fit with the values
+    /// protected for divergent sides held throughout. When a rotation through a memory
+    /// phi needs more room than that leaves, the largest protected value the successor
+    /// wants leaves at the end instead (demoted: the side it was kept for reloads it),
+    /// until the edge fits.
+    fn fit_back_edges(&mut self, b: Block) {
+        let succs = self.input.graph.succs(b);
+        if succs.is_empty() || !succs.iter().all(|s| self.plans[s.index()].visited) {
+            return;
+        }
+        while let Some(need) = self.stuck_edge(b) {
+            let protected = self.protected(b);
+            let victim = need
+                .held
+                .iter()
+                .copied()
+                .filter(|v| protected.contains(v) && need.wanted.contains(v))
+                .filter(|&v| self.demotable(b, v))
+                .max_by_key(|&v| (self.size(v), v));
+            let Some(v) = victim else { return };
+            self.demote(b, v);
+            let n = self.f().block(b).insts.len() as u32;
+            let plan = &mut self.plans[b.index()];
+            plan.exit.retain(|&x| x != v);
+            plan.evictions.push((n, v));
+            self.evicted.insert(v);
+        }
+    }
+
+    /// The coupling need at the end of `b` when its code does not fit.
+    fn stuck_edge(&self, b: Block) -> Option<edges::Need> {
+        let f = self.f();
+        let succs: Vec<edges::Successor> = self
+            .input
+            .graph
+            .succs(b)
+            .iter()
+            .map(|&s| edges::Successor {
+                entry: &self.plans[s.index()].entry,
+                live_in: self
+                    .input
+                    .a
+                    .liveness
+                    .live_in(s)
+                    .iter()
+                    .copied()
+                    .filter(|&v| self.of_class(v))
+                    .collect(),
+                phis: f
+                    .block(s)
+                    .phis
+                    .iter()
+                    .filter(|phi| self.of_class(phi.def.value))
+                    .map(|phi| (phi, self.memory_phis.contains(&phi.def.value)))
+                    .collect(),
+            })
+            .collect();
+        let plan = &self.plans[b.index()];
+        let protected: Vec<Value> = self
+            .protected(b)
+            .into_iter()
+            .filter(|v| plan.exit.binary_search(v).is_ok())
+            .collect();
+        let need = edges::Need::of_edges(b, &plan.exit, &protected, &succs);
+        let room =
+            |set: &BTreeSet<Value>| edges::fits_in(f, self.input.target, self.input.budget, set);
+        let size = |v: Value| u32::from(self.size(v));
+        edges::edge_code(&need, &room, &size).stuck.map(|_| need)
+    }
+
+    /// Values in registers at a block's entry that leave them before anything reads
+    /// them — there or after, on every path — were reloaded or kept for nothing: a loop
+    /// header keeps a value its inner loop then evicts before use, and the outer back
+    /// edge reloads it every iteration. A backward fixpoint finds, per block, the entry
+    /// values that are read in a register before leaving it; the others leave W from
+    /// the entry (and their eviction before the first read goes), which only frees
+    /// registers the walk had counted as taken. Values kept for a divergent side stay, and
+    /// so do phis (a phi left out would be a memory phi, stored on every incoming edge,
+    /// where its eviction stores it once).
+    fn drop_unneeded(&mut self) {
+        let order = visit_order(self.input.graph, self.input.loops, self.input.f);
+        let mut needed: Vec<BTreeSet<Value>> = vec![BTreeSet::new(); self.plans.len()];
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &b in order.iter().rev() {
+                for v in self.plans[b.index()].entry.clone() {
+                    if !needed[b.index()].contains(&v) && self.needed_at_entry(b, v, &needed) {
+                        needed[b.index()].insert(v);
+                        changed = true;
+                    }
+                }
+            }
+        }
+        for &b in &order {
+            let protected = self.protected(b);
+            let phis: Vec<Value> = self.f().block(b).phis.iter().map(|p| p.def.value).collect();
+            let unneeded: Vec<Value> = self.plans[b.index()]
+                .entry
+                .iter()
+                .copied()
+                .filter(|v| !needed[b.index()].contains(v) && !protected.contains(v))
+                .filter(|v| !phis.contains(v))
+                .collect();
+            for v in unneeded {
+                self.leave_from_entry(b, v);
+            }
+        }
+    }
+
+    /// Records, per block, the exit values the final kept sets protect.
+    fn record_protected(&mut self) {
+        for b in self.input.f.block_ids() {
+            let protected = self.protected(b);
+            let plan = &mut self.plans[b.index()];
+            plan.protected = plan
+                .exit
+                .iter()
+                .copied()
+                .filter(|v| protected.contains(v))
+                .collect();
+        }
+    }
+
+    /// Whether `v`, in registers at the entry of `b`, is read there before it leaves
+    /// them, or stays in them to the end into a successor that needs it.
+    fn needed_at_entry(&self, b: Block, v: Value, needed: &[BTreeSet<Value>]) -> bool {
+        let plan = &self.plans[b.index()];
+        let first_eviction = plan
+            .evictions
+            .iter()
+            .filter(|e| e.1 == v)
+            .map(|e| e.0)
+            .min();
+        match (self.first_read_in_block(b, v), first_eviction) {
+            (Some(r), Some(e)) if r <= e => return true,
+            (Some(_), None) => return true,
+            (_, Some(_)) => return false,
+            (None, None) => {}
+        }
+        plan.exit.binary_search(&v).is_ok()
+            && self.input.graph.succs(b).iter().any(|s| {
+                let entry = &self.plans[s.index()].entry;
+                entry.binary_search(&v).is_ok() && needed[s.index()].contains(&v)
+                    || self.passes_to_phi(b, *s, v)
+            })
+    }
+
+    /// The first position where an instruction or the terminator of `b` reads `v` (a phi
+    /// argument for a successor is no such read: it is passed on at the end, in a
+    /// register or in memory as the phi is).
+    fn first_read_in_block(&self, b: Block, v: Value) -> Option<u32> {
+        let n = self.f().block(b).insts.len() as u32;
+        self.uses
+            .next(b, v, 0)
+            .filter(|&r| r < n || self.reads_at(b, n).contains(&v))
+    }
+
+    /// Whether `b` passes `v` to a phi of `s` kept in registers.
+    fn passes_to_phi(&self, b: Block, s: Block, v: Value) -> bool {
+        let entry = &self.plans[s.index()].entry;
+        self.f().block(s).phis.iter().any(|phi| {
+            entry.binary_search(&phi.def.value).is_ok()
+                && phi.args.iter().any(|a| a.block == b && a.value == v)
+        })
+    }
+
+    /// `v` is not in registers at the entry of `b` after all: nor in the block until
+    /// its first read or eviction (that eviction goes), nor at its end when neither
+    /// happens.
+    fn leave_from_entry(&mut self, b: Block, v: Value) {
+        let first_read = self.first_read_in_block(b, v);
+        let plan = &mut self.plans[b.index()];
+        plan.entry.retain(|&x| x != v);
+        let first_eviction = plan
+            .evictions
+            .iter()
+            .filter(|e| e.1 == v)
+            .map(|e| e.0)
+            .min();
+        match (first_read, first_eviction) {
+            (_, Some(e)) => {
+                if let Some(i) = plan.evictions.iter().position(|&(at, x)| x == v && at == e) {
+                    plan.evictions.remove(i);
+                }
+            }
+            (None, None) => plan.exit.retain(|&x| x != v),
+            (Some(_), None) => {}
+        }
+    }
+
+    /// Whether `b` is a loop header entered from outside (its back edges not visited).
+    fn is_loop_entry(&self, b: Block) -> bool {
+        let anchored = self.input.target.class(self.input.class).uniform
+            && self.input.a.divergence.anchor(b).is_some();
+        let preds = self.input.graph.preds(b);
+        let visited = preds
+            .iter()
+            .filter(|p| self.plans[p.index()].visited)
+            .count();
+        !anchored && self.input.loops.is_header(b) && visited < preds.len()
+    }
+
+    /// At a loop header, values MIN would evict in the header before reading them enter
+    /// the loop in memory instead: kept, they cost a store and a reload every iteration.
+    /// A phi goes only when the header reads it after the eviction: as a memory phi its
+    /// store moves to the edges, where an argument evicted anyway fills the phi's
+    /// location with its own store; a phi the header does not read stays (left out, it
+    /// would be stored on every incoming edge, where its eviction stores it once).
+    fn drop_doomed(&mut self, b: Block, entry: &mut Set) -> Result<(), AllocError> {
+        let (_, trial) = self.walk(b, entry.clone(), true)?;
+        let protected = self.protected(b);
+        let phis: Vec<Value> = self.f().block(b).phis.iter().map(|p| p.def.value).collect();
+        for (at, v) in trial.evictions {
+            let first_read = self.uses.next(b, v, 0);
+            let read_before = first_read.is_some_and(|u| u < at);
+            let phi_read_later = first_read.is_some_and(|u| u >= at) || !phis.contains(&v);
+            if !read_before && !protected.contains(&v) && phi_read_later {
+                entry.values.remove(&v);
+            }
+        }
+        Ok(())
+    }
+
+    /// After a divergent branch block: what it keeps in registers for its else-arm
+    /// (through the then-side) and for its join (through the else-side; when the
+    /// else-side loops back to the branch, whose join then follows blocks visited before
+    /// it, only what enclosing sides keep anyway).
+    fn keep_for_sides(&mut self, b: Block) {
+        let f = self.input.f;
+        let a = self.input.a;
+        let Terminator::Branch {
+            kind: BranchKind::Divergent,
+            else_block,
+            ..
+        } = f.block(b).term
+        else {
+            return;
+        };
+        if !self.input.target.class(self.input.class).uniform
+            || a.divergence.anchor(else_block) != Some(b)
+        {
+            return;
+        }
+        let exit = &self.plans[b.index()].exit;
+        let live_in = |s: Block| -> BTreeSet<Value> {
+            exit.iter()
+                .copied()
+                .filter(|v| a.liveness.live_in(s).binary_search(v).is_ok())
+                .collect()
+        };
+        let for_else = live_in(else_block);
+        let loops_back = self.sides[b.index()].contains(&(b, Side::Else));
+        let outer = self.protected(b);
+        let for_join = match a.pdom.ipdom(b) {
+            Some(j) if a.divergence.anchor(j) == Some(b) => {
+                let mut kept = live_in(j);
+                if loops_back {
+                    kept.retain(|v| outer.contains(v));
+                }
+                kept
+            }
+            _ => BTreeSet::new(),
+        };
+        self.kept.insert(Self::side_key(b, Side::Then), for_else);
+        self.kept.insert(Self::side_key(b, Side::Else), for_join);
+    }
+
+    /// The values in registers at the entry of `b`.
+    fn entry_set(&self, b: Block) -> Set {
+        let f = self.f();
+        let a = self.input.a;
+        let uniform = self.input.target.class(self.input.class).uniform;
+        let live_in: Vec<Value> = a
+            .liveness
+            .live_in(b)
+            .iter()
+            .copied()
+            .filter(|&v| self.of_class(v))
+            .collect();
+        if let Some(branch) = a.divergence.anchor(b).filter(|_| uniform) {
+            let side = if self.is_else_arm(branch, b) {
+                Side::Then
+            } else {
+                Side::Else
+            };
+            let kept = self.kept.get(&Self::side_key(branch, side));
+            let values = live_in
+                .iter()
+                .copied()
+                .filter(|v| kept.is_some_and(|k| k.contains(v)))
+                .collect();
+            return Set { values };
+        }
+        let phis: Vec<Value> = f
+            .block(b)
+            .phis
+            .iter()
+            .map(|p| p.def.value)
+            .filter(|&v| self.of_class(v))
+            .collect();
+        let visited: Vec<Block> = self
+            .input
+            .graph
+            .preds(b)
+            .iter()
+            .copied()
+            .filter(|p| self.plans[p.index()].visited)
+            .collect();
+        let forced: Vec<Value> = {
+            let protected = self.protected(b);
+            live_in
+                .iter()
+                .copied()
+                .filter(|v| protected.contains(v))
+                .collect()
+        };
+        let candidates: Vec<Value> = live_in.iter().chain(&phis).copied().collect();
+        let header =
+            self.input.loops.is_header(b) && visited.len() < self.input.graph.preds(b).len();
+        let ranked = if header {
+            self.loop_entry(b, &candidates)
+        } else {
+            self.merge_entry(b, &candidates, &visited)
+        };
+        let mut set = Set::default();
+        let mut units: u32 = forced.iter().map(|&v| self.rounded(v)).sum();
+        set.values.extend(forced);
+        for v in ranked {
+            if set.values.contains(&v) {
+                continue;
+            }
+            let need = self.rounded(v);
+            if units + need <= u32::from(self.input.budget) {
+                units += need;
+                set.values.insert(v);
+            }
+        }
+        set
+    }
+
+    fn is_else_arm(&self, branch: Block, b: Block) -> bool {
+        matches!(self.f().block(branch).term, Terminator::Branch { else_block, .. } if else_block == b)
+    }
+
+    /// Distance from the entry of `b` to the next use of `v` (a phi of `b` included).
+    fn entry_distance(&self, b: Block, v: Value) -> u64 {
+        self.next.from(&self.uses, b, v, 0)
+    }
+
+    /// Loop header: candidates read in the loop by next use, then those live through the
+    /// loop while its pressure leaves room (B&H §4.2). A dead phi comes first: it takes a
+    /// register at the entry only, where as a memory phi its arguments would be stored. A value only carried around the
+    /// loop to a phi counts as live through: keeping it costs a register everywhere in
+    /// the loop, and a phi left out is a memory phi, whose back-edge argument is stored
+    /// once instead of reloaded.
+    fn loop_entry(&self, b: Block, candidates: &[Value]) -> Vec<Value> {
+        let body = self.input.loops.body(b);
+        let read = self.read_in(body, b);
+        let dead = |v: Value| self.input.a.liveness.is_dead(v);
+        let used_in_loop = |v: Value| read.contains(&v) || dead(v);
+        let (mut used, mut through): (Vec<Value>, Vec<Value>) =
+            candidates.iter().partition(|&&v| used_in_loop(v));
+        let by_distance = |v: &Value| (!dead(*v), self.entry_distance(b, *v), *v);
+        used.sort_by_key(by_distance);
+        through.sort_by_key(by_distance);
+        let k = u32::from(self.input.budget);
+        let used_units: u32 = used.iter().map(|&v| self.rounded(v)).sum();
+        let through_units: u32 = through.iter().map(|&v| self.rounded(v)).sum();
+        let loop_max = body
+            .iter()
+            .map(|&x| {
+                self.input
+                    .a
+                    .pressure
+                    .block_max(self.f(), x, self.input.class)
+            })
+            .max()
+            .unwrap_or(0);
+        let room = k.saturating_sub(loop_max.saturating_sub(through_units));
+        let mut out = used;
+        if used_units < k {
+            let mut taken = 0;
+            for v in through {
+                let need = self.rounded(v);
+                if taken + need <= room {
+                    taken += need;
+                    out.push(v);
+                }
+            }
+        }
+        out
+    }
+
+    /// The values an instruction, terminator or phi (but one of `header`) of `blocks`
+    /// reads: a value only passed back to the header's phis is carried around the loop,
+    /// not read in it.
+    fn read_in(&self, blocks: &[Block], header: Block) -> BTreeSet<Value> {
+        let mut read = BTreeSet::new();
+        for &x in blocks {
+            let block = self.f().block(x);
+            if x != header {
+                let args = block
+                    .phis
+                    .iter()
+                    .flat_map(|p| p.args.iter().map(|a| a.value));
+                read.extend(args);
+            }
+            for inst in &block.insts {
+                if let InstKind::Op(op) = &inst.kind {
+                    read.extend(op.uses().map(|u| u.value));
+                }
+            }
+            read.extend(block.term.uses().iter().map(|u| u.value));
+        }
+        read
+    }
+
+    /// Elsewhere: values in registers at the end of every visited predecessor, then those
+    /// in some, each group by next use (B&H §4.3). A phi counts as in registers where its
+    /// argument is.
+    fn merge_entry(&self, b: Block, candidates: &[Value], visited: &[Block]) -> Vec<Value> {
+        let f = self.f();
+        let in_pred = |v: Value, p: Block| {
+            let arg = f
+                .block(b)
+                .phis
+                .iter()
+                .find(|phi| phi.def.value == v)
+                .and_then(|phi| phi.args.iter().find(|a| a.block == p))
+                .map_or(v, |a| a.value);
+            self.plans[p.index()].exit.binary_search(&arg).is_ok()
+        };
+        let mut all = Vec::new();
+        let mut some = Vec::new();
+        for &v in candidates {
+            let n = visited.iter().filter(|&&p| in_pred(v, p)).count();
+            if n == visited.len() && n > 0 {
+                all.push(v);
+            } else if n > 0 {
+                some.push(v);
+            }
+        }
+        let by_distance = |v: &Value| (self.entry_distance(b, *v), *v);
+        all.sort_by_key(by_distance);
+        some.sort_by_key(by_distance);
+        all.extend(some);
+        all
+    }
+
+    /// Belady's MIN through `b` from `w`; returns W at the end. At the terminator the
+    /// values read are its operands; the phi arguments the block passes on stay in W
+    /// as values whose next use is now, and may leave it like any other.
+    fn walk(&mut self, b: Block, mut w: Set, dry: bool) -> Result<(Set, Walked), AllocError> {
+        let mut walked = Walked::default();
+        let f = self.input.f;
+        let n = f.block(b).insts.len() as u32;
+        let live_out: BTreeSet<Value> = self
+            .input
+            .a
+            .liveness
+            .live_out(b)
+            .iter()
+            .copied()
+            .filter(|&v| self.of_class(v))
+            .collect();
+        for i in 0..=n {
+            let reads = self.reads_at(b, i);
+            for &v in &reads {
+                if w.values.insert(v) {
+                    walked.reloads.push((i, v));
+                }
+            }
+            let living: BTreeSet<Value> = w
+                .values
+                .iter()
+                .copied()
+                .filter(|&v| {
+                    live_out.contains(&v) || (i < n && self.uses.next(b, v, i + 1).is_some())
+                })
+                .collect();
+            let mut dropped: BTreeSet<Value> = BTreeSet::new();
+            let mut victims: Vec<(Value, bool)> = Vec::new();
+            loop {
+                let lives = |v: Value| living.contains(&v) && !dropped.contains(&v);
+                if self.fits(b, i, &w, &lives) {
+                    break;
+                }
+                let (early, late) = self.overflow(b, i, &w, &lives);
+                let operands_too = i < n && early == 0;
+                let excess = if operands_too { late } else { early }.max(1);
+                let ask = Ask {
+                    w: &w,
+                    reads: &reads,
+                    dropped: &dropped,
+                    operands_too,
+                    excess,
+                    crowded: self.crowded_until(b, i),
+                };
+                let victim = self.victim(b, i, &ask, dry);
+                let Some((v, operand)) = victim else {
+                    return Err(self.stuck(b, i));
+                };
+                victims.push((v, operand));
+                if operand {
+                    dropped.insert(v);
+                } else {
+                    w.values.remove(&v);
+                }
+            }
+            self.keep_needed_victims(b, i, &mut w, &mut dropped, &mut victims, &living);
+            for &(v, _) in &victims {
+                walked.evictions.push((i, v));
+                if !dry {
+                    self.evicted.insert(v);
+                }
+            }
+            w.values
+                .retain(|v| living.contains(v) && !dropped.contains(v));
+            if i < n {
+                for d in self.defs_at(b, i) {
+                    if live_out.contains(&d) || self.uses.next(b, d, i + 1).is_some() {
+                        w.values.insert(d);
+                    }
+                }
+            }
+        }
+        Ok((w, walked))
+    }
+
+    /// The distinct values of the class instruction `i` reads (the terminator's uses at
+    /// the block's last position).
+    fn reads_at(&self, b: Block, i: u32) -> Vec<Value> {
+        let block = self.f().block(b);
+        let mut reads: Vec<Value> = match block.insts.get(i as usize).map(|inst| &inst.kind) {
+            Some(InstKind::Op(op)) => op.uses().map(|u| u.value).collect(),
+            Some(_) => Vec::new(),
+            None => block.term.uses().iter().map(|u| u.value).collect(),
+        };
+        reads.retain(|&v| self.of_class(v));
+        reads.sort();
+        reads.dedup();
+        reads
+    }
+
+    fn defs_at(&self, b: Block, i: u32) -> Vec<Value> {
+        match &self.f().block(b).insts[i as usize].kind {
+            InstKind::Op(op) => op
+                .defs
+                .iter()
+                .map(|d| d.value)
+                .filter(|&v| self.of_class(v))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The operands of instruction `i` (the terminator's uses at `n`).
+    fn operands_at(&self, b: Block, i: u32) -> (Vec<Def>, Vec<Operand>) {
+        let block = self.f().block(b);
+        match block.insts.get(i as usize).map(|inst| &inst.kind) {
+            Some(InstKind::Op(op)) => (op.defs.clone(), op.operands.clone()),
+            Some(_) => (Vec::new(), Vec::new()),
+            None => (
+                Vec::new(),
+                block
+                    .term
+                    .uses()
+                    .iter()
+                    .map(|u| Operand::Value(*u))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// Whether instruction `i`'s problem fits the budget with `w` in registers.
+    fn fits(&self, b: Block, i: u32, w: &Set, lives: &dyn Fn(Value) -> bool) -> bool {
+        let (defs, ops) = self.operands_at(b, i);
+        let (early, late) = self.sums(&defs, w, lives);
+        let k = u32::from(self.input.budget);
+        if early > k || late > k {
+            return false;
+        }
+        if self.simple(&defs, &ops, w) {
+            return true;
+        }
+        packing::fits(&self.problem(&defs, &ops, w, lives).problem)
+    }
+
+    /// Units at the two instants, without alignment, copies or pins: lower bounds.
+    fn sums(&self, defs: &[Def], w: &Set, lives: &dyn Fn(Value) -> bool) -> (u32, u32) {
+        let size = |v: Value| u32::from(self.size(v));
+        let held: u32 = w.values.iter().map(|&v| size(v)).sum();
+        let living: u32 = w
+            .values
+            .iter()
+            .filter(|&&v| lives(v))
+            .map(|&v| size(v))
+            .sum();
+        let mine = defs.iter().filter(|d| self.of_class(d.value));
+        let (mut early, mut late) = (held, living);
+        for d in mine {
+            let s = size(d.value);
+            late += s;
+            if d.early_clobber {
+                early += s;
+            }
+        }
+        (early, late)
+    }
+
+    /// Whether the sums decide the problem: no constraint of the class, and single-unit
+    /// values or a class without alignment.
+    fn simple(&self, defs: &[Def], ops: &[Operand], w: &Set) -> bool {
+        let mine_def = |d: &Def| self.of_class(d.value);
+        let mine_use = |u: &Use| self.of_class(u.value);
+        let constrained = defs
+            .iter()
+            .filter(|d| mine_def(d))
+            .any(|d| d.fixed.is_some() || d.tied.is_some())
+            || ops
+                .iter()
+                .filter_map(Operand::as_use)
+                .filter(|u| mine_use(u))
+                .any(|u| u.fixed.is_some());
+        if constrained {
+            return false;
+        }
+        let stride1 = matches!(
+            self.input.target.class(self.input.class).align,
+            crate::target::AlignRule::Stride1
+        );
+        stride1
+            || (w.values.iter().all(|&v| self.size(v) == 1)
+                && defs
+                    .iter()
+                    .filter(|d| mine_def(d))
+                    .all(|d| self.size(d.value) == 1))
+    }
+
+    fn problem(
+        &self,
+        defs: &[Def],
+        ops: &[Operand],
+        w: &Set,
+        lives: &dyn Fn(Value) -> bool,
+    ) -> operands::Built {
+        let f = self.f();
+        let shape = |v: Value| (f.value(v).class, f.value(v).size);
+        let ctx = Context {
+            target: self.input.target,
+            class: self.input.class,
+            units: self.input.budget,
+            shape: &shape,
+            lives_on: lives,
+        };
+        let residents: Vec<(Value, Option<u16>)> = w.values.iter().map(|&v| (v, None)).collect();
+        operands::build(
+            &ctx,
+            &residents,
+            Operands {
+                defs,
+                operands: ops,
+            },
+        )
+    }
+
+    /// Units over the budget at the early and late instants, by the sums.
+    fn overflow(&self, b: Block, i: u32, w: &Set, lives: &dyn Fn(Value) -> bool) -> (u32, u32) {
+        let (defs, _) = self.operands_at(b, i);
+        let (early, late) = self.sums(&defs, w, lives);
+        let k = u32::from(self.input.budget);
+        (early.saturating_sub(k), late.saturating_sub(k))
+    }
+
+    /// Once the instruction fits, victims whose eviction turned out unnecessary (a later,
+    /// larger one freed enough) come back, the last chosen first.
+    fn keep_needed_victims(
+        &self,
+        b: Block,
+        i: u32,
+        w: &mut Set,
+        dropped: &mut BTreeSet<Value>,
+        victims: &mut Vec<(Value, bool)>,
+        living: &BTreeSet<Value>,
+    ) {
+        let mut k = victims.len();
+        while k > 0 {
+            k -= 1;
+            let (v, operand) = victims[k];
+            if operand {
+                dropped.remove(&v);
+            } else {
+                w.values.insert(v);
+            }
+            let lives = |x: Value| living.contains(&x) && !dropped.contains(&x);
+            if self.fits(b, i, w, &lives) {
+                victims.remove(k);
+            } else if operand {
+                dropped.insert(v);
+            } else {
+                w.values.remove(&v);
+            }
+        }
+    }
+
+    /// The value to evict at instruction `i`. Among values next used only after the
+    /// current loop, Belady's farthest, weighted by the share of its units the `excess`
+    /// needs (a 4-unit value evicted for one missing unit wastes three). When every
+    /// candidate is needed again inside the loop — each will be reloaded every iteration,
+    /// whichever goes — the cheapest to evict per useful unit goes (its store and
+    /// reload, weighted by where they run: a loop-invariant value is stored once before
+    /// the loop, a value defined in the loop every iteration; a remat needs no store),
+    /// the farthest among equals. Operands that live on are candidates (to leave after
+    /// the instruction) when only the late instant overflows. Values kept through a
+    /// divergent side go only when nothing else can. Returns the value and whether it is
+    /// an operand.
+    fn victim(&mut self, b: Block, i: u32, ask: &Ask, dry: bool) -> Option<(Value, bool)> {
+        let candidates: Vec<Candidate> = ask
+            .w
+            .values
+            .iter()
+            .copied()
+            .filter(|v| !ask.dropped.contains(v))
+            .filter_map(|v| self.candidate(b, i, v, ask))
+            .collect();
+        let found = choose(&candidates, ask.crowded);
+        if let Some((v, _)) = found.filter(|_| !dry) {
+            self.demote(b, v);
+        }
+        found
+    }
+
+    /// How many positions after `i` the block's demand (with nothing spilled) stays
+    /// over the budget: a value needed again within them would have to come back while
+    /// the registers are still full.
+    fn crowded_until(&self, b: Block, i: u32) -> u64 {
+        let n = self.f().block(b).insts.len() as u32;
+        let k = u32::from(self.input.budget);
+        let over = |j: u32| self.input.a.pressure.at(b, Some(j), self.input.class) > k;
+        (i + 1..=n).take_while(|&j| over(j)).count() as u64
+    }
+
+    fn candidate(&self, b: Block, i: u32, v: Value, ask: &Ask) -> Option<Candidate> {
+        let operand = ask.reads.contains(&v);
+        let distance = self.next.from(&self.uses, b, v, i + u32::from(operand));
+        if operand && (!ask.operands_too || distance == NEVER) {
+            return None;
+        }
+        let size = u32::from(self.size(v));
+        let useful = size.min(ask.excess).max(1);
+        let costs = if self.remat[v.index()] {
+            self.costs.1
+        } else {
+            self.costs.0
+        };
+        let freq = &self.input.a.freq;
+        let here = freq[b.index()].max(f64::MIN_POSITIVE);
+        let def = self.input.a.liveness.def_block(v);
+        let store = if self.evicted.contains(&v) {
+            0.0
+        } else {
+            costs.store * (freq[def.index()] / here).min(1.0)
+        };
+        let per_unit = (store + costs.reload) * f64::from(size) / f64::from(useful);
+        Some(Candidate {
+            value: v,
+            operand,
+            distance,
+            gain: u128::from(distance) * u128::from(useful),
+            size: u128::from(size),
+            cost: per_unit,
+        })
+    }
+
+    fn stuck(&self, b: Block, i: u32) -> AllocError {
+        let block = self.f().block(b);
+        let pos = block
+            .insts
+            .get(i as usize)
+            .map_or(block.term.pos(), |inst| inst.pos);
+        AllocError::Pressure {
+            function: self.f().name.clone(),
+            block: block.name.clone(),
+            pos,
+            class: self.input.target.class(self.input.class).name.clone(),
+            needed: u32::from(self.input.budget) + 1,
+            budget: self.input.budget,
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! Next-use distances: how many instructions until a value is read again (Braun & Hack,
+//! "Register Spilling and Live-Range Splitting for SSA-Form Programs", CC 2009, §3).
+//!
+//! Inside a block, a value's next use is found among its use positions: instruction `i`
+//! at position `i`, the terminator (and the phi arguments the block passes to its
+//! successors) at position `n`, the number of instructions. Past the end of a block the
+//! distance is the smallest, over successors on the class's CFG where the value is live
+//! in, of the distance from the successor's entry, plus a penalty for every loop the edge
+//! leaves — a value used only after a loop is farther than any value used in it, so
+//! Belady's rule evicts it first and reloads it after the loop. The distances at block
+//! ends are a backward fixpoint over the CFG, with one sorted map per block.
+
+use crate::analysis::cfg::Graph;
+use crate::analysis::liveness::Liveness;
+use crate::analysis::loops::Loops;
+use crate::program::{Block, Function, InstKind, Value};
+use crate::target::ClassId;
+
+/// Distance of a value that is never read again.
+pub const NEVER: u64 = u64::MAX;
+
+/// Added to a distance for each loop an edge leaves: a distance at least this large
+/// means the next use lies after the loop.
+pub const LOOP_EXIT: u64 = 100_000;
+
+/// The use positions of one class's values in each block.
+#[derive(Clone, Debug, Default)]
+pub struct Uses {
+    /// Per block: (value, position) sorted.
+    blocks: Vec<Vec<(Value, u32)>>,
+}
+
+impl Uses {
+    pub fn new(f: &Function, class: ClassId) -> Uses {
+        let of_class = |v: Value| f.value(v).class == class;
+        let blocks = f
+            .block_ids()
+            .map(|b| {
+                let block = f.block(b);
+                let n = block.insts.len() as u32;
+                let mut uses: Vec<(Value, u32)> = Vec::new();
+                for (i, inst) in block.insts.iter().enumerate() {
+                    for v in inst_uses(&inst.kind) {
+                        uses.push((v, i as u32));
+                    }
+                }
+                uses.extend(block.term.uses().iter().map(|u| (u.value, n)));
+                for s in block.term.successors() {
+                    for phi in &f.block(s).phis {
+                        for arg in phi.args.iter().filter(|a| a.block == b) {
+                            uses.push((arg.value, n));
+                        }
+                    }
+                }
+                uses.retain(|&(v, _)| of_class(v));
+                uses.sort_unstable();
+                uses.dedup();
+                uses
+            })
+            .collect();
+        Uses { blocks }
+    }
+
+    /// The first position at or after `from` where `b` reads `v`.
+    pub fn next(&self, b: Block, v: Value, from: u32) -> Option<u32> {
+        let uses = &self.blocks[b.index()];
+        let i = uses.partition_point(|&(w, p)| (w, p) < (v, from));
+        uses.get(i).filter(|&&(w, _)| w == v).map(|&(_, p)| p)
+    }
+
+    /// Whether `b` reads `v` anywhere.
+    pub fn reads(&self, b: Block, v: Value) -> bool {
+        self.next(b, v, 0).is_some()
+    }
+}
+
+/// The values an instruction reads (spill pseudo-operations included).
+fn inst_uses(kind: &InstKind) -> Vec<Value> {
+    match kind {
+        InstKind::Op(op) => op.uses().map(|u| u.value).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Distances from each block's end to the next use of its live-out values of one class.
+#[derive(Clone, Debug)]
+pub struct NextUse {
+    /// Per block: (value, distance from the end) sorted by value.
+    out: Vec<Vec<(Value, u64)>>,
+    /// Per block: its number of positions (instructions and the terminator).
+    len: Vec<u64>,
+}
+
+impl NextUse {
+    /// `graph` is the CFG the class's liveness follows, `loops` its loops.
+    pub fn new(
+        f: &Function,
+        class: ClassId,
+        uses: &Uses,
+        graph: &Graph,
+        loops: &Loops,
+        liveness: &Liveness,
+    ) -> NextUse {
+        let len: Vec<u64> = f.blocks.iter().map(|b| b.insts.len() as u64 + 1).collect();
+        let mut out: Vec<Vec<(Value, u64)>> = f
+            .block_ids()
+            .map(|b| {
+                liveness
+                    .live_out(b)
+                    .iter()
+                    .filter(|&&v| f.value(v).class == class)
+                    .map(|&v| (v, NEVER))
+                    .collect()
+            })
+            .collect();
+        let post: Vec<Block> = graph.rpo().iter().rev().copied().collect();
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &b in &post {
+                for k in 0..out[b.index()].len() {
+                    let v = out[b.index()][k].0;
+                    let d = graph
+                        .succs(b)
+                        .iter()
+                        .filter(|s| liveness.live_in(**s).binary_search(&v).is_ok())
+                        .map(|&s| {
+                            let from_entry = match uses.next(s, v, 0) {
+                                Some(p) => u64::from(p),
+                                None => len[s.index()].saturating_add(lookup(&out[s.index()], v)),
+                            };
+                            from_entry.saturating_add(exit_penalty(loops, b, s))
+                        })
+                        .min()
+                        .unwrap_or(NEVER);
+                    if d < out[b.index()][k].1 {
+                        out[b.index()][k].1 = d;
+                        changed = true;
+                    }
+                }
+            }
+        }
+        NextUse { out, len }
+    }
+
+    /// Distance from the end of `b` to the next use of `v` (`NEVER` when not live out).
+    pub fn at_end(&self, b: Block, v: Value) -> u64 {
+        lookup(&self.out[b.index()], v)
+    }
+
+    /// Distance from position `at` of `b` to the next use of `v` at or after it.
+    pub fn from(&self, uses: &Uses, b: Block, v: Value, at: u32) -> u64 {
+        match uses.next(b, v, at) {
+            Some(p) => u64::from(p - at),
+            None => {
+                let to_end = self.len[b.index()] - u64::from(at);
+                to_end.saturating_add(self.at_end(b, v))
+            }
+        }
+    }
+}
+
+fn lookup(out: &[(Value, u64)], v: Value) -> u64 {
+    out.binary_search_by_key(&v, |&(w, _)| w)
+        .map_or(NEVER, |i| out[i].1)
+}
+
+fn exit_penalty(loops: &Loops, b: Block, s: Block) -> u64 {
+    u64::from(loops.depth(b).saturating_sub(loops.depth(s))) * LOOP_EXIT
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::Analysis;
+
+    #[test]
+    fn a_use_after_a_loop_is_farther_than_any_use_inside() {
+        let src = "target generic v=8
+func @f {
+entry:
+  %x:v1 = mov 1
+  %y:v1 = mov 2
+  jump head
+head:
+  %c:v1 = use %y
+  branch uniform %c, head, exit
+exit:
+  %z:v1 = add %x, %y
+  ret %z
+}
+";
+        let p = crate::parse(src).unwrap_or_else(|e| panic!("{e}"));
+        let f = &p.functions[0];
+        let a = Analysis::new(f, &p.target);
+        let class = ClassId(0);
+        let uses = Uses::new(f, class);
+        let nu = NextUse::new(f, class, &uses, &a.cfg, &a.loops, &a.liveness);
+        let (x, y) = (Value(0), Value(1));
+        assert_eq!(nu.at_end(Block(0), y), 0);
+        assert!(nu.at_end(Block(0), x) > LOOP_EXIT);
+        assert_eq!(nu.from(&uses, Block(1), y, 0), 0);
+        assert_eq!(nu.from(&uses, Block(1), y, 1), 1, "around the loop");
+    }
+}

@@ -1,0 +1,347 @@
+//! SSA reconstruction after reloads: every use of a spilled value reads the definition
+//! that reaches it — the value itself, a reload, or a phi placed where different ones
+//! meet (Braun, Buchwald, Hack, Leißa, Mallon & Zwinkau, "Simple and Efficient
+//! Construction of Static Single Assignment Form", CC 2013: on-demand lookup with
+//! operandless phis that are filled afterwards, trivial phis removed).
+//!
+//! Lookups follow the logical CFG. Uniform values follow the linear CFG, but the spiller
+//! keeps the values reaching a divergent branch's else-arm and join unchanged through the
+//! sides (`belady`), so wherever the two graphs differ the definitions agree and the phis
+//! the logical CFG would place there are trivial.
+
+use crate::analysis::cfg::Graph;
+use crate::program::*;
+use std::collections::HashMap;
+
+/// A definition no lookup may reach: the value is read where no definition reaches.
+const UNDEFINED: Value = Value(u32::MAX);
+
+/// Phis get placeholder values from here on until the trivial ones are known; the others
+/// then become values of the function.
+const PLACEHOLDERS: u32 = u32::MAX / 2;
+
+/// A phi placed by the lookup.
+#[derive(Clone, Debug)]
+pub struct NewPhi {
+    pub block: Block,
+    pub value: Value,
+    /// The value it stands for.
+    pub of: Value,
+    pub args: Vec<(Block, Value)>,
+}
+
+/// Where a use is, to write its reaching definition back.
+#[derive(Clone, Copy, Debug)]
+enum Site {
+    Operand(Block, usize, usize),
+    Term(Block, usize),
+    PhiArg(Block, usize, usize),
+}
+
+/// Renames the uses of `tracked` values in `f` to their reaching definitions. `defs`
+/// maps each definition made for a tracked value (a reload) to that value; values that
+/// are no longer defined (memory phis) are in `removed`. `fresh` makes a new value like
+/// a tracked one for a phi; the phis it places go into `f`. The error is the first value
+/// read where nothing defines it.
+pub fn repair(
+    f: &mut Function,
+    tracked: &[Value],
+    defs: &HashMap<Value, Value>,
+    removed: &[Value],
+    fresh: &mut dyn FnMut(&mut Function, Value) -> Value,
+) -> Result<(), Value> {
+    let cfg = Graph::of_function(f);
+    let mut r = Lookup::new(f, tracked, defs, removed, cfg);
+    let reads = r.read_sites(f);
+    r.fill_pending();
+    let mut replace = r.trivial_phis();
+    let placeholders: Vec<Value> = r
+        .phis
+        .iter()
+        .map(|p| p.value)
+        .filter(|v| !replace.contains_key(v))
+        .collect();
+    for (placeholder, of) in placeholders.iter().map(|&v| (v, r.of(v))) {
+        let value = fresh(f, of);
+        replace.insert(placeholder, value);
+    }
+    let resolve = |v: Value| resolve(&replace, v);
+    for (site, def) in reads {
+        let def = resolve(def);
+        if def == UNDEFINED {
+            return Err(original_of(f, &site));
+        }
+        write(f, site, def);
+    }
+    for mut phi in r.phis {
+        if !placeholders.contains(&phi.value) {
+            continue;
+        }
+        phi.value = resolve(phi.value);
+        for arg in &mut phi.args {
+            arg.1 = resolve(arg.1);
+            if arg.1 == UNDEFINED {
+                return Err(phi.of);
+            }
+        }
+        let def = Def::new(phi.value, Pos::default());
+        let args = phi
+            .args
+            .iter()
+            .map(|&(block, value)| PhiArg {
+                block,
+                value,
+                pos: Pos::default(),
+            })
+            .collect();
+        let pos = f.block(phi.block).pos;
+        f.blocks[phi.block.index()]
+            .phis
+            .push(Phi { def, args, pos });
+    }
+    Ok(())
+}
+
+fn original_of(f: &Function, site: &Site) -> Value {
+    match *site {
+        Site::Operand(b, k, o) => f.block(b).insts[k]
+            .op()
+            .and_then(|op| op.operands[o].as_use())
+            .map_or(UNDEFINED, |u| u.value),
+        Site::Term(b, t) => f.block(b).term.uses()[t].value,
+        Site::PhiArg(b, p, a) => f.block(b).phis[p].args[a].value,
+    }
+}
+
+fn write(f: &mut Function, site: Site, def: Value) {
+    match site {
+        Site::Operand(b, k, o) => {
+            if let InstKind::Op(op) = &mut f.blocks[b.index()].insts[k].kind {
+                if let Operand::Value(u) = &mut op.operands[o] {
+                    u.value = def;
+                }
+            }
+        }
+        Site::Term(b, t) => f.blocks[b.index()].term.uses_mut()[t].value = def,
+        Site::PhiArg(b, p, a) => f.blocks[b.index()].phis[p].args[a].value = def,
+    }
+}
+
+fn resolve(replace: &HashMap<Value, Value>, mut v: Value) -> Value {
+    while let Some(&w) = replace.get(&v) {
+        v = w;
+    }
+    v
+}
+
+struct Lookup {
+    cfg: Graph,
+    /// The next placeholder for a phi's value.
+    next: u32,
+    tracked: Vec<Value>,
+    /// Per (tracked value, block): its definitions there, by instruction index (a
+    /// definition by phi at index 0 and `phi_def`).
+    sites: HashMap<(Value, Block), Vec<(u32, Value)>>,
+    /// Per (tracked value, block): the definition reaching the block's entry.
+    entry: HashMap<(Value, Block), Value>,
+    phis: Vec<NewPhi>,
+    pending: Vec<usize>,
+}
+
+impl Lookup {
+    fn new(
+        f: &Function,
+        tracked: &[Value],
+        defs: &HashMap<Value, Value>,
+        removed: &[Value],
+        cfg: Graph,
+    ) -> Lookup {
+        let mut tracked = tracked.to_vec();
+        tracked.sort();
+        tracked.dedup();
+        let mut r = Lookup {
+            cfg,
+            next: PLACEHOLDERS,
+            tracked,
+            sites: HashMap::new(),
+            entry: HashMap::new(),
+            phis: Vec::new(),
+            pending: Vec::new(),
+        };
+        for b in f.block_ids() {
+            for phi in &f.block(b).phis {
+                let v = phi.def.value;
+                if r.is_tracked(v) && !removed.contains(&v) {
+                    r.entry.insert((v, b), v);
+                }
+            }
+            for (k, inst) in f.block(b).insts.iter().enumerate() {
+                for d in inst.op().into_iter().flat_map(|op| &op.defs) {
+                    let of = defs.get(&d.value).copied().unwrap_or(d.value);
+                    if r.is_tracked(of) {
+                        r.sites
+                            .entry((of, b))
+                            .or_default()
+                            .push((k as u32, d.value));
+                    }
+                }
+            }
+        }
+        r
+    }
+
+    fn is_tracked(&self, v: Value) -> bool {
+        self.tracked.binary_search(&v).is_ok()
+    }
+
+    /// The value a placed phi stands for.
+    fn of(&self, placeholder: Value) -> Value {
+        self.phis
+            .iter()
+            .find(|p| p.value == placeholder)
+            .map_or(UNDEFINED, |p| p.of)
+    }
+
+    /// Every read of a tracked value, with the definition reaching it.
+    fn read_sites(&mut self, f: &Function) -> Vec<(Site, Value)> {
+        let mut reads: Vec<(Site, Value)> = Vec::new();
+        for b in f.block_ids() {
+            let block = f.block(b);
+            for (k, inst) in block.insts.iter().enumerate() {
+                let InstKind::Op(op) = &inst.kind else {
+                    continue;
+                };
+                for (o, operand) in op.operands.iter().enumerate() {
+                    if let Operand::Value(u) = operand {
+                        if self.is_tracked(u.value) {
+                            let def = self.reaching(u.value, b, k as u32);
+                            reads.push((Site::Operand(b, k, o), def));
+                        }
+                    }
+                }
+            }
+            for (t, u) in block.term.uses().iter().enumerate() {
+                if self.is_tracked(u.value) {
+                    let def = self.reaching(u.value, b, u32::MAX);
+                    reads.push((Site::Term(b, t), def));
+                }
+            }
+            for (p, phi) in block.phis.iter().enumerate() {
+                for (a, arg) in phi.args.iter().enumerate() {
+                    if self.is_tracked(arg.value) {
+                        let def = self.reaching(arg.value, arg.block, u32::MAX);
+                        reads.push((Site::PhiArg(b, p, a), def));
+                    }
+                }
+            }
+        }
+        reads
+    }
+
+    /// The definition of `v` reaching instruction `before` of `b` (`u32::MAX`: the end).
+    fn reaching(&mut self, v: Value, b: Block, before: u32) -> Value {
+        let last = self
+            .sites
+            .get(&(v, b))
+            .and_then(|s| s.iter().rev().find(|&&(k, _)| k < before))
+            .map(|&(_, d)| d);
+        match last {
+            Some(d) => d,
+            None => self.at_entry(v, b),
+        }
+    }
+
+    /// The definition reaching the entry of `b`: up a chain of single predecessors to a
+    /// definition, a block already known, or a merge (where an operandless phi goes).
+    fn at_entry(&mut self, v: Value, b: Block) -> Value {
+        let mut chain = Vec::new();
+        let mut cur = b;
+        let found = loop {
+            if let Some(&d) = self.entry.get(&(v, cur)) {
+                break d;
+            }
+            chain.push(cur);
+            match self.cfg.preds(cur) {
+                [] => break UNDEFINED,
+                [p] => {
+                    let p = *p;
+                    let last = self
+                        .sites
+                        .get(&(v, p))
+                        .and_then(|s| s.last())
+                        .map(|&(_, d)| d);
+                    if let Some(d) = last {
+                        break d;
+                    }
+                    if chain.contains(&p) {
+                        break UNDEFINED;
+                    }
+                    cur = p;
+                }
+                preds => {
+                    let value = Value(self.next);
+                    self.next += 1;
+                    let args = preds.iter().map(|&p| (p, UNDEFINED)).collect();
+                    self.phis.push(NewPhi {
+                        block: cur,
+                        value,
+                        of: v,
+                        args,
+                    });
+                    self.pending.push(self.phis.len() - 1);
+                    break value;
+                }
+            }
+        };
+        for c in chain {
+            self.entry.insert((v, c), found);
+        }
+        found
+    }
+
+    /// Fills the arguments of the phis placed so far (placing more where needed).
+    fn fill_pending(&mut self) {
+        while let Some(i) = self.pending.pop() {
+            let (v, preds): (Value, Vec<Block>) = {
+                let phi = &self.phis[i];
+                (phi.of, phi.args.iter().map(|&(p, _)| p).collect())
+            };
+            for (k, p) in preds.into_iter().enumerate() {
+                let d = self.reaching(v, p, u32::MAX);
+                self.phis[i].args[k].1 = d;
+            }
+        }
+    }
+
+    /// Phis whose arguments are all one value (or the phi itself) stand for that value.
+    fn trivial_phis(&self) -> HashMap<Value, Value> {
+        let mut replace: HashMap<Value, Value> = HashMap::new();
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for phi in &self.phis {
+                if replace.contains_key(&phi.value) {
+                    continue;
+                }
+                let mut only = None;
+                let mut trivial = true;
+                for &(_, a) in &phi.args {
+                    let a = resolve(&replace, a);
+                    if a == phi.value || Some(a) == only {
+                        continue;
+                    }
+                    if only.is_some() {
+                        trivial = false;
+                        break;
+                    }
+                    only = Some(a);
+                }
+                if trivial {
+                    replace.insert(phi.value, only.unwrap_or(UNDEFINED));
+                    changed = true;
+                }
+            }
+        }
+        replace
+    }
+}
