@@ -7,7 +7,7 @@ use crate::dataflow::Flow;
 use crate::error::{ErrorKind, Point, VerifyError};
 use crate::sink::Sink;
 use crate::structure::check_structure;
-use chromatic::{Function, Program, Target};
+use chromatic::{ClassId, Function, Program, Target};
 use std::collections::HashMap;
 
 /// Checks `allocated` against `original` on `target`. `budget` gives the allowed units per
@@ -23,7 +23,7 @@ pub fn verify(
     let budget = budget.unwrap_or(&units);
     let mut sink = Sink::new(&allocated.name, target);
     check_structure(original, allocated, &mut sink);
-    Constraints::new(target, budget, allocated).check_function(allocated, &mut sink);
+    Constraints::new(target, budget).check_function(allocated, &mut sink);
     let value_map = map_values(original, allocated, &mut sink);
     let remat_ok = rematerialisable(original);
     let cfg = Cfg::new(allocated);
@@ -56,8 +56,10 @@ pub fn verify_program(
     errors
 }
 
-/// Allocated values to original values by name; unknown names are errors.
+/// Allocated values to original values by name (a phi congruent to an earlier one, to
+/// that one); unknown names are errors.
 fn map_values(o: &Function, a: &Function, sink: &mut Sink) -> Vec<Option<u32>> {
+    let canonical = congruent_phis(o);
     let names: HashMap<&str, u32> = o
         .values
         .iter()
@@ -67,7 +69,7 @@ fn map_values(o: &Function, a: &Function, sink: &mut Sink) -> Vec<Option<u32>> {
     a.values
         .iter()
         .map(|v| {
-            let found = names.get(v.name.as_str()).copied();
+            let found = names.get(v.name.as_str()).map(|&o| canonical[o as usize]);
             if found.is_none() {
                 sink.report(ErrorKind::UnknownValue, "", Point::Block, v.pos)
                     .found(format!("%{}", v.name));
@@ -75,6 +77,44 @@ fn map_values(o: &Function, a: &Function, sink: &mut Sink) -> Vec<Option<u32>> {
             found
         })
         .collect()
+}
+
+/// What makes two phis of one block equal: class, size, and per predecessor the
+/// representative of the argument.
+type PhiShape = (ClassId, u16, Vec<(usize, u32)>);
+
+/// Per original value, a representative of the values provably equal to it: phis of one
+/// block with the same class, size and (representatives of) arguments on every edge hold
+/// the same value in every lane, so they may share a location. Found by refining to a
+/// fixpoint from "every value its own"; other values represent themselves.
+fn congruent_phis(o: &Function) -> Vec<u32> {
+    let mut canonical: Vec<u32> = (0..o.values.len() as u32).collect();
+    let blocks: Vec<_> = o.blocks.iter().filter(|b| b.phis.len() > 1).collect();
+    let mut changed = !blocks.is_empty();
+    while changed {
+        changed = false;
+        for block in &blocks {
+            let mut first: HashMap<PhiShape, u32> = HashMap::new();
+            for phi in &block.phis {
+                let v = o.value(phi.def.value);
+                let mut args: Vec<(usize, u32)> = phi
+                    .args
+                    .iter()
+                    .map(|a| (a.block.index(), canonical[a.value.index()]))
+                    .collect();
+                args.sort_unstable();
+                let me = phi.def.value.index();
+                let rep = *first
+                    .entry((v.class, v.size, args))
+                    .or_insert(canonical[me]);
+                if canonical[me] != rep {
+                    canonical[me] = rep;
+                    changed = true;
+                }
+            }
+        }
+    }
+    canonical
 }
 
 /// Per original value: whether a `remat` operation defines it.

@@ -1,15 +1,44 @@
 //! Local rules on locations, one instruction at a time: class, size, range, budget and
 //! alignment of every operand location; fixed, tied and early-clobber constraints; the
-//! shape of moves, swaps, lane and remat locations. These checks always run (regalloc2's
+//! shape of moves, swaps, lane and remat locations; no storage written twice by one
+//! parallel copy, no swap of overlapping locations. These checks always run (regalloc2's
 //! checker effectively skipped reuse and early-def checks).
 
 use crate::error::{ErrorKind, Point};
 use crate::sink::Sink;
+use crate::unit::{units, Unit};
 use chromatic::{
     BlockData, ClassId, Function, InstKind, Location, Move, Op, Pos, SpillTarget, Target, Use,
     Value,
 };
-use std::collections::BTreeSet;
+use std::collections::HashSet;
+
+/// The storage one parallel copy has written so far. A lane of a register is part of that
+/// register's storage, so writing both overlaps.
+#[derive(Default)]
+struct Written {
+    units: HashSet<Unit>,
+    registers_by_lane: HashSet<(u8, u16)>,
+}
+
+impl Written {
+    /// Records `loc`; whether it overlaps what was written before.
+    fn overlaps(&mut self, loc: Location) -> bool {
+        let mut overlap = false;
+        for u in units(loc) {
+            overlap |= match u {
+                Unit::Reg(c, r) => self.registers_by_lane.contains(&(c, r)),
+                Unit::Lane(c, r, _) => {
+                    self.registers_by_lane.insert((c, r));
+                    self.units.contains(&Unit::Reg(c, r))
+                }
+                Unit::Slot(_) => false,
+            };
+            overlap |= !self.units.insert(u);
+        }
+        overlap
+    }
+}
 
 /// Where a location sits, for messages.
 struct Here<'b> {
@@ -23,12 +52,10 @@ pub(crate) struct Constraints<'a> {
     budget: &'a [u16],
     /// Lane slots per register of each class (`None`: the class holds no lane spills).
     lanes: Vec<Option<u16>>,
-    /// Registers that hold lane spills somewhere in the function.
-    lane_regs: BTreeSet<(u8, u16)>,
 }
 
 impl<'a> Constraints<'a> {
-    pub fn new(target: &'a Target, budget: &'a [u16], f: &Function) -> Constraints<'a> {
+    pub fn new(target: &'a Target, budget: &'a [u16]) -> Constraints<'a> {
         let mut lanes = vec![None; target.classes.len()];
         for c in &target.classes {
             for s in &c.spill {
@@ -37,19 +64,10 @@ impl<'a> Constraints<'a> {
                 }
             }
         }
-        let mut lane_regs = BTreeSet::new();
-        for inst in f.blocks.iter().flat_map(|b| &b.insts) {
-            for loc in artefact_locations(&inst.kind) {
-                if let Location::Lane { class, reg, .. } = loc {
-                    lane_regs.insert((class.0, reg));
-                }
-            }
-        }
         Constraints {
             target,
             budget,
             lanes,
-            lane_regs,
         }
     }
 
@@ -216,7 +234,7 @@ impl<'a> Constraints<'a> {
         }
     }
 
-    /// Range, budget and lane-register exclusivity of a register range.
+    /// Range and budget of a register range.
     fn reg_range(&self, loc: Location) -> Option<ErrorKind> {
         let Location::Reg { class, first, len } = loc else {
             return None;
@@ -227,8 +245,6 @@ impl<'a> Constraints<'a> {
             Some(ErrorKind::OutOfRange)
         } else if end > u32::from(budget) {
             Some(ErrorKind::OverBudget)
-        } else if (first..first + len).any(|r| self.lane_regs.contains(&(class.0, r))) {
-            Some(ErrorKind::LaneRegisterReused)
         } else {
             None
         }
@@ -247,11 +263,19 @@ impl<'a> Constraints<'a> {
         }
         match kind {
             InstKind::ParallelCopy(moves) => {
+                let mut written = Written::default();
                 for (k, m) in moves.iter().enumerate() {
                     if m.dst.len() != m.src.len() {
                         fail(ErrorKind::LengthMismatch, &format!("move {k}"), m.dst);
                     } else if crosses_classes(m.src, m.dst) {
                         fail(ErrorKind::CrossClassMove, &format!("move {k}"), m.dst);
+                    }
+                    if written.overlaps(m.dst) {
+                        fail(
+                            ErrorKind::OverlappingDestinations,
+                            &format!("move {k}"),
+                            m.dst,
+                        );
                     }
                 }
             }
@@ -268,6 +292,8 @@ impl<'a> Constraints<'a> {
                 (Some(cx), Some(cy)) if cx == cy && x.len() == y.len() => {
                     if !self.target.class(cx).has_swap {
                         fail(ErrorKind::SwapUnsupported, "swap", *x);
+                    } else if overlaps(*x, *y) {
+                        fail(ErrorKind::OverlappingSwap, "swap", *y);
                     }
                 }
                 (Some(_), Some(_)) if x.len() == y.len() => {

@@ -52,8 +52,11 @@ pub enum ErrorKind {
     LengthMismatch,
     /// A swap in a class whose target has no swap instruction.
     SwapUnsupported,
-    /// A register used both for lane spills and as a whole register.
-    LaneRegisterReused,
+    /// A parallel copy that writes one unit twice (two destinations that share a register,
+    /// a slot, or a register and one of its lanes).
+    OverlappingDestinations,
+    /// A swap of two locations that share a unit.
+    OverlappingSwap,
     /// A remat of a value whose definition is not rematerialisable.
     NotRematerialisable,
     /// A per-lane value moved into a uniform register or lane slot.
