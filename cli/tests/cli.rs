@@ -253,6 +253,44 @@ fn mutate_check_prints_the_summary_line_last() {
     assert!(last.ends_with("missed: 0"), "{last}");
 }
 
+/// The mutation kinds of overlapping moves and of a uniform branch turned divergent (on
+/// the corpus programs whose uniform branches become unstructured divergence) produce
+/// wrong allocations, and the verifier catches every one.
+#[test]
+fn mutate_check_reports_each_kind_and_catches_the_new_ones() {
+    let out = chromatic(&[
+        "mutate-check",
+        "corpus/swap_cycle3.chr",
+        "corpus/swap_cycle3_noswap.chr",
+        "corpus/uniform_branch_into_else.chr",
+        "corpus/uniform_loop_back_past_else.chr",
+        "--mutants",
+        "200",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let text = stdout(&out);
+    for kind in [
+        "overlapping-copy",
+        "overlapping-swap",
+        "branch-turned-divergent",
+    ] {
+        let row = text
+            .lines()
+            .find(|l| l.starts_with(kind))
+            .unwrap_or_else(|| panic!("no {kind} row\n{text}"));
+        let n: Vec<usize> = row
+            .split_whitespace()
+            .skip(1)
+            .map(|x| x.parse().expect("a count"))
+            .collect();
+        let [mutants, non_equivalent, detected, missed] = n[..] else {
+            panic!("{row}");
+        };
+        assert!(non_equivalent > 0 && mutants >= non_equivalent, "{row}");
+        assert!(detected >= non_equivalent && missed == 0, "{row}");
+    }
+}
+
 /// `high_pressure_block` on gfx9 needs 41 VGPRs: 6 waves allow 40 (⌊256/6⌋ rounded down to
 /// the granule of 4), so it spills; 5 waves allow 48; `--regs` overrides the derived budget
 /// of its class.
