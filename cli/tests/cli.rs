@@ -154,9 +154,76 @@ fn verify_rejects_a_broken_allocation_with_exit_1() {
     );
     let out = chromatic(&["verify", "corpus/straight_line.chr", &broken_path, "--json"]);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
-    let errors: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("errors are JSON");
-    assert_eq!(errors[0]["kind"], "WrongValue", "{errors}");
-    assert_eq!(errors[0]["expected"], "%y[0]", "{errors}");
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("errors are JSON");
+    assert_eq!(report["valid"], false, "{report}");
+    let e = &report["errors"][0];
+    assert_eq!(e["kind"], "wrong-value", "{report}");
+    assert_eq!(e["expected"], "%y", "{report}");
+    assert_eq!(e["file"], broken_path.as_str(), "{report}");
+    assert_eq!(
+        e["message"],
+        "`%y` (use 0) is read from v2, which holds `%z` here"
+    );
+    let out = chromatic(&["verify", "corpus/straight_line.chr", &broken_path]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line = text.lines().position(|l| l.contains(good)).unwrap_or(0) + 1;
+    assert!(
+        stderr.contains("error[wrong-value]: `%y` (use 0) is read from v2")
+            && stderr.contains(&format!("{broken_path}:{line}:"))
+            && stderr.contains("%y@v2")
+            && stderr.contains("^^^^^"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn verify_json_of_a_valid_allocation_is_an_object() {
+    let allocated = temp_file("valid.alloc.chr", "");
+    chromatic(&["alloc", "corpus/straight_line.chr", "-o", &allocated]);
+    let out = chromatic(&["verify", "corpus/straight_line.chr", &allocated, "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    assert_eq!(report, serde_json::json!({"valid": true, "errors": []}));
+}
+
+/// The original passed as the allocation: one error, not one per operand.
+#[test]
+fn verify_of_a_program_without_locations_is_one_error() {
+    let out = chromatic(&[
+        "verify",
+        "corpus/straight_line.chr",
+        "corpus/straight_line.chr",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("error[").count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("error[not-allocated]: not allocated"),
+        "{stderr}"
+    );
+}
+
+/// What the allocation lacks is shown in the original, under the original's name.
+#[test]
+fn verify_places_a_missing_operation_in_the_original() {
+    let allocated = temp_file("dropped.alloc.chr", "");
+    chromatic(&["alloc", "corpus/effects_memory.chr", "-o", &allocated]);
+    let text = std::fs::read_to_string(&allocated).unwrap();
+    let is_store = |l: &&str| l.trim_start().starts_with("global_store");
+    let store = text.lines().find(is_store).expect("a store").to_string();
+    let dropped = temp_file(
+        "dropped2.alloc.chr",
+        &text.replacen(&format!("{store}\n"), "", 1),
+    );
+    let out = chromatic(&["verify", "corpus/effects_memory.chr", &dropped]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let original = std::fs::read_to_string(root().join("corpus/effects_memory.chr")).unwrap();
+    let line = original.lines().position(|l| is_store(&l)).unwrap() + 1;
+    assert!(
+        stderr.contains("error[missing-op]")
+            && stderr.contains(&format!("corpus/effects_memory.chr:{line}:")),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -342,7 +409,10 @@ fn alloc_budget_from_occupancy() {
     let out = verify("6");
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("OverBudget def 0 at v40"), "{stderr}");
+    assert!(
+        stderr.contains("error[over-budget]: v40 (def 0) is beyond the register budget"),
+        "{stderr}"
+    );
 }
 
 #[test]

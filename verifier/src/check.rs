@@ -22,6 +22,10 @@ pub fn verify(
     let units: Vec<u16> = target.classes.iter().map(|c| c.units).collect();
     let budget = budget.unwrap_or(&units);
     let mut sink = Sink::new(&allocated.name, target);
+    if lacks_locations(allocated) {
+        sink.report(ErrorKind::NotAllocated, "", Point::Block, allocated.pos);
+        return sink.errors;
+    }
     check_structure(original, allocated, &mut sink);
     Constraints::new(target, budget).check_function(allocated, &mut sink);
     let value_map = map_values(original, allocated, &mut sink);
@@ -32,11 +36,21 @@ pub fn verify(
 }
 
 /// Checks every function of `original` against the allocated function of the same name.
+/// An allocated program without a single location gets one error: not allocated.
 pub fn verify_program(
     original: &Program,
     allocated: &Program,
     budget: Option<&[u16]>,
 ) -> Vec<VerifyError> {
+    if let Some(first) = allocated
+        .functions
+        .first()
+        .filter(|_| allocated.functions.iter().all(lacks_locations))
+    {
+        let mut sink = Sink::new(&first.name, &allocated.target);
+        sink.report(ErrorKind::NotAllocated, "", Point::Block, first.pos);
+        return sink.errors;
+    }
     let by_name: HashMap<&str, &Function> = allocated
         .functions
         .iter()
@@ -48,12 +62,33 @@ pub fn verify_program(
             Some(a) => errors.extend(verify(f, a, &original.target, budget)),
             None => {
                 let mut sink = Sink::new(&f.name, &original.target);
-                sink.report(ErrorKind::MissingFunction, "", Point::Block, f.pos);
+                sink.report(ErrorKind::MissingFunction, "", Point::Block, f.pos)
+                    .in_original();
                 errors.extend(sink.errors);
             }
         }
     }
     errors
+}
+
+/// Whether `f` has definitions or uses, none of them with a location.
+fn lacks_locations(f: &Function) -> bool {
+    let mut operands = false;
+    for b in &f.blocks {
+        let phis = b.phis.iter().map(|p| p.def.loc);
+        let ops = b.insts.iter().filter_map(|i| i.op()).flat_map(|op| {
+            let defs = op.defs.iter().map(|d| d.loc);
+            defs.chain(op.uses().map(|u| u.loc))
+        });
+        let term = b.term.uses().iter().map(|u| u.loc);
+        for loc in phis.chain(ops).chain(term) {
+            if loc.is_some() {
+                return false;
+            }
+            operands = true;
+        }
+    }
+    operands
 }
 
 /// Allocated values to original values by name (a phi congruent to an earlier one, to

@@ -40,7 +40,11 @@ impl Written {
     }
 }
 
+/// A broken rule and a note on it.
+type Violation = (ErrorKind, String);
+
 /// Where a location sits, for messages.
+#[derive(Clone, Copy)]
 struct Here<'b> {
     block: &'b str,
     point: Point,
@@ -122,7 +126,11 @@ impl<'a> Constraints<'a> {
         }
         for (k, d) in op.defs.iter().enumerate() {
             let name = format!("def {k}");
-            let Some(loc) = self.value_loc(f, here, &name, d.value, d.loc, sink) else {
+            let at_def = Here {
+                pos: d.pos,
+                ..*here
+            };
+            let Some(loc) = self.value_loc(f, &at_def, &name, d.value, d.loc, sink) else {
                 continue;
             };
             let mut fail = |kind, expected: Option<Location>| {
@@ -152,7 +160,11 @@ impl<'a> Constraints<'a> {
     }
 
     fn check_use(&self, f: &Function, here: &Here, name: &str, u: &Use, sink: &mut Sink) {
-        let Some(loc) = self.value_loc(f, here, name, u.value, u.loc, sink) else {
+        let at_use = Here {
+            pos: u.pos,
+            ..*here
+        };
+        let Some(loc) = self.value_loc(f, &at_use, name, u.value, u.loc, sink) else {
             return;
         };
         if let Some(fixed) = u.fixed.filter(|&x| x != loc) {
@@ -175,33 +187,44 @@ impl<'a> Constraints<'a> {
         sink: &mut Sink,
     ) -> Option<Location> {
         let v = f.value(value);
-        let mut fail = |kind, loc: Option<Location>| {
+        let mut fail = |kind, loc: Option<Location>, note: Option<String>| {
             let e = sink.report(kind, here.block, here.point, here.pos);
             e.operand(name).expected(format!("%{}", v.name));
             if let Some(l) = loc {
                 e.location(sink_loc(self.target, l));
             }
+            if let Some(n) = note {
+                e.note(n);
+            }
         };
         let Some(loc) = loc else {
-            fail(ErrorKind::MissingLocation, None);
+            fail(ErrorKind::MissingLocation, None, None);
             return None;
         };
         let Location::Reg { class, first, len } = loc else {
-            fail(ErrorKind::NotARegister, Some(loc));
+            fail(ErrorKind::NotARegister, Some(loc), None);
             return None;
         };
+        let c = self.target.class(class);
         if class != v.class {
-            fail(ErrorKind::WrongClass, Some(loc));
+            let note = format!("its class is `{}`", self.target.class(v.class).name);
+            fail(ErrorKind::WrongClass, Some(loc), Some(note));
             return Some(loc);
         }
         if len != v.size {
-            fail(ErrorKind::WrongSize, Some(loc));
+            let note = format!("it takes {} units", v.size);
+            fail(ErrorKind::WrongSize, Some(loc), Some(note));
         }
-        if first % self.target.class(class).align.alignment(v.size) != 0 {
-            fail(ErrorKind::Misaligned, Some(loc));
+        let align = c.align.alignment(v.size);
+        if first % align != 0 {
+            let note = format!(
+                "a {}-unit `{}` tuple starts at a multiple of {align}",
+                v.size, c.name
+            );
+            fail(ErrorKind::Misaligned, Some(loc), Some(note));
         }
-        if let Some(kind) = self.reg_range(loc) {
-            fail(kind, Some(loc));
+        if let Some((kind, note)) = self.reg_range(loc) {
+            fail(kind, Some(loc), Some(note));
         }
         Some(loc)
     }
@@ -220,47 +243,67 @@ impl<'a> Constraints<'a> {
         let lane_of_per_lane =
             matches!(loc, Location::Lane { .. }) && !self.target.class(v.class).uniform;
         let kind = if loc.len() != v.size {
-            Some(ErrorKind::WrongSize)
+            Some((ErrorKind::WrongSize, format!("it takes {} units", v.size)))
         } else if lane_of_per_lane {
-            Some(ErrorKind::WrongClass)
+            let note = "lanes hold only values of a uniform class".to_string();
+            Some((ErrorKind::WrongClass, note))
         } else {
             self.artefact_loc(loc)
         };
-        if let Some(kind) = kind {
+        if let Some((kind, note)) = kind {
             sink.report(kind, here.block, here.point, here.pos)
                 .operand("phi def")
                 .expected(format!("%{}", v.name))
-                .location(sink_loc(self.target, loc));
+                .location(sink_loc(self.target, loc))
+                .note(note);
         }
     }
 
     /// Range and budget of a register range.
-    fn reg_range(&self, loc: Location) -> Option<ErrorKind> {
+    fn reg_range(&self, loc: Location) -> Option<Violation> {
         let Location::Reg { class, first, len } = loc else {
             return None;
         };
         let end = u32::from(first) + u32::from(len);
-        let budget = self.budget.get(class.index()).copied().unwrap_or(u16::MAX);
-        if end > u32::from(self.target.class(class).units) {
-            Some(ErrorKind::OutOfRange)
+        let c = self.target.class(class);
+        let budget = self.budget_of(class);
+        if end > u32::from(c.units) {
+            let note = format!("class `{}` has {} registers", c.name, c.units);
+            Some((ErrorKind::OutOfRange, note))
         } else if end > u32::from(budget) {
-            Some(ErrorKind::OverBudget)
+            Some((ErrorKind::OverBudget, self.budget_note(class)))
         } else {
             None
         }
     }
 
+    fn budget_of(&self, class: ClassId) -> u16 {
+        self.budget.get(class.index()).copied().unwrap_or(u16::MAX)
+    }
+
+    fn budget_note(&self, class: ClassId) -> String {
+        let name = &self.target.class(class).name;
+        format!(
+            "the budget of class `{name}` is {} registers, {name}0 to {name}{}",
+            self.budget_of(class),
+            self.budget_of(class).saturating_sub(1)
+        )
+    }
+
     fn check_artefact(&self, f: &Function, here: &Here, kind: &InstKind, sink: &mut Sink) {
+        for (k, loc) in artefact_locations(kind).into_iter().enumerate() {
+            if let Some((e, note)) = self.artefact_loc(loc) {
+                sink.report(e, here.block, here.point, here.pos)
+                    .operand(format!("location {k}"))
+                    .location(sink_loc(self.target, loc))
+                    .note(note);
+            }
+        }
         let mut fail = |kind, name: &str, loc: Location| {
             sink.report(kind, here.block, here.point, here.pos)
                 .operand(name)
                 .location(sink_loc(self.target, loc));
         };
-        for (k, loc) in artefact_locations(kind).into_iter().enumerate() {
-            if let Some(e) = self.artefact_loc(loc) {
-                fail(e, &format!("location {k}"), loc);
-            }
-        }
         match kind {
             InstKind::ParallelCopy(moves) => {
                 let mut written = Written::default();
@@ -310,7 +353,7 @@ impl<'a> Constraints<'a> {
 
     /// Range and budget of a move's location; lane locations only in per-lane classes
     /// that hold lane spills, within the lane count.
-    fn artefact_loc(&self, loc: Location) -> Option<ErrorKind> {
+    fn artefact_loc(&self, loc: Location) -> Option<Violation> {
         match loc {
             Location::Reg { .. } => self.reg_range(loc),
             Location::Slot { .. } => None,
@@ -320,16 +363,19 @@ impl<'a> Constraints<'a> {
                 first,
                 len,
             } => {
+                let c = self.target.class(class);
                 let Some(lanes) = self.lanes.get(class.index()).copied().flatten() else {
-                    return Some(ErrorKind::WrongClass);
+                    let note = format!("class `{}` holds no lane spills", c.name);
+                    return Some((ErrorKind::WrongClass, note));
                 };
-                let budget = self.budget.get(class.index()).copied().unwrap_or(u16::MAX);
-                if u32::from(first) + u32::from(len) > u32::from(lanes)
-                    || reg >= self.target.class(class).units
-                {
-                    Some(ErrorKind::OutOfRange)
-                } else if reg >= budget {
-                    Some(ErrorKind::OverBudget)
+                if u32::from(first) + u32::from(len) > u32::from(lanes) || reg >= c.units {
+                    let note = format!(
+                        "class `{}` has {} registers of {lanes} lanes",
+                        c.name, c.units
+                    );
+                    Some((ErrorKind::OutOfRange, note))
+                } else if reg >= self.budget_of(class) {
+                    Some((ErrorKind::OverBudget, self.budget_note(class)))
                 } else {
                     None
                 }

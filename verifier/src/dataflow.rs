@@ -447,36 +447,24 @@ impl<'a> Flow<'a> {
             return;
         };
         let (i, k) = bad;
-        self.report_mismatch(
-            s,
-            at,
-            op,
-            loc,
-            format!("%{}[{i}]", self.a.value(v).name),
-            state[k],
-        );
-    }
-
-    fn report_mismatch(
-        &self,
-        s: &mut Sink,
-        at: &At,
-        op: &str,
-        loc: Location,
-        exp: String,
-        found: Label,
-    ) {
-        let kind = if found.is_value() {
+        let value = self.a.value(v);
+        let expected = part_name(&value.name, i, value.size);
+        let kind = if state[k].is_value() {
             ErrorKind::WrongValue
         } else {
             ErrorKind::UndefinedValue
         };
         let loc = s.loc(loc);
+        let found = if state[k].is_value() {
+            self.show(state[k])
+        } else {
+            self.why_unknown(state[k], self.keys.linear[k])
+        };
         self.report(s, kind, at)
             .operand(op)
             .location(loc)
-            .expected(exp)
-            .found(self.show(found));
+            .expected(expected)
+            .found(found);
     }
 
     /// After block `b`'s last instruction: each successor's phi locations hold the
@@ -500,8 +488,16 @@ impl<'a> Flow<'a> {
                     let Some(arg) = phi.args.iter().find(|x| x.block.index() == e.phi_pred) else {
                         continue;
                     };
-                    let op = format!("phi %{}", self.a.value(phi.def.value).name);
+                    let phi_name = &self.a.value(phi.def.value).name;
+                    let op = format!("phi %{phi_name}");
+                    let before = sink.errors.len();
                     self.check_read(state, (loc, arg.value, uniform), &at, &op, sink);
+                    if let Some(e) = sink.errors.get_mut(before) {
+                        e.note(format!(
+                            "`%{phi_name}` of block `{}` takes it from this edge, in its location",
+                            self.a.blocks[s].name
+                        ));
+                    }
                 }
             }
         }
@@ -516,16 +512,55 @@ impl<'a> Flow<'a> {
         sink.report(kind, &self.a.blocks[at.block].name, at.point, at.pos)
     }
 
+    /// A label, short: a value's name, or what stands in for none.
     fn show(&self, l: Label) -> String {
         match l {
-            Label::TOP => "unreachable".into(),
-            Label::UNDEF => "undefined".into(),
-            Label::CONFLICT => "conflict".into(),
-            Label::PER_LANE => "written per lane".into(),
-            Label::CLOBBERED => "clobbered through a lane or register it shares".into(),
-            Label::SKIPPED => "overwritten while these lanes were inactive".into(),
-            l => format!("%{}[{}]", self.o.values[l.value()].name, l.0 % 16),
+            Label::TOP => "nothing (unreachable)".into(),
+            Label::UNDEF => "nothing".into(),
+            Label::CONFLICT => "different values".into(),
+            Label::PER_LANE => "a value written per lane".into(),
+            Label::CLOBBERED | Label::SKIPPED => "an overwritten value".into(),
+            l => {
+                let v = &self.o.values[l.value()];
+                part_name(&v.name, (l.0 % 16) as u16, v.size)
+            }
         }
+    }
+
+    /// What is wrong with a location holding the non-value `l`, as the end of a sentence
+    /// about it; `linear`: the key follows the linear CFG, which paths then are.
+    fn why_unknown(&self, l: Label, linear: bool) -> String {
+        let (path, paths) = if linear {
+            (
+                "path of the linear CFG (the order the wave runs blocks)",
+                "paths of the linear CFG (the order the wave runs blocks)",
+            )
+        } else {
+            ("path", "paths")
+        };
+        match l {
+            Label::TOP => "is never reached".into(),
+            Label::UNDEF => format!("is not written on every {path} to here"),
+            Label::CONFLICT => format!("holds different values on different {paths} to here"),
+            Label::PER_LANE => "holds a value written per lane, which lanes may not share".into(),
+            Label::CLOBBERED => {
+                "was overwritten through its register or one of its lanes (they share storage)"
+                    .into()
+            }
+            Label::SKIPPED => "was overwritten by a whole-wave store or a lane write while \
+                these lanes waited for a side of a divergent branch"
+                .into(),
+            l => format!("holds `{}`", self.show(l)),
+        }
+    }
+}
+
+/// `%x` for a one-unit value, `%x[1]` for part 1 of a tuple.
+fn part_name(name: &str, part: u16, size: u16) -> String {
+    if size == 1 {
+        format!("%{name}")
+    } else {
+        format!("%{name}[{part}]")
     }
 }
 

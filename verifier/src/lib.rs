@@ -99,4 +99,4 @@ mod structure;
 mod unit;
 
 pub use check::{verify, verify_program};
-pub use error::{ErrorKind, Point, VerifyError};
+pub use error::{ErrorKind, Point, Side, VerifyError};

@@ -1,6 +1,6 @@
 //! Collects [`VerifyError`]s for one function and names values and labels for messages.
 
-use crate::error::{ErrorKind, Point, VerifyError};
+use crate::error::{ErrorKind, Point, Side, VerifyError};
 use chromatic::{Location, Pos, Target};
 
 /// The error list of one function under check.
@@ -30,6 +30,7 @@ impl<'a> Sink<'a> {
     ) -> &mut VerifyError {
         self.errors.push(VerifyError {
             kind,
+            side: Side::Allocated,
             function: self.function.to_string(),
             block: block.to_string(),
             point,
@@ -37,6 +38,7 @@ impl<'a> Sink<'a> {
             location: None,
             expected: None,
             found: None,
+            note: None,
             line: pos.line,
             col: pos.col,
         });
@@ -67,6 +69,17 @@ impl VerifyError {
 
     pub(crate) fn found(&mut self, s: impl Into<String>) -> &mut Self {
         self.found = Some(s.into());
+        self
+    }
+
+    pub(crate) fn note(&mut self, s: impl Into<String>) -> &mut Self {
+        self.note = Some(s.into());
+        self
+    }
+
+    /// The position is in the original program.
+    pub(crate) fn in_original(&mut self) -> &mut Self {
+        self.side = Side::Original;
         self
     }
 }
