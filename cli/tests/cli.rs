@@ -540,6 +540,53 @@ fn sweep_of_an_unknown_class_exits_2() {
 }
 
 #[test]
+fn run_trace_prints_every_event_where_it_ran() {
+    let out = chromatic(&["run", "corpus/tied_mac.chr", "--trace"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    let events: usize = text
+        .lines()
+        .next()
+        .and_then(|l| l.split(", ").nth(1))
+        .and_then(|n| n.trim_end_matches(" events").parse().ok())
+        .expect("the digest line");
+    assert_eq!(text.lines().count(), events + 1, "{text}");
+    assert!(
+        text.contains("#3 corpus/tied_mac.chr:10:11  block entry, instruction 3 `v_mac_f32`  lanes 0 1 2 3  inputs lane 0: "),
+        "{text}"
+    );
+}
+
+/// The first differing event names the block, the instruction in each program, the lanes,
+/// and the operand whose input differs.
+#[test]
+fn run_against_an_allocation_prints_the_first_difference() {
+    let allocated = temp_file("against.alloc.chr", "");
+    chromatic(&["alloc", "corpus/tied_mac.chr", "-o", &allocated]);
+    let same = chromatic(&["run", "corpus/tied_mac.chr", "--against", &allocated]);
+    assert_eq!(same.status.code(), Some(0));
+    assert_eq!(stdout(&same), "@tied_mac: traces agree (8 events)\n");
+    let text = std::fs::read_to_string(&allocated).unwrap();
+    let mac = text
+        .lines()
+        .find(|l| l.contains("%d:v1@"))
+        .expect("the first mac");
+    let use_c = mac.split(", ").last().expect("operand %c").to_string();
+    let wrong = use_c.replace("%c@v2", "%c@v1");
+    assert_ne!(use_c, wrong, "{mac}");
+    let broken = temp_file("against2.alloc.chr", &text.replace(&use_c, &wrong));
+    let out = chromatic(&["run", "corpus/tied_mac.chr", "--against", &broken]);
+    assert_eq!(out.status.code(), Some(1));
+    let report = stdout(&out);
+    assert!(
+        report.starts_with("@tied_mac: first difference at event 3 (seed 0, 4 lanes)\n  original:  corpus/tied_mac.chr:10:11  block entry, instruction 3 `v_mac_f32`  lanes 0 1 2 3")
+            && report.contains(&format!("  allocated: {broken}:"))
+            && report.ends_with("differs in: the inputs of lane 0 (%c), lane 1 (%c), lane 2 (%c), lane 3 (%c)\n"),
+        "{report}"
+    );
+}
+
+#[test]
 fn sweep_reports_a_bad_file_with_its_position_and_exits_1() {
     let path = temp_file(
         "sweep_bad.chr",
