@@ -80,8 +80,49 @@ fn fmt_prints_the_canonical_form() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "target gfx9\n\nfunc @f {\nb:\n  %x:v1 = foo 1, 2\n  ret %x\n}\n"
+        "target gfx9 ; t\n\nfunc @f {\nb: ; entry\n  %x:v1 = foo 1, 2\n  ret %x\n}\n"
     );
+}
+
+/// Comments on lines of their own stay before the statement they preceded, indented like
+/// it; comments after a statement stay after it; formatting twice changes nothing.
+#[test]
+fn fmt_keeps_comments() {
+    let path = temp_file(
+        "commented.chr",
+        "; a program\ntarget gfx9\n; the function\nfunc @f {  ; opens\nb:\n; first\n  %x:v1 = foo 1 ; one\n    ret %x\n; last\n}\n; the end\n",
+    );
+    let out = chromatic(&["fmt", &path]);
+    assert_eq!(out.status.code(), Some(0));
+    let once = stdout(&out);
+    assert_eq!(
+        once,
+        "; a program\ntarget gfx9\n\n; the function\nfunc @f { ; opens\nb:\n  ; first\n  %x:v1 = foo 1 ; one\n  ret %x\n; last\n} \n; the end\n".replace("} \n", "}\n")
+    );
+    let again = chromatic(&["fmt", &temp_file("commented2.chr", &once)]);
+    assert_eq!(stdout(&again), once);
+}
+
+/// Every corpus file keeps its comments through `fmt`, and `fmt` of that is the same text.
+#[test]
+fn fmt_of_the_corpus_keeps_every_comment_and_is_idempotent() {
+    for entry in std::fs::read_dir(root().join("corpus")).expect("corpus") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_none_or(|e| e != "chr") {
+            continue;
+        }
+        let source = std::fs::read_to_string(&path).expect("readable");
+        let out = chromatic(&["fmt", &path.display().to_string()]);
+        let once = stdout(&out);
+        let comments = |t: &str| -> Vec<String> {
+            t.lines()
+                .filter_map(|l| l.find(';').map(|k| l[k..].trim_end().to_string()))
+                .collect()
+        };
+        assert_eq!(comments(&once), comments(&source), "{}", path.display());
+        let again = chromatic(&["fmt", &temp_file("fmt_again.chr", &once)]);
+        assert_eq!(stdout(&again), once, "{}", path.display());
+    }
 }
 
 #[test]
