@@ -581,6 +581,48 @@ fn sweep_of_an_unknown_class_exits_2() {
 }
 
 #[test]
+fn sweep_of_a_missing_file_exits_2() {
+    let out = chromatic(&["sweep", "does/not/exist.chr"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("cannot read"), "{}", stderr(&out));
+}
+
+#[test]
+fn alloc_refuses_to_write_over_its_input() {
+    let source = std::fs::read_to_string(root().join("corpus/tied_mac.chr")).unwrap();
+    let path = temp_file("overwrite.chr", &source);
+    let dir = std::path::Path::new(&path)
+        .parent()
+        .unwrap()
+        .display()
+        .to_string();
+    let spelled_otherwise = format!("{dir}/./overwrite.chr");
+    let out = chromatic(&["alloc", &path, "-o", &spelled_otherwise]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("that is the input file"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), source);
+}
+
+/// A program that does not fit `--target` is an error at its own line, in its own file.
+#[test]
+fn alloc_target_errors_point_into_the_input() {
+    let out = chromatic(&["alloc", "corpus/tied_mac.chr", "--target", "sm_80"]);
+    assert_eq!(out.status.code(), Some(1));
+    let source = std::fs::read_to_string(root().join("corpus/tied_mac.chr")).unwrap();
+    let line = source.lines().position(|l| l.contains("%a:v1 =")).unwrap() + 1;
+    let text = stderr(&out);
+    assert!(
+        text.contains("unknown class `v` for target sm_80 (with --target sm_80)")
+            && text.contains(&format!("corpus/tied_mac.chr:{line}:6")),
+        "{text}"
+    );
+}
+
+#[test]
 fn run_trace_prints_every_event_where_it_ran() {
     let out = chromatic(&["run", "corpus/tied_mac.chr", "--trace"]);
     assert_eq!(out.status.code(), Some(0));
