@@ -5,7 +5,7 @@
 //! checker effectively skipped reuse and early-def checks).
 
 use crate::error::{ErrorKind, Point};
-use crate::sink::Sink;
+use crate::sink::{Operand, Sink};
 use crate::unit::{units, Unit};
 use chromatic::{
     BlockData, ClassId, Function, InstKind, Location, Move, Op, Pos, SpillTarget, Target, Use,
@@ -93,7 +93,14 @@ impl<'a> Constraints<'a> {
                     self.memory_phi_loc(f, &here, phi.def.value, loc, sink)
                 }
                 loc => {
-                    self.value_loc(f, &here, "phi def", phi.def.value, loc, sink);
+                    self.value_loc(
+                        f,
+                        &here,
+                        Operand::Named("phi def"),
+                        phi.def.value,
+                        loc,
+                        sink,
+                    );
                 }
             }
         }
@@ -114,28 +121,29 @@ impl<'a> Constraints<'a> {
             pos: b.term.pos(),
         };
         for (k, u) in b.term.uses().iter().enumerate() {
-            self.check_use(f, &here, &format!("use {k}"), u, sink);
+            self.check_use(f, &here, Operand::Use(k), u, sink);
         }
     }
 
     fn check_op(&self, f: &Function, here: &Here, op: &Op, sink: &mut Sink) {
         for (k, operand) in op.operands.iter().enumerate() {
             if let Some(u) = operand.as_use() {
-                self.check_use(f, here, &format!("use {k}"), u, sink);
+                self.check_use(f, here, Operand::Use(k), u, sink);
             }
         }
         for (k, d) in op.defs.iter().enumerate() {
-            let name = format!("def {k}");
+            let name = Operand::Def(k);
             let at_def = Here {
                 pos: d.pos,
                 ..*here
             };
-            let Some(loc) = self.value_loc(f, &at_def, &name, d.value, d.loc, sink) else {
+            let Some(loc) = self.value_loc(f, &at_def, name, d.value, d.loc, sink) else {
                 continue;
             };
             let mut fail = |kind, expected: Option<Location>| {
                 let e = sink.report(kind, here.block, here.point, d.pos);
-                e.operand(name.clone()).location(sink_loc(self.target, loc));
+                e.operand(name.to_string())
+                    .location(sink_loc(self.target, loc));
                 if let Some(x) = expected {
                     e.expected(sink_loc(self.target, x));
                 }
@@ -159,7 +167,7 @@ impl<'a> Constraints<'a> {
         }
     }
 
-    fn check_use(&self, f: &Function, here: &Here, name: &str, u: &Use, sink: &mut Sink) {
+    fn check_use(&self, f: &Function, here: &Here, name: Operand, u: &Use, sink: &mut Sink) {
         let at_use = Here {
             pos: u.pos,
             ..*here
@@ -169,7 +177,7 @@ impl<'a> Constraints<'a> {
         };
         if let Some(fixed) = u.fixed.filter(|&x| x != loc) {
             sink.report(ErrorKind::FixedViolated, here.block, here.point, u.pos)
-                .operand(name)
+                .operand(name.to_string())
                 .location(sink_loc(self.target, loc))
                 .expected(sink_loc(self.target, fixed));
         }
@@ -181,7 +189,7 @@ impl<'a> Constraints<'a> {
         &self,
         f: &Function,
         here: &Here,
-        name: &str,
+        name: Operand,
         value: Value,
         loc: Option<Location>,
         sink: &mut Sink,
@@ -189,7 +197,7 @@ impl<'a> Constraints<'a> {
         let v = f.value(value);
         let mut fail = |kind, loc: Option<Location>, note: Option<String>| {
             let e = sink.report(kind, here.block, here.point, here.pos);
-            e.operand(name).expected(format!("%{}", v.name));
+            e.operand(name.to_string()).expected(format!("%{}", v.name));
             if let Some(l) = loc {
                 e.location(sink_loc(self.target, l));
             }
@@ -345,7 +353,7 @@ impl<'a> Constraints<'a> {
                 _ => fail(ErrorKind::LengthMismatch, "swap", *y),
             },
             InstKind::Remat { dst, value } => {
-                self.value_loc(f, here, "remat", *value, Some(*dst), sink);
+                self.value_loc(f, here, Operand::Named("remat"), *value, Some(*dst), sink);
             }
             InstKind::Op(_) => {}
         }

@@ -12,7 +12,7 @@ use crate::cfg::{Cfg, Edge};
 use crate::constraints::class_spilled;
 use crate::error::{ErrorKind, Point};
 use crate::keys::{is_uniform_register, moves_of, Keys};
-use crate::sink::Sink;
+use crate::sink::{Operand, Sink};
 use crate::unit::{units, Unit};
 use chromatic::{ClassId, Function, InstKind, Location, Op, Pos, Target, Value};
 use std::collections::BTreeSet;
@@ -138,17 +138,13 @@ impl<'a> Flow<'a> {
         if b == 0 {
             return vec![Label::UNDEF; keys];
         }
-        let logical = self.meet_over(b, &self.cfg.preds[b], outs, true);
+        let mut state = self.meet_over(b, &self.cfg.preds[b], outs, true);
         let linear = self.meet_over(b, &self.cfg.linear_preds[b], outs, false);
-        let mut state: State = (0..keys)
-            .map(|k| {
-                if self.keys.linear[k] {
-                    linear[k]
-                } else {
-                    logical[k]
-                }
-            })
-            .collect();
+        for (k, label) in linear.into_iter().enumerate() {
+            if self.keys.linear[k] {
+                state[k] = label;
+            }
+        }
         for &(own, wave) in &self.keys.views {
             if state[wave].is_value() {
                 state[own] = state[wave];
@@ -166,7 +162,7 @@ impl<'a> Flow<'a> {
             for (x, &y) in acc.iter_mut().zip(out) {
                 *x = x.meet(y);
             }
-            if logical {
+            if logical && self.keys.skips_any() {
                 for &k in self.keys.skipped(e.from, b) {
                     acc[k] = acc[k].meet(Label::SKIPPED);
                 }
@@ -245,7 +241,7 @@ impl<'a> Flow<'a> {
         for (k, u) in block.term.uses().iter().enumerate() {
             if let (Some(loc), Some(sink)) = (u.loc, sink.as_deref_mut()) {
                 let at = At { pos: u.pos, ..at };
-                self.check_use(state, loc, u.value, &at, &format!("use {k}"), sink);
+                self.check_use(state, loc, u.value, &at, Operand::Use(k), sink);
             }
         }
     }
@@ -255,7 +251,7 @@ impl<'a> Flow<'a> {
             for (k, operand) in op.operands.iter().enumerate() {
                 if let Some((u, loc)) = operand.as_use().and_then(|u| Some((u, u.loc?))) {
                     let at = At { pos: u.pos, ..*at };
-                    self.check_use(state, loc, u.value, &at, &format!("use {k}"), sink);
+                    self.check_use(state, loc, u.value, &at, Operand::Use(k), sink);
                 }
             }
         }
@@ -427,7 +423,15 @@ impl<'a> Flow<'a> {
     }
 
     /// Every unit of `loc` must hold the matching part of `v`, in order.
-    fn check_use(&self, state: &State, loc: Location, v: Value, at: &At, op: &str, s: &mut Sink) {
+    fn check_use(
+        &self,
+        state: &State,
+        loc: Location,
+        v: Value,
+        at: &At,
+        op: Operand,
+        s: &mut Sink,
+    ) {
         self.check_read(state, (loc, v, false), at, op, s)
     }
 
@@ -437,7 +441,7 @@ impl<'a> Flow<'a> {
         state: &State,
         (loc, v, uniform): (Location, Value, bool),
         at: &At,
-        op: &str,
+        op: Operand,
         s: &mut Sink,
     ) {
         let Some(bad) = (0..loc.len())
@@ -461,7 +465,7 @@ impl<'a> Flow<'a> {
             self.why_unknown(state[k], self.keys.linear[k])
         };
         self.report(s, kind, at)
-            .operand(op)
+            .operand(op.to_string())
             .location(loc)
             .expected(expected)
             .found(found);
@@ -489,9 +493,9 @@ impl<'a> Flow<'a> {
                         continue;
                     };
                     let phi_name = &self.a.value(phi.def.value).name;
-                    let op = format!("phi %{phi_name}");
                     let before = sink.errors.len();
-                    self.check_read(state, (loc, arg.value, uniform), &at, &op, sink);
+                    let name = Operand::Phi(phi_name);
+                    self.check_read(state, (loc, arg.value, uniform), &at, name, sink);
                     if let Some(e) = sink.errors.get_mut(before) {
                         e.note(format!(
                             "`%{phi_name}` of block `{}` takes it from this edge, in its location",

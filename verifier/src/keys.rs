@@ -42,10 +42,61 @@ pub(crate) struct UnitKeys {
     pub wave: Option<usize>,
 }
 
+/// Units to their keys: registers in a dense table per class (every operand looks one
+/// up), slots and lanes hashed.
+#[derive(Debug, Default)]
+struct UnitTable {
+    /// Per class, per register: its key + 1 (0: not named).
+    registers: Vec<Vec<u32>>,
+    others: HashMap<Unit, UnitKeys>,
+}
+
+impl UnitTable {
+    fn get(&self, u: Unit) -> Option<UnitKeys> {
+        match u {
+            Unit::Reg(c, r) => {
+                let k = *self.registers.get(usize::from(c))?.get(usize::from(r))?;
+                (k > 0).then(|| UnitKeys {
+                    own: k as usize - 1,
+                    wave: None,
+                })
+            }
+            u => self.others.get(&u).copied(),
+        }
+    }
+
+    fn insert(&mut self, u: Unit, keys: UnitKeys) {
+        match u {
+            Unit::Reg(c, r) => {
+                let (c, r) = (usize::from(c), usize::from(r));
+                if self.registers.len() <= c {
+                    self.registers.resize(c + 1, Vec::new());
+                }
+                let class = &mut self.registers[c];
+                if class.len() <= r {
+                    class.resize(r + 1, 0);
+                }
+                class[r] = keys.own as u32 + 1;
+            }
+            u => {
+                self.others.insert(u, keys);
+            }
+        }
+    }
+
+    /// The lanes in the table, with their own keys.
+    fn lanes(&self) -> impl Iterator<Item = (u8, u16, usize)> + '_ {
+        self.others.iter().filter_map(|(u, k)| match *u {
+            Unit::Lane(c, r, _) => Some((c, r, k.own)),
+            _ => None,
+        })
+    }
+}
+
 /// The keys of one function.
 #[derive(Debug)]
 pub(crate) struct Keys {
-    of_unit: HashMap<Unit, UnitKeys>,
+    of_unit: UnitTable,
     /// Per key: whether it follows the linear CFG.
     pub linear: Vec<bool>,
     /// Per key: the keys a write to it clobbers (a register's lanes, a lane's register).
@@ -65,7 +116,7 @@ impl Keys {
             HashSet::new()
         };
         let mut keys = Keys {
-            of_unit: HashMap::new(),
+            of_unit: UnitTable::default(),
             linear: Vec::new(),
             aliases: Vec::new(),
             views: Vec::new(),
@@ -73,7 +124,7 @@ impl Keys {
         };
         for loc in all_locations(f) {
             for u in units(loc) {
-                if !keys.of_unit.contains_key(&u) {
+                if keys.of_unit.get(u).is_none() {
                     let own = keys.push(u.is_uniform(target));
                     let wave = wave_slots.contains(&u).then(|| keys.push(true));
                     keys.views.extend(wave.map(|w| (own, w)));
@@ -99,7 +150,9 @@ impl Keys {
     }
 
     pub fn of(&self, u: Unit) -> UnitKeys {
-        self.of_unit[&u]
+        self.of_unit
+            .get(u)
+            .expect("every unit the function names has a key")
     }
 
     /// The key a reader sees: a uniform register or lane reads a slot's wave view when it
@@ -116,6 +169,11 @@ impl Keys {
         &self.aliases[key]
     }
 
+    /// Whether some logical edge waits for writes behind its lanes' back.
+    pub fn skips_any(&self) -> bool {
+        !self.skipped.is_empty()
+    }
+
     /// The per-lane keys written behind the back of lanes taking the logical edge.
     pub fn skipped(&self, from: usize, to: usize) -> &[usize] {
         self.skipped.get(&(from, to)).map_or(&[], Vec::as_slice)
@@ -124,13 +182,11 @@ impl Keys {
     /// A write to register `r` changes its lanes; a write to a lane changes its register.
     fn link_lanes_to_registers(&mut self) {
         let mut lanes_of: HashMap<(u8, u16), Vec<usize>> = HashMap::new();
-        for (u, k) in &self.of_unit {
-            if let Unit::Lane(c, r, _) = *u {
-                lanes_of.entry((c, r)).or_default().push(k.own);
-            }
+        for (c, r, own) in self.of_unit.lanes() {
+            lanes_of.entry((c, r)).or_default().push(own);
         }
         for (&(c, r), lanes) in &lanes_of {
-            let Some(reg) = self.of_unit.get(&Unit::Reg(c, r)).map(|k| k.own) else {
+            let Some(reg) = self.of_unit.get(Unit::Reg(c, r)).map(|k| k.own) else {
                 continue;
             };
             for &lane in lanes {
@@ -195,7 +251,7 @@ impl Keys {
                     match u {
                         Unit::Slot(_) if whole_wave => keys.push(self.of(u).own),
                         Unit::Lane(c, r, _) => {
-                            keys.extend(self.of_unit.get(&Unit::Reg(c, r)).map(|k| k.own))
+                            keys.extend(self.of_unit.get(Unit::Reg(c, r)).map(|k| k.own))
                         }
                         _ => {}
                     }

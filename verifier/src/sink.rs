@@ -3,6 +3,27 @@
 use crate::error::{ErrorKind, Point, Side, VerifyError};
 use chromatic::{Location, Pos, Target};
 
+/// Which operand an error is about, formatted only when reported: `use 2`, `def 0`,
+/// `phi %y` (its argument on an edge), or a fixed name (`phi def`, `remat`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Operand<'n> {
+    Use(usize),
+    Def(usize),
+    Phi(&'n str),
+    Named(&'n str),
+}
+
+impl std::fmt::Display for Operand<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Operand::Use(k) => write!(f, "use {k}"),
+            Operand::Def(k) => write!(f, "def {k}"),
+            Operand::Phi(name) => write!(f, "phi %{name}"),
+            Operand::Named(name) => f.write_str(name),
+        }
+    }
+}
+
 /// The error list of one function under check.
 #[derive(Debug)]
 pub(crate) struct Sink<'a> {
