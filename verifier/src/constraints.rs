@@ -140,29 +140,37 @@ impl<'a> Constraints<'a> {
             let Some(loc) = self.value_loc(f, &at_def, name, d.value, d.loc, sink) else {
                 continue;
             };
-            let mut fail = |kind, expected: Option<Location>| {
+            let mut fail = |kind, expected: Option<Location>, note: Option<String>| {
                 let e = sink.report(kind, here.block, here.point, d.pos);
                 e.operand(name.to_string())
                     .location(sink_loc(self.target, loc));
                 if let Some(x) = expected {
                     e.expected(sink_loc(self.target, x));
                 }
+                if let Some(n) = note {
+                    e.note(n);
+                }
             };
             if d.fixed.is_some_and(|x| x != loc) {
-                fail(ErrorKind::FixedViolated, d.fixed);
+                fail(ErrorKind::FixedViolated, d.fixed, None);
             }
             if let Some(t) = d.tied {
                 let tied = op.operands.get(usize::from(t)).and_then(|o| o.as_use());
                 if tied.and_then(|u| u.loc) != Some(loc) {
-                    fail(ErrorKind::TiedViolated, tied.and_then(|u| u.loc));
+                    let note = format!("operand {t}");
+                    fail(
+                        ErrorKind::TiedViolated,
+                        tied.and_then(|u| u.loc),
+                        Some(note),
+                    );
                 }
             }
             if d.early_clobber && op.uses().filter_map(|u| u.loc).any(|u| overlaps(u, loc)) {
-                fail(ErrorKind::EarlyClobberOverlap, None);
+                fail(ErrorKind::EarlyClobberOverlap, None, None);
             }
             let earlier = op.defs[..k].iter().filter_map(|x| x.loc);
             if earlier.clone().any(|x| overlaps(x, loc)) {
-                fail(ErrorKind::DefsOverlap, None);
+                fail(ErrorKind::DefsOverlap, None, None);
             }
         }
     }
