@@ -16,9 +16,12 @@
 //! per wave for a uniform branch, per lane for a divergent one. A divergent branch runs the
 //! then-lanes from T until the join (the immediate post-dominator, computed on each
 //! program's own CFG), then the else-lanes from E until the join, then the union from the
-//! join (an arm that is the join just waits). A budget of traced events ends loops. The
-//! trace is the sequence of (op id, exec mask, input tokens of the active lanes), with
-//! branches and returns as ops; two programs agree iff their traces are equal.
+//! join (an arm that is the join just waits); a walk that reaches no join runs to the
+//! returns. A budget of traced events ends loops. The trace is the sequence of (op id, exec
+//! mask, input tokens of the active lanes), with branches and returns as ops; two programs
+//! agree iff these are equal. Beside it the trace records where each event ran (block and
+//! instruction, for `chromatic run --trace` and `--against`) and the blocks in the order
+//! the wave ran them (against which `tests/linear_cfg.rs` checks the linear CFG).
 
 use crate::cfg::Cfg;
 use crate::unit::{units, Unit};
