@@ -32,11 +32,22 @@ fn err<T>(pos: Pos, message: impl Into<String>) -> Result<T> {
 
 /// Parses a whole `.chr` file.
 pub fn parse(src: &str) -> Result<Program> {
+    parse_with(src, None)
+}
+
+/// Parses a `.chr` file for `target` instead of the one its `target` line names (which
+/// must still be well-formed): errors point into `src`, where the program does not fit.
+pub fn parse_for_target(src: &str, target: &Target) -> Result<Program> {
+    parse_with(src, Some(target))
+}
+
+fn parse_with(src: &str, target: Option<&Target>) -> Result<Program> {
     let lines = lex_all(src);
     let Some((first, rest)) = lines.split_first() else {
         return err(Pos { line: 1, col: 1 }, "empty file: expected `target`");
     };
-    let target = parse_target(first)?;
+    let written = parse_target(first)?;
+    let target = target.cloned().unwrap_or(written);
     let mut functions = Vec::new();
     let mut names = HashSet::new();
     let mut i = 0;

@@ -2,7 +2,10 @@
 //!
 //! Canonical form: `target` line, a blank line, functions separated by blank lines, block
 //! labels at column 0, instructions indented by two spaces, `, ` between operands,
-//! attributes in the order tied, prefer, early, remat, effect. Comments are not kept.
+//! attributes in the order tied, prefer, early, remat, effect. [`print`] drops comments;
+//! [`print_with_comments`] keeps those of the source text a program was parsed from: a
+//! comment on a line of its own before the statement it preceded, indented like it, and a
+//! comment after a statement after it, one space before the `;`.
 
 use crate::program::*;
 use crate::target::Target;
@@ -10,12 +13,145 @@ use std::fmt::Write;
 
 /// The whole program in canonical form.
 pub fn print(p: &Program) -> String {
-    let mut out = format!("target {}\n", p.target.header());
-    for f in &p.functions {
+    let mut out = String::new();
+    for line in lines(p) {
+        out.push_str(&line.text);
         out.push('\n');
-        print_function(&mut out, &p.target, f);
     }
     out
+}
+
+/// The canonical form of `p`, parsed from `source`, with the comments of `source`.
+pub fn print_with_comments(p: &Program, source: &str) -> String {
+    let mut comments = Comments::of(source);
+    let mut out = String::new();
+    for line in lines(p) {
+        let at = match line.at {
+            At::Target => comments.first_statement(),
+            At::Line(l) => Some(l),
+            At::Close(opened) => comments.closing_brace_after(opened),
+            At::Blank => None,
+        };
+        let indent = &line.text[..line.text.len() - line.text.trim_start().len()];
+        if let Some(l) = at {
+            for c in comments.take_before(l) {
+                out.push_str(&format!("{indent}{c}\n"));
+            }
+        }
+        out.push_str(&line.text);
+        if let Some(c) = at.and_then(|l| comments.take_on(l)) {
+            out.push_str(&format!(" {c}"));
+        }
+        out.push('\n');
+    }
+    for c in comments.take_before(u32::MAX) {
+        out.push_str(&format!("{c}\n"));
+    }
+    out
+}
+
+/// Which source line a printed line stands for.
+#[derive(Clone, Copy, Debug)]
+enum At {
+    /// The `target` line: the first statement of the source.
+    Target,
+    Line(u32),
+    /// A function's closing brace; the function opened on this line.
+    Close(u32),
+    Blank,
+}
+
+/// One printed line.
+struct Line {
+    text: String,
+    at: At,
+}
+
+/// The printed lines of a program, in order.
+fn lines(p: &Program) -> Vec<Line> {
+    let mut out = vec![Line {
+        text: format!("target {}", p.target.header()),
+        at: At::Target,
+    }];
+    for f in &p.functions {
+        out.push(Line {
+            text: String::new(),
+            at: At::Blank,
+        });
+        function_lines(&mut out, &p.target, f);
+    }
+    out
+}
+
+/// The comments of a source text, by line, taken out as they are printed.
+struct Comments<'s> {
+    /// (line, comment from `;` on, whether the line has nothing else), in line order.
+    all: Vec<(u32, &'s str, bool)>,
+    next: usize,
+    /// (line, first word) of every statement.
+    statements: Vec<(u32, &'s str)>,
+}
+
+impl<'s> Comments<'s> {
+    fn of(source: &'s str) -> Comments<'s> {
+        let mut all = Vec::new();
+        let mut statements = Vec::new();
+        for (i, text) in source.lines().enumerate() {
+            let no = i as u32 + 1;
+            let (code, comment) = match text.find(';') {
+                Some(k) => (&text[..k], Some(text[k..].trim_end())),
+                None => (text, None),
+            };
+            let code = code.trim();
+            if let Some(c) = comment {
+                all.push((no, c, code.is_empty()));
+            }
+            if !code.is_empty() {
+                statements.push((no, code.split_whitespace().next().unwrap_or_default()));
+            }
+        }
+        Comments {
+            all,
+            next: 0,
+            statements,
+        }
+    }
+
+    fn first_statement(&self) -> Option<u32> {
+        self.statements.first().map(|s| s.0)
+    }
+
+    /// The line of the first `}` after line `opened`.
+    fn closing_brace_after(&self, opened: u32) -> Option<u32> {
+        self.statements
+            .iter()
+            .find(|&&(l, word)| l > opened && word == "}")
+            .map(|s| s.0)
+    }
+
+    /// The comments on lines of their own before line `line`, not yet printed.
+    fn take_before(&mut self, line: u32) -> Vec<&'s str> {
+        let mut out = Vec::new();
+        while let Some(&(l, c, own)) = self.all.get(self.next) {
+            if l >= line {
+                break;
+            }
+            if own {
+                out.push(c);
+            }
+            self.next += 1;
+        }
+        out
+    }
+
+    /// The comment after the statement on line `line`.
+    fn take_on(&mut self, line: u32) -> Option<&'s str> {
+        let &(l, c, own) = self.all.get(self.next)?;
+        (l == line && !own).then(|| {
+            self.next += 1;
+            c
+        })
+    }
 }
 
 /// A location as written in the text: `v4`, `v[4:7]`, `m3`, `m[3:4]`, `v7.l5`, `v7.l[4:5]`.
@@ -42,27 +178,35 @@ pub fn location(t: &Target, loc: Location) -> String {
     }
 }
 
-fn print_function(out: &mut String, t: &Target, f: &Function) {
-    let _ = writeln!(out, "func @{} {{", f.name);
+fn function_lines(out: &mut Vec<Line>, t: &Target, f: &Function) {
+    let mut push = |text: String, pos: Pos| {
+        let at = if pos.line == 0 {
+            At::Blank
+        } else {
+            At::Line(pos.line)
+        };
+        out.push(Line { text, at });
+    };
+    push(format!("func @{} {{", f.name), f.pos);
+    let p = Printer { t, f };
     for block in &f.blocks {
-        match block.freq {
-            Some(freq) => {
-                let _ = writeln!(out, "{} freq={freq}:", block.name);
-            }
-            None => {
-                let _ = writeln!(out, "{}:", block.name);
-            }
-        }
-        let p = Printer { t, f };
+        let label = match block.freq {
+            Some(freq) => format!("{} freq={freq}:", block.name),
+            None => format!("{}:", block.name),
+        };
+        push(label, block.pos);
         for phi in &block.phis {
-            let _ = writeln!(out, "  {}", p.phi(phi));
+            push(format!("  {}", p.phi(phi)), phi.pos);
         }
         for inst in &block.insts {
-            let _ = writeln!(out, "  {}", p.inst(inst));
+            push(format!("  {}", p.inst(inst)), inst.pos);
         }
-        let _ = writeln!(out, "  {}", p.terminator(&block.term));
+        push(format!("  {}", p.terminator(&block.term)), block.term.pos());
     }
-    out.push_str("}\n");
+    out.push(Line {
+        text: "}".into(),
+        at: At::Close(f.pos.line),
+    });
 }
 
 struct Printer<'a> {

@@ -1,7 +1,7 @@
 //! `chromatic alloc FILE`: allocate a program, verify the allocation independently, and
 //! print it. An allocation the verifier rejects is never printed (an internal error).
 
-use crate::options::{read_program, BudgetArgs};
+use crate::options::{read_program, refuse_to_overwrite, BudgetArgs};
 use crate::Outcome;
 use chromatic::alloc::{allocate, FunctionStats, Policy};
 
@@ -17,7 +17,7 @@ pub struct Args {
     /// `dense` (lowest free register) or `round-robin`.
     #[arg(long, value_enum, default_value_t = PolicyArg::Dense)]
     policy: PolicyArg,
-    /// Write the allocated program here instead of standard output.
+    /// Write the allocated program here instead of standard output (never over the input).
     #[arg(short, long)]
     output: Option<String>,
     /// Print statistics (`--stats` as a table, `--stats=json`) — to standard output with
@@ -47,16 +47,20 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
             return Ok(Outcome::Problem);
         }
     };
+    if let Some(output) = &args.output {
+        refuse_to_overwrite(output, &[&args.file])?;
+    }
     if let Some(name) = &args.target {
         let target =
             chromatic::Target::builtin(name).map_err(|e| anyhow::anyhow!("--target: {e}"))?;
-        let text = chromatic::print(&program).replacen(
-            &format!("target {}", program.target.header()),
-            &format!("target {}", target.header()),
-            1,
-        );
-        program = chromatic::parse(&text)
-            .map_err(|e| anyhow::anyhow!("--target {name}: the program does not fit it: {e}"))?;
+        program = match chromatic::parse::parse_for_target(&source.text, &target) {
+            Ok(p) => p,
+            Err(e) => {
+                let message = format!("{} (with --target {name})", e.message);
+                eprint!("{}", source.render(e.pos, &message));
+                return Ok(Outcome::Problem);
+            }
+        };
     }
     let policy = match args.policy {
         PolicyArg::Dense => Policy::Dense,

@@ -1,4 +1,4 @@
-//! `chromatic fmt FILE`: print the canonical form of a program.
+//! `chromatic fmt FILE`: print the canonical form of a program, with its comments.
 
 use crate::diag::Source;
 use crate::Outcome;
@@ -13,7 +13,10 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
     let source = Source::read(&args.file)?;
     match chromatic::parse(&source.text) {
         Ok(program) => {
-            print!("{}", chromatic::print(&program));
+            print!(
+                "{}",
+                chromatic::print::print_with_comments(&program, &source.text)
+            );
             Ok(Outcome::Ok)
         }
         Err(err) => {

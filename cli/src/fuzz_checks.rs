@@ -313,23 +313,25 @@ pub fn verifier_mutants(data: &[u8]) {
     };
     let mut rng = Rng::new(u.arbitrary().unwrap_or(0));
     for (f, g) in p.functions.iter().zip(&a.functions) {
-        let Some((kind, mutant)) = mutate(g, &p.target, &mut rng) else {
+        let Some(m) = mutate(f, g, &p.target, &mut rng) else {
             continue;
         };
+        let original = m.original.as_ref().unwrap_or(f);
         let changed = (0..2).any(|seed| {
             let config = Config {
                 seed,
                 ..Config::default()
             };
-            run(f, &p.target, &config)
-                .first_divergence(&run(&mutant, &p.target, &config))
+            run(original, &p.target, &config)
+                .first_divergence(&run(&m.allocated, &p.target, &config))
                 .is_some()
         });
         if changed {
-            let errors = chromatic_verifier::verify(f, &mutant, &p.target, None);
+            let errors = chromatic_verifier::verify(original, &m.allocated, &p.target, None);
             assert!(
                 !errors.is_empty(),
-                "{kind:?} mutant changes behaviour but verifies\n{}",
+                "{:?} mutant changes behaviour but verifies\n{}",
+                m.kind,
                 chromatic::print(&p)
             );
         }

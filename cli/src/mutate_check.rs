@@ -6,7 +6,8 @@ use crate::options::read_program;
 use crate::pipeline::{run_pipeline, Verdict};
 use crate::Outcome;
 use chromatic::alloc::AllocOptions;
-use chromatic_verifier::mutate::mutate_check;
+use chromatic_verifier::mutate::{mutate_check, MutationKind, MutationReport};
+use std::collections::BTreeMap;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -28,6 +29,48 @@ struct Totals {
     detected: usize,
     missed: usize,
     false_alarms: usize,
+    /// Per mutation kind: mutants, non-equivalent, detected, missed.
+    by_kind: BTreeMap<String, [usize; 4]>,
+}
+
+impl Totals {
+    fn add(&mut self, report: &MutationReport) {
+        self.mutants += report.mutants.len();
+        self.non_equivalent += report.non_equivalent();
+        self.detected += report.detected();
+        self.missed += report.missed();
+        self.false_alarms += report.baseline_errors + usize::from(!report.baseline_agrees);
+        for m in &report.mutants {
+            let row = self.by_kind.entry(kind_name(m.kind)).or_default();
+            row[0] += 1;
+            row[1] += usize::from(!m.equivalent);
+            row[2] += usize::from(m.detected);
+            row[3] += usize::from(!m.equivalent && !m.detected);
+        }
+    }
+
+    fn print(&self) {
+        println!("kind                       mutants  non-equivalent  detected  missed");
+        for (kind, [n, ne, d, m]) in &self.by_kind {
+            println!("{kind:<25}  {n:>7}  {ne:>14}  {d:>8}  {m:>6}");
+        }
+        println!(
+            "mutants: {}  non-equivalent: {}  detected: {}  missed: {}",
+            self.mutants, self.non_equivalent, self.detected, self.missed
+        );
+    }
+}
+
+/// `UseOtherRegister` → `use-other-register`.
+fn kind_name(kind: MutationKind) -> String {
+    let mut out = String::new();
+    for (i, c) in format!("{kind:?}").chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('-');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
 }
 
 pub fn run(args: &Args) -> anyhow::Result<Outcome> {
@@ -65,11 +108,7 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
                 report.detected(),
                 report.missed()
             );
-            totals.mutants += report.mutants.len();
-            totals.non_equivalent += report.non_equivalent();
-            totals.detected += report.detected();
-            totals.missed += report.missed();
-            totals.false_alarms += report.baseline_errors + usize::from(!report.baseline_agrees);
+            totals.add(&report);
         }
     }
     if totals.false_alarms > 0 {
@@ -78,10 +117,7 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
             totals.false_alarms
         );
     }
-    println!(
-        "mutants: {}  non-equivalent: {}  detected: {}  missed: {}",
-        totals.mutants, totals.non_equivalent, totals.detected, totals.missed
-    );
+    totals.print();
     let clean = !problem && totals.missed == 0 && totals.false_alarms == 0;
     Ok(if clean { Outcome::Ok } else { Outcome::Problem })
 }

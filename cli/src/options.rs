@@ -50,6 +50,22 @@ pub fn parse_regs(text: &str) -> Result<Regs, String> {
     pairs.map(Regs)
 }
 
+/// Refuses an output path that is one of the inputs, however spelled (a link, `./`), so that
+/// a typo cannot overwrite the program being read.
+pub fn refuse_to_overwrite(output: &str, inputs: &[&str]) -> anyhow::Result<()> {
+    let Ok(out) = std::fs::canonicalize(output) else {
+        return Ok(());
+    };
+    for input in inputs {
+        if std::fs::canonicalize(input).is_ok_and(|i| i == out) {
+            anyhow::bail!(
+                "-o {output}: that is the input file {input}; write the output elsewhere"
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Reads and parses `path`; a parse error is rendered against the source.
 pub fn read_program(path: &str) -> anyhow::Result<(Source, Result<Program, String>)> {
     let source = Source::read(path)?;

@@ -136,7 +136,7 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
     let mut programs = Vec::new();
     let mut problems = 0;
     for path in &files {
-        match load(path) {
+        match load(path)? {
             Ok(p) => programs.push((path.display().to_string(), p)),
             Err(message) => {
                 eprint!("{message}");
@@ -171,19 +171,23 @@ fn files_under(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
     }
 }
 
-/// Reads, parses and validates one file; the error is rendered against its source.
-fn load(path: &Path) -> Result<Program, String> {
-    let source = Source::read(&path.display().to_string()).map_err(|e| format!("{e}\n"))?;
-    let program = chromatic::parse(&source.text).map_err(|e| source.render(e.pos, &e.message))?;
+/// Reads, parses and validates one file (an unreadable file is an error, exit 2); a
+/// problem in the program is rendered against its source.
+fn load(path: &Path) -> anyhow::Result<Result<Program, String>> {
+    let source = Source::read(&path.display().to_string())?;
+    let program = match chromatic::parse(&source.text) {
+        Ok(p) => p,
+        Err(e) => return Ok(Err(source.render(e.pos, &e.message))),
+    };
     let errors = validate(&program);
-    if errors.is_empty() {
+    Ok(if errors.is_empty() {
         Ok(program)
     } else {
         Err(errors
             .iter()
             .map(|e| source.render(e.pos, &e.message))
             .collect())
-    }
+    })
 }
 
 /// (program index, class name, budget) for every point, in report order.

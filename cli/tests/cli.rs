@@ -80,8 +80,49 @@ fn fmt_prints_the_canonical_form() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "target gfx9\n\nfunc @f {\nb:\n  %x:v1 = foo 1, 2\n  ret %x\n}\n"
+        "target gfx9 ; t\n\nfunc @f {\nb: ; entry\n  %x:v1 = foo 1, 2\n  ret %x\n}\n"
     );
+}
+
+/// Comments on lines of their own stay before the statement they preceded, indented like
+/// it; comments after a statement stay after it; formatting twice changes nothing.
+#[test]
+fn fmt_keeps_comments() {
+    let path = temp_file(
+        "commented.chr",
+        "; a program\ntarget gfx9\n; the function\nfunc @f {  ; opens\nb:\n; first\n  %x:v1 = foo 1 ; one\n    ret %x\n; last\n}\n; the end\n",
+    );
+    let out = chromatic(&["fmt", &path]);
+    assert_eq!(out.status.code(), Some(0));
+    let once = stdout(&out);
+    assert_eq!(
+        once,
+        "; a program\ntarget gfx9\n\n; the function\nfunc @f { ; opens\nb:\n  ; first\n  %x:v1 = foo 1 ; one\n  ret %x\n; last\n} \n; the end\n".replace("} \n", "}\n")
+    );
+    let again = chromatic(&["fmt", &temp_file("commented2.chr", &once)]);
+    assert_eq!(stdout(&again), once);
+}
+
+/// Every corpus file keeps its comments through `fmt`, and `fmt` of that is the same text.
+#[test]
+fn fmt_of_the_corpus_keeps_every_comment_and_is_idempotent() {
+    for entry in std::fs::read_dir(root().join("corpus")).expect("corpus") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_none_or(|e| e != "chr") {
+            continue;
+        }
+        let source = std::fs::read_to_string(&path).expect("readable");
+        let out = chromatic(&["fmt", &path.display().to_string()]);
+        let once = stdout(&out);
+        let comments = |t: &str| -> Vec<String> {
+            t.lines()
+                .filter_map(|l| l.find(';').map(|k| l[k..].trim_end().to_string()))
+                .collect()
+        };
+        assert_eq!(comments(&once), comments(&source), "{}", path.display());
+        let again = chromatic(&["fmt", &temp_file("fmt_again.chr", &once)]);
+        assert_eq!(stdout(&again), once, "{}", path.display());
+    }
 }
 
 #[test]
@@ -154,9 +195,76 @@ fn verify_rejects_a_broken_allocation_with_exit_1() {
     );
     let out = chromatic(&["verify", "corpus/straight_line.chr", &broken_path, "--json"]);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
-    let errors: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("errors are JSON");
-    assert_eq!(errors[0]["kind"], "WrongValue", "{errors}");
-    assert_eq!(errors[0]["expected"], "%y[0]", "{errors}");
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("errors are JSON");
+    assert_eq!(report["valid"], false, "{report}");
+    let e = &report["errors"][0];
+    assert_eq!(e["kind"], "wrong-value", "{report}");
+    assert_eq!(e["expected"], "%y", "{report}");
+    assert_eq!(e["file"], broken_path.as_str(), "{report}");
+    assert_eq!(
+        e["message"],
+        "`%y` (use 0) is read from v2, which holds `%z` here"
+    );
+    let out = chromatic(&["verify", "corpus/straight_line.chr", &broken_path]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line = text.lines().position(|l| l.contains(good)).unwrap_or(0) + 1;
+    assert!(
+        stderr.contains("error[wrong-value]: `%y` (use 0) is read from v2")
+            && stderr.contains(&format!("{broken_path}:{line}:"))
+            && stderr.contains("%y@v2")
+            && stderr.contains("^^^^^"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn verify_json_of_a_valid_allocation_is_an_object() {
+    let allocated = temp_file("valid.alloc.chr", "");
+    chromatic(&["alloc", "corpus/straight_line.chr", "-o", &allocated]);
+    let out = chromatic(&["verify", "corpus/straight_line.chr", &allocated, "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    assert_eq!(report, serde_json::json!({"valid": true, "errors": []}));
+}
+
+/// The original passed as the allocation: one error, not one per operand.
+#[test]
+fn verify_of_a_program_without_locations_is_one_error() {
+    let out = chromatic(&[
+        "verify",
+        "corpus/straight_line.chr",
+        "corpus/straight_line.chr",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("error[").count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("error[not-allocated]: not allocated"),
+        "{stderr}"
+    );
+}
+
+/// What the allocation lacks is shown in the original, under the original's name.
+#[test]
+fn verify_places_a_missing_operation_in_the_original() {
+    let allocated = temp_file("dropped.alloc.chr", "");
+    chromatic(&["alloc", "corpus/effects_memory.chr", "-o", &allocated]);
+    let text = std::fs::read_to_string(&allocated).unwrap();
+    let is_store = |l: &&str| l.trim_start().starts_with("global_store");
+    let store = text.lines().find(is_store).expect("a store").to_string();
+    let dropped = temp_file(
+        "dropped2.alloc.chr",
+        &text.replacen(&format!("{store}\n"), "", 1),
+    );
+    let out = chromatic(&["verify", "corpus/effects_memory.chr", &dropped]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let original = std::fs::read_to_string(root().join("corpus/effects_memory.chr")).unwrap();
+    let line = original.lines().position(|l| is_store(&l)).unwrap() + 1;
+    assert!(
+        stderr.contains("error[missing-op]")
+            && stderr.contains(&format!("corpus/effects_memory.chr:{line}:")),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -253,6 +361,44 @@ fn mutate_check_prints_the_summary_line_last() {
     assert!(last.ends_with("missed: 0"), "{last}");
 }
 
+/// The mutation kinds of overlapping moves and of a uniform branch turned divergent (on
+/// the corpus programs whose uniform branches become unstructured divergence) produce
+/// wrong allocations, and the verifier catches every one.
+#[test]
+fn mutate_check_reports_each_kind_and_catches_the_new_ones() {
+    let out = chromatic(&[
+        "mutate-check",
+        "corpus/swap_cycle3.chr",
+        "corpus/swap_cycle3_noswap.chr",
+        "corpus/uniform_branch_into_else.chr",
+        "corpus/uniform_loop_back_past_else.chr",
+        "--mutants",
+        "200",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let text = stdout(&out);
+    for kind in [
+        "overlapping-copy",
+        "overlapping-swap",
+        "branch-turned-divergent",
+    ] {
+        let row = text
+            .lines()
+            .find(|l| l.starts_with(kind))
+            .unwrap_or_else(|| panic!("no {kind} row\n{text}"));
+        let n: Vec<usize> = row
+            .split_whitespace()
+            .skip(1)
+            .map(|x| x.parse().expect("a count"))
+            .collect();
+        let [mutants, non_equivalent, detected, missed] = n[..] else {
+            panic!("{row}");
+        };
+        assert!(non_equivalent > 0 && mutants >= non_equivalent, "{row}");
+        assert!(detected >= non_equivalent && missed == 0, "{row}");
+    }
+}
+
 /// `high_pressure_block` on gfx9 needs 41 VGPRs: 6 waves allow 40 (⌊256/6⌋ rounded down to
 /// the granule of 4), so it spills; 5 waves allow 48; `--regs` overrides the derived budget
 /// of its class.
@@ -304,7 +450,10 @@ fn alloc_budget_from_occupancy() {
     let out = verify("6");
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("OverBudget def 0 at v40"), "{stderr}");
+    assert!(
+        stderr.contains("error[over-budget]: v40 (def 0) is beyond the register budget"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -428,6 +577,95 @@ fn sweep_of_an_unknown_class_exits_2() {
         stderr(&out).contains("has a class `zz`"),
         "{}",
         stderr(&out)
+    );
+}
+
+#[test]
+fn sweep_of_a_missing_file_exits_2() {
+    let out = chromatic(&["sweep", "does/not/exist.chr"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("cannot read"), "{}", stderr(&out));
+}
+
+#[test]
+fn alloc_refuses_to_write_over_its_input() {
+    let source = std::fs::read_to_string(root().join("corpus/tied_mac.chr")).unwrap();
+    let path = temp_file("overwrite.chr", &source);
+    let dir = std::path::Path::new(&path)
+        .parent()
+        .unwrap()
+        .display()
+        .to_string();
+    let spelled_otherwise = format!("{dir}/./overwrite.chr");
+    let out = chromatic(&["alloc", &path, "-o", &spelled_otherwise]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("that is the input file"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), source);
+}
+
+/// A program that does not fit `--target` is an error at its own line, in its own file.
+#[test]
+fn alloc_target_errors_point_into_the_input() {
+    let out = chromatic(&["alloc", "corpus/tied_mac.chr", "--target", "sm_80"]);
+    assert_eq!(out.status.code(), Some(1));
+    let source = std::fs::read_to_string(root().join("corpus/tied_mac.chr")).unwrap();
+    let line = source.lines().position(|l| l.contains("%a:v1 =")).unwrap() + 1;
+    let text = stderr(&out);
+    assert!(
+        text.contains("unknown class `v` for target sm_80 (with --target sm_80)")
+            && text.contains(&format!("corpus/tied_mac.chr:{line}:6")),
+        "{text}"
+    );
+}
+
+#[test]
+fn run_trace_prints_every_event_where_it_ran() {
+    let out = chromatic(&["run", "corpus/tied_mac.chr", "--trace"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    let events: usize = text
+        .lines()
+        .next()
+        .and_then(|l| l.split(", ").nth(1))
+        .and_then(|n| n.trim_end_matches(" events").parse().ok())
+        .expect("the digest line");
+    assert_eq!(text.lines().count(), events + 1, "{text}");
+    assert!(
+        text.contains("#3 corpus/tied_mac.chr:10:11  block entry, instruction 3 `v_mac_f32`  lanes 0 1 2 3  inputs lane 0: "),
+        "{text}"
+    );
+}
+
+/// The first differing event names the block, the instruction in each program, the lanes,
+/// and the operand whose input differs.
+#[test]
+fn run_against_an_allocation_prints_the_first_difference() {
+    let allocated = temp_file("against.alloc.chr", "");
+    chromatic(&["alloc", "corpus/tied_mac.chr", "-o", &allocated]);
+    let same = chromatic(&["run", "corpus/tied_mac.chr", "--against", &allocated]);
+    assert_eq!(same.status.code(), Some(0));
+    assert_eq!(stdout(&same), "@tied_mac: traces agree (8 events)\n");
+    let text = std::fs::read_to_string(&allocated).unwrap();
+    let mac = text
+        .lines()
+        .find(|l| l.contains("%d:v1@"))
+        .expect("the first mac");
+    let use_c = mac.split(", ").last().expect("operand %c").to_string();
+    let wrong = use_c.replace("%c@v2", "%c@v1");
+    assert_ne!(use_c, wrong, "{mac}");
+    let broken = temp_file("against2.alloc.chr", &text.replace(&use_c, &wrong));
+    let out = chromatic(&["run", "corpus/tied_mac.chr", "--against", &broken]);
+    assert_eq!(out.status.code(), Some(1));
+    let report = stdout(&out);
+    assert!(
+        report.starts_with("@tied_mac: first difference at event 3 (seed 0, 4 lanes)\n  original:  corpus/tied_mac.chr:10:11  block entry, instruction 3 `v_mac_f32`  lanes 0 1 2 3")
+            && report.contains(&format!("  allocated: {broken}:"))
+            && report.ends_with("differs in: the inputs of lane 0 (%c), lane 1 (%c), lane 2 (%c), lane 3 (%c)\n"),
+        "{report}"
     );
 }
 

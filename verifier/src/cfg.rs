@@ -1,25 +1,61 @@
 //! The verifier's own control-flow facts: logical successors and predecessors, immediate
-//! post-dominators, and the linear CFG, computed independently of the allocator's analyses.
+//! post-dominators, the arm walks of divergent branches and the linear CFG, computed
+//! independently of the allocator's analyses.
 //!
 //! Post-dominators: Cooper, Harvey & Kennedy, "A Simple, Fast Dominance Algorithm" (2001),
 //! run on the reverse graph rooted at a virtual exit that every `ret` block reaches.
 //!
-//! Linear CFG (`docs/FORMAT.md`, "Divergence and the linear CFG"): the logical edges plus,
-//! for each divergent branch in block B with immediate post-dominator J and arms T, E where
-//! neither arm is J, an edge to E from every block of the then-region (blocks reachable from
-//! T without passing through J or E) that has a successor outside the region — a block that
-//! ends in `ret` counts as having one — and with the region running to the returns when J is
-//! the virtual exit. Branches in unreachable blocks add no edges. Each linear
-//! edge remembers the logical predecessor of its target whose phi arguments it carries: the
-//! source itself for a logical edge, B for an added edge.
+//! # The linear CFG
+//!
+//! The order in which the wave runs blocks (`docs/FORMAT.md`, "Divergence and the linear
+//! CFG"). A divergent branch in block B with arms T, E and join J (B's immediate
+//! post-dominator, or none when only the exit post-dominates it) runs the then-lanes from T
+//! until they reach J or return (the *then-walk*), then the else-lanes from E likewise (the
+//! *else-walk*), then J; an arm that is J only waits. A walk covers every block reachable
+//! from its arm without passing J: a then-side that jumps into the else-side, or loops
+//! back to B, runs those blocks inside the then-walk. The linear CFG is the logical edges
+//! plus, for each reachable divergent branch whose arms are both not J:
+//!
+//! 1. the format's rule: an edge to E from every block of the *then-region* (reachable
+//!    from T without passing J or E) that has a successor outside it or returns;
+//! 2. an edge to E from every block of the then-walk that returns or jumps to J: the
+//!    pending else-lanes run next. A then-side confined to its region, as in structured
+//!    code, gives exactly the edges of rule 1; one that jumps into the else-side, or loops
+//!    back to B, runs else-side blocks in the then-walk, and the else-lanes run E again
+//!    after them.
+//!
+//! A walk holds no return when J exists (J post-dominates B); when it does not, the walks
+//! run to the returns, and the else-walk's returns hand over to what follows the walk
+//! around B, which the rules of the enclosing branches give. Branches in unreachable
+//! blocks add no edges. Each linear edge remembers the logical predecessor of its target
+//! whose phi arguments it carries: the source itself for a logical edge, B for an edge
+//! into E.
+//! `tests/linear_cfg.rs` checks on random programs that every pair of blocks the
+//! interpreter runs one after the other is a linear edge.
 
 use chromatic::{BranchKind, Function, Terminator};
+use std::collections::HashSet;
 
 /// An incoming edge: from `from`, carrying the phi arguments of predecessor `phi_pred`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Edge {
     pub from: usize,
     pub phi_pred: usize,
+}
+
+/// A reachable divergent branch and the blocks its walks may run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Divergent {
+    pub branch: usize,
+    pub then_block: usize,
+    pub else_block: usize,
+    /// The immediate post-dominator; `None` when only the exit post-dominates the branch.
+    pub join: Option<usize>,
+    /// Blocks reachable from the then-arm without passing the join (empty when the arm is
+    /// the join).
+    pub then_walk: Vec<usize>,
+    /// Blocks reachable from the else-arm without passing the join.
+    pub else_walk: Vec<usize>,
 }
 
 /// Both CFGs of one function, by block index.
@@ -33,6 +69,8 @@ pub struct Cfg {
     pub ipdom: Vec<Option<usize>>,
     /// Blocks reachable from the entry, in reverse postorder of the linear CFG.
     pub rpo: Vec<usize>,
+    /// The reachable divergent branches, in block order.
+    pub divergent: Vec<Divergent>,
 }
 
 impl Cfg {
@@ -53,25 +91,13 @@ impl Cfg {
             }
         }
         let ipdom = post_dominators(&succs, &preds);
-        let mut linear_preds = preds.clone();
-        let reachable = reachable_from_entry(&succs);
-        for (b, block) in f.blocks.iter().enumerate() {
-            if !reachable[b] {
-                continue;
-            }
-            if let Terminator::Branch {
-                kind: BranchKind::Divergent,
-                then_block,
-                else_block,
-                ..
-            } = block.term
-            {
-                let (t, e, j) = (then_block.index(), else_block.index(), ipdom[b]);
-                if Some(t) != j && Some(e) != j {
-                    add_linear_edges(&succs, &mut linear_preds, b, t, e, j);
-                }
-            }
+        let mut walker = Walker::new(n);
+        let divergent = divergent_branches(f, &succs, &ipdom, &mut walker);
+        let mut linear = LinearEdges::new(&preds);
+        for d in &divergent {
+            linear.add_for(d, &succs, &mut walker);
         }
+        let linear_preds = linear.preds;
         let mut linear_succs = vec![Vec::new(); n];
         for (b, edges) in linear_preds.iter().enumerate() {
             for e in edges {
@@ -88,38 +114,157 @@ impl Cfg {
             linear_succs,
             ipdom,
             rpo,
+            divergent,
         }
     }
 }
 
-fn add_linear_edges(
+/// The reachable divergent branches with their walks.
+fn divergent_branches(
+    f: &Function,
     succs: &[Vec<usize>],
-    linear_preds: &mut [Vec<Edge>],
-    branch: usize,
-    then_block: usize,
-    else_block: usize,
-    join: Option<usize>,
-) {
-    let mut in_region = vec![false; succs.len()];
-    let mut stack = vec![then_block];
-    in_region[then_block] = true;
-    while let Some(b) = stack.pop() {
-        for &s in &succs[b] {
-            if !in_region[s] && s != else_block && Some(s) != join {
-                in_region[s] = true;
-                stack.push(s);
+    ipdom: &[Option<usize>],
+    walker: &mut Walker,
+) -> Vec<Divergent> {
+    let reachable = reachable_from_entry(succs);
+    let mut out = Vec::new();
+    for (b, block) in f.blocks.iter().enumerate() {
+        let Terminator::Branch {
+            kind: BranchKind::Divergent,
+            then_block,
+            else_block,
+            ..
+        } = block.term
+        else {
+            continue;
+        };
+        if !reachable[b] {
+            continue;
+        }
+        let (t, e, join) = (then_block.index(), else_block.index(), ipdom[b]);
+        let walk = |arm: usize, walker: &mut Walker| {
+            if Some(arm) == join {
+                Vec::new()
+            } else {
+                walker.reach(succs, arm, [join, None])
             }
+        };
+        out.push(Divergent {
+            branch: b,
+            then_block: t,
+            else_block: e,
+            join,
+            then_walk: walk(t, walker),
+            else_walk: walk(e, walker),
+        });
+    }
+    out
+}
+
+/// The linear predecessor lists under construction, without duplicate edges.
+struct LinearEdges {
+    preds: Vec<Vec<Edge>>,
+    present: HashSet<(usize, Edge)>,
+}
+
+impl LinearEdges {
+    fn new(logical: &[Vec<Edge>]) -> LinearEdges {
+        let present = logical
+            .iter()
+            .enumerate()
+            .flat_map(|(b, es)| es.iter().map(move |&e| (b, e)))
+            .collect();
+        LinearEdges {
+            preds: logical.to_vec(),
+            present,
         }
     }
-    for (x, _) in in_region.iter().enumerate().filter(|(_, &r)| r) {
-        let exits = succs[x].is_empty() || succs[x].iter().any(|&s| !in_region[s]);
-        let present = linear_preds[else_block].iter().any(|e| e.from == x);
-        if exits && !present {
-            linear_preds[else_block].push(Edge {
-                from: x,
-                phi_pred: branch,
-            });
+
+    fn add(&mut self, to: usize, edge: Edge) {
+        if self.present.insert((to, edge)) {
+            self.preds[to].push(edge);
         }
+    }
+
+    /// The edges rules 1 and 2 of the module documentation add for one branch.
+    fn add_for(&mut self, d: &Divergent, succs: &[Vec<usize>], walker: &mut Walker) {
+        let (b, e, join) = (d.branch, d.else_block, d.join);
+        if Some(d.then_block) == join || Some(e) == join {
+            return;
+        }
+        let returns = |x: usize| succs[x].is_empty();
+        let region = if d.then_walk.contains(&e) {
+            walker.reach(succs, d.then_block, [join, Some(e)])
+        } else {
+            d.then_walk.clone()
+        };
+        let in_region = walker.marks(&region);
+        let region_exits = region
+            .iter()
+            .filter(|&&x| returns(x) || succs[x].iter().any(|&s| !in_region(s)));
+        let walk_exits = d
+            .then_walk
+            .iter()
+            .filter(|&&x| returns(x) || succs[x].iter().any(|&s| Some(s) == join));
+        for &x in region_exits.chain(walk_exits) {
+            self.add(
+                e,
+                Edge {
+                    from: x,
+                    phi_pred: b,
+                },
+            );
+        }
+    }
+}
+
+/// Depth-first reachability with generation stamps, so that many walks over one graph
+/// cost their own size, not the graph's.
+struct Walker {
+    stamp: Vec<u32>,
+    generation: u32,
+}
+
+impl Walker {
+    fn new(n: usize) -> Walker {
+        Walker {
+            stamp: vec![0; n],
+            generation: 0,
+        }
+    }
+
+    /// Blocks reachable from `start` without entering a block of `stops`, `start` first.
+    fn reach(
+        &mut self,
+        succs: &[Vec<usize>],
+        start: usize,
+        stops: [Option<usize>; 2],
+    ) -> Vec<usize> {
+        self.generation += 1;
+        let g = self.generation;
+        let mut out = vec![start];
+        self.stamp[start] = g;
+        let mut i = 0;
+        while let Some(&b) = out.get(i) {
+            i += 1;
+            for &s in &succs[b] {
+                if self.stamp[s] != g && !stops.contains(&Some(s)) {
+                    self.stamp[s] = g;
+                    out.push(s);
+                }
+            }
+        }
+        out
+    }
+
+    /// A membership test for `blocks` (valid until the next walk).
+    fn marks(&mut self, blocks: &[usize]) -> impl Fn(usize) -> bool + '_ {
+        self.generation += 1;
+        let g = self.generation;
+        for &b in blocks {
+            self.stamp[b] = g;
+        }
+        move |b| self.stamp[b] == g
     }
 }
 
@@ -163,7 +308,6 @@ fn reverse_postorder<'a>(n: usize, root: usize, next: impl Fn(usize) -> &'a [usi
     post.reverse();
     post
 }
-
 /// Immediate post-dominators by CHK on the reverse graph; node `n` is the virtual exit.
 fn post_dominators(succs: &[Vec<usize>], preds: &[Vec<Edge>]) -> Vec<Option<usize>> {
     let n = succs.len();

@@ -7,7 +7,7 @@ use crate::dataflow::Flow;
 use crate::error::{ErrorKind, Point, VerifyError};
 use crate::sink::Sink;
 use crate::structure::check_structure;
-use chromatic::{Function, Program, Target};
+use chromatic::{ClassId, Function, Program, Target};
 use std::collections::HashMap;
 
 /// Checks `allocated` against `original` on `target`. `budget` gives the allowed units per
@@ -22,8 +22,12 @@ pub fn verify(
     let units: Vec<u16> = target.classes.iter().map(|c| c.units).collect();
     let budget = budget.unwrap_or(&units);
     let mut sink = Sink::new(&allocated.name, target);
+    if lacks_locations(allocated) {
+        sink.report(ErrorKind::NotAllocated, "", Point::Block, allocated.pos);
+        return sink.errors;
+    }
     check_structure(original, allocated, &mut sink);
-    Constraints::new(target, budget, allocated).check_function(allocated, &mut sink);
+    Constraints::new(target, budget).check_function(allocated, &mut sink);
     let value_map = map_values(original, allocated, &mut sink);
     let remat_ok = rematerialisable(original);
     let cfg = Cfg::new(allocated);
@@ -32,11 +36,21 @@ pub fn verify(
 }
 
 /// Checks every function of `original` against the allocated function of the same name.
+/// An allocated program without a single location gets one error: not allocated.
 pub fn verify_program(
     original: &Program,
     allocated: &Program,
     budget: Option<&[u16]>,
 ) -> Vec<VerifyError> {
+    if let Some(first) = allocated
+        .functions
+        .first()
+        .filter(|_| allocated.functions.iter().all(lacks_locations))
+    {
+        let mut sink = Sink::new(&first.name, &allocated.target);
+        sink.report(ErrorKind::NotAllocated, "", Point::Block, first.pos);
+        return sink.errors;
+    }
     let by_name: HashMap<&str, &Function> = allocated
         .functions
         .iter()
@@ -48,7 +62,8 @@ pub fn verify_program(
             Some(a) => errors.extend(verify(f, a, &original.target, budget)),
             None => {
                 let mut sink = Sink::new(&f.name, &original.target);
-                sink.report(ErrorKind::MissingFunction, "", Point::Block, f.pos);
+                sink.report(ErrorKind::MissingFunction, "", Point::Block, f.pos)
+                    .in_original();
                 errors.extend(sink.errors);
             }
         }
@@ -56,8 +71,30 @@ pub fn verify_program(
     errors
 }
 
-/// Allocated values to original values by name; unknown names are errors.
+/// Whether `f` has definitions or uses, none of them with a location.
+fn lacks_locations(f: &Function) -> bool {
+    let mut operands = false;
+    for b in &f.blocks {
+        let phis = b.phis.iter().map(|p| p.def.loc);
+        let ops = b.insts.iter().filter_map(|i| i.op()).flat_map(|op| {
+            let defs = op.defs.iter().map(|d| d.loc);
+            defs.chain(op.uses().map(|u| u.loc))
+        });
+        let term = b.term.uses().iter().map(|u| u.loc);
+        for loc in phis.chain(ops).chain(term) {
+            if loc.is_some() {
+                return false;
+            }
+            operands = true;
+        }
+    }
+    operands
+}
+
+/// Allocated values to original values by name (a phi congruent to an earlier one, to
+/// that one); unknown names are errors.
 fn map_values(o: &Function, a: &Function, sink: &mut Sink) -> Vec<Option<u32>> {
+    let canonical = congruent_phis(o);
     let names: HashMap<&str, u32> = o
         .values
         .iter()
@@ -67,7 +104,7 @@ fn map_values(o: &Function, a: &Function, sink: &mut Sink) -> Vec<Option<u32>> {
     a.values
         .iter()
         .map(|v| {
-            let found = names.get(v.name.as_str()).copied();
+            let found = names.get(v.name.as_str()).map(|&o| canonical[o as usize]);
             if found.is_none() {
                 sink.report(ErrorKind::UnknownValue, "", Point::Block, v.pos)
                     .found(format!("%{}", v.name));
@@ -75,6 +112,44 @@ fn map_values(o: &Function, a: &Function, sink: &mut Sink) -> Vec<Option<u32>> {
             found
         })
         .collect()
+}
+
+/// What makes two phis of one block equal: class, size, and per predecessor the
+/// representative of the argument.
+type PhiShape = (ClassId, u16, Vec<(usize, u32)>);
+
+/// Per original value, a representative of the values provably equal to it: phis of one
+/// block with the same class, size and (representatives of) arguments on every edge hold
+/// the same value in every lane, so they may share a location. Found by refining to a
+/// fixpoint from "every value its own"; other values represent themselves.
+fn congruent_phis(o: &Function) -> Vec<u32> {
+    let mut canonical: Vec<u32> = (0..o.values.len() as u32).collect();
+    let blocks: Vec<_> = o.blocks.iter().filter(|b| b.phis.len() > 1).collect();
+    let mut changed = !blocks.is_empty();
+    while changed {
+        changed = false;
+        for block in &blocks {
+            let mut first: HashMap<PhiShape, u32> = HashMap::new();
+            for phi in &block.phis {
+                let v = o.value(phi.def.value);
+                let mut args: Vec<(usize, u32)> = phi
+                    .args
+                    .iter()
+                    .map(|a| (a.block.index(), canonical[a.value.index()]))
+                    .collect();
+                args.sort_unstable();
+                let me = phi.def.value.index();
+                let rep = *first
+                    .entry((v.class, v.size, args))
+                    .or_insert(canonical[me]);
+                if canonical[me] != rep {
+                    canonical[me] = rep;
+                    changed = true;
+                }
+            }
+        }
+    }
+    canonical
 }
 
 /// Per original value: whether a `remat` operation defines it.

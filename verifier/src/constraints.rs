@@ -1,17 +1,50 @@
 //! Local rules on locations, one instruction at a time: class, size, range, budget and
 //! alignment of every operand location; fixed, tied and early-clobber constraints; the
-//! shape of moves, swaps, lane and remat locations. These checks always run (regalloc2's
+//! shape of moves, swaps, lane and remat locations; no storage written twice by one
+//! parallel copy, no swap of overlapping locations. These checks always run (regalloc2's
 //! checker effectively skipped reuse and early-def checks).
 
 use crate::error::{ErrorKind, Point};
-use crate::sink::Sink;
+use crate::sink::{Operand, Sink};
+use crate::unit::{units, Unit};
 use chromatic::{
     BlockData, ClassId, Function, InstKind, Location, Move, Op, Pos, SpillTarget, Target, Use,
     Value,
 };
-use std::collections::BTreeSet;
+use std::collections::HashSet;
+
+/// The storage one parallel copy has written so far. A lane of a register is part of that
+/// register's storage, so writing both overlaps.
+#[derive(Default)]
+struct Written {
+    units: HashSet<Unit>,
+    registers_by_lane: HashSet<(u8, u16)>,
+}
+
+impl Written {
+    /// Records `loc`; whether it overlaps what was written before.
+    fn overlaps(&mut self, loc: Location) -> bool {
+        let mut overlap = false;
+        for u in units(loc) {
+            overlap |= match u {
+                Unit::Reg(c, r) => self.registers_by_lane.contains(&(c, r)),
+                Unit::Lane(c, r, _) => {
+                    self.registers_by_lane.insert((c, r));
+                    self.units.contains(&Unit::Reg(c, r))
+                }
+                Unit::Slot(_) => false,
+            };
+            overlap |= !self.units.insert(u);
+        }
+        overlap
+    }
+}
+
+/// A broken rule and a note on it.
+type Violation = (ErrorKind, String);
 
 /// Where a location sits, for messages.
+#[derive(Clone, Copy)]
 struct Here<'b> {
     block: &'b str,
     point: Point,
@@ -23,12 +56,10 @@ pub(crate) struct Constraints<'a> {
     budget: &'a [u16],
     /// Lane slots per register of each class (`None`: the class holds no lane spills).
     lanes: Vec<Option<u16>>,
-    /// Registers that hold lane spills somewhere in the function.
-    lane_regs: BTreeSet<(u8, u16)>,
 }
 
 impl<'a> Constraints<'a> {
-    pub fn new(target: &'a Target, budget: &'a [u16], f: &Function) -> Constraints<'a> {
+    pub fn new(target: &'a Target, budget: &'a [u16]) -> Constraints<'a> {
         let mut lanes = vec![None; target.classes.len()];
         for c in &target.classes {
             for s in &c.spill {
@@ -37,19 +68,10 @@ impl<'a> Constraints<'a> {
                 }
             }
         }
-        let mut lane_regs = BTreeSet::new();
-        for inst in f.blocks.iter().flat_map(|b| &b.insts) {
-            for loc in artefact_locations(&inst.kind) {
-                if let Location::Lane { class, reg, .. } = loc {
-                    lane_regs.insert((class.0, reg));
-                }
-            }
-        }
         Constraints {
             target,
             budget,
             lanes,
-            lane_regs,
         }
     }
 
@@ -71,7 +93,14 @@ impl<'a> Constraints<'a> {
                     self.memory_phi_loc(f, &here, phi.def.value, loc, sink)
                 }
                 loc => {
-                    self.value_loc(f, &here, "phi def", phi.def.value, loc, sink);
+                    self.value_loc(
+                        f,
+                        &here,
+                        Operand::Named("phi def"),
+                        phi.def.value,
+                        loc,
+                        sink,
+                    );
                 }
             }
         }
@@ -92,54 +121,71 @@ impl<'a> Constraints<'a> {
             pos: b.term.pos(),
         };
         for (k, u) in b.term.uses().iter().enumerate() {
-            self.check_use(f, &here, &format!("use {k}"), u, sink);
+            self.check_use(f, &here, Operand::Use(k), u, sink);
         }
     }
 
     fn check_op(&self, f: &Function, here: &Here, op: &Op, sink: &mut Sink) {
         for (k, operand) in op.operands.iter().enumerate() {
             if let Some(u) = operand.as_use() {
-                self.check_use(f, here, &format!("use {k}"), u, sink);
+                self.check_use(f, here, Operand::Use(k), u, sink);
             }
         }
         for (k, d) in op.defs.iter().enumerate() {
-            let name = format!("def {k}");
-            let Some(loc) = self.value_loc(f, here, &name, d.value, d.loc, sink) else {
+            let name = Operand::Def(k);
+            let at_def = Here {
+                pos: d.pos,
+                ..*here
+            };
+            let Some(loc) = self.value_loc(f, &at_def, name, d.value, d.loc, sink) else {
                 continue;
             };
-            let mut fail = |kind, expected: Option<Location>| {
+            let mut fail = |kind, expected: Option<Location>, note: Option<String>| {
                 let e = sink.report(kind, here.block, here.point, d.pos);
-                e.operand(name.clone()).location(sink_loc(self.target, loc));
+                e.operand(name.to_string())
+                    .location(sink_loc(self.target, loc));
                 if let Some(x) = expected {
                     e.expected(sink_loc(self.target, x));
                 }
+                if let Some(n) = note {
+                    e.note(n);
+                }
             };
             if d.fixed.is_some_and(|x| x != loc) {
-                fail(ErrorKind::FixedViolated, d.fixed);
+                fail(ErrorKind::FixedViolated, d.fixed, None);
             }
             if let Some(t) = d.tied {
                 let tied = op.operands.get(usize::from(t)).and_then(|o| o.as_use());
                 if tied.and_then(|u| u.loc) != Some(loc) {
-                    fail(ErrorKind::TiedViolated, tied.and_then(|u| u.loc));
+                    let note = format!("operand {t}");
+                    fail(
+                        ErrorKind::TiedViolated,
+                        tied.and_then(|u| u.loc),
+                        Some(note),
+                    );
                 }
             }
             if d.early_clobber && op.uses().filter_map(|u| u.loc).any(|u| overlaps(u, loc)) {
-                fail(ErrorKind::EarlyClobberOverlap, None);
+                fail(ErrorKind::EarlyClobberOverlap, None, None);
             }
             let earlier = op.defs[..k].iter().filter_map(|x| x.loc);
             if earlier.clone().any(|x| overlaps(x, loc)) {
-                fail(ErrorKind::DefsOverlap, None);
+                fail(ErrorKind::DefsOverlap, None, None);
             }
         }
     }
 
-    fn check_use(&self, f: &Function, here: &Here, name: &str, u: &Use, sink: &mut Sink) {
-        let Some(loc) = self.value_loc(f, here, name, u.value, u.loc, sink) else {
+    fn check_use(&self, f: &Function, here: &Here, name: Operand, u: &Use, sink: &mut Sink) {
+        let at_use = Here {
+            pos: u.pos,
+            ..*here
+        };
+        let Some(loc) = self.value_loc(f, &at_use, name, u.value, u.loc, sink) else {
             return;
         };
         if let Some(fixed) = u.fixed.filter(|&x| x != loc) {
             sink.report(ErrorKind::FixedViolated, here.block, here.point, u.pos)
-                .operand(name)
+                .operand(name.to_string())
                 .location(sink_loc(self.target, loc))
                 .expected(sink_loc(self.target, fixed));
         }
@@ -151,39 +197,50 @@ impl<'a> Constraints<'a> {
         &self,
         f: &Function,
         here: &Here,
-        name: &str,
+        name: Operand,
         value: Value,
         loc: Option<Location>,
         sink: &mut Sink,
     ) -> Option<Location> {
         let v = f.value(value);
-        let mut fail = |kind, loc: Option<Location>| {
+        let mut fail = |kind, loc: Option<Location>, note: Option<String>| {
             let e = sink.report(kind, here.block, here.point, here.pos);
-            e.operand(name).expected(format!("%{}", v.name));
+            e.operand(name.to_string()).expected(format!("%{}", v.name));
             if let Some(l) = loc {
                 e.location(sink_loc(self.target, l));
             }
+            if let Some(n) = note {
+                e.note(n);
+            }
         };
         let Some(loc) = loc else {
-            fail(ErrorKind::MissingLocation, None);
+            fail(ErrorKind::MissingLocation, None, None);
             return None;
         };
         let Location::Reg { class, first, len } = loc else {
-            fail(ErrorKind::NotARegister, Some(loc));
+            fail(ErrorKind::NotARegister, Some(loc), None);
             return None;
         };
+        let c = self.target.class(class);
         if class != v.class {
-            fail(ErrorKind::WrongClass, Some(loc));
+            let note = format!("its class is `{}`", self.target.class(v.class).name);
+            fail(ErrorKind::WrongClass, Some(loc), Some(note));
             return Some(loc);
         }
         if len != v.size {
-            fail(ErrorKind::WrongSize, Some(loc));
+            let note = format!("it takes {} units", v.size);
+            fail(ErrorKind::WrongSize, Some(loc), Some(note));
         }
-        if first % self.target.class(class).align.alignment(v.size) != 0 {
-            fail(ErrorKind::Misaligned, Some(loc));
+        let align = c.align.alignment(v.size);
+        if first % align != 0 {
+            let note = format!(
+                "a {}-unit `{}` tuple starts at a multiple of {align}",
+                v.size, c.name
+            );
+            fail(ErrorKind::Misaligned, Some(loc), Some(note));
         }
-        if let Some(kind) = self.reg_range(loc) {
-            fail(kind, Some(loc));
+        if let Some((kind, note)) = self.reg_range(loc) {
+            fail(kind, Some(loc), Some(note));
         }
         Some(loc)
     }
@@ -202,56 +259,82 @@ impl<'a> Constraints<'a> {
         let lane_of_per_lane =
             matches!(loc, Location::Lane { .. }) && !self.target.class(v.class).uniform;
         let kind = if loc.len() != v.size {
-            Some(ErrorKind::WrongSize)
+            Some((ErrorKind::WrongSize, format!("it takes {} units", v.size)))
         } else if lane_of_per_lane {
-            Some(ErrorKind::WrongClass)
+            let note = "lanes hold only values of a uniform class".to_string();
+            Some((ErrorKind::WrongClass, note))
         } else {
             self.artefact_loc(loc)
         };
-        if let Some(kind) = kind {
+        if let Some((kind, note)) = kind {
             sink.report(kind, here.block, here.point, here.pos)
                 .operand("phi def")
                 .expected(format!("%{}", v.name))
-                .location(sink_loc(self.target, loc));
+                .location(sink_loc(self.target, loc))
+                .note(note);
         }
     }
 
-    /// Range, budget and lane-register exclusivity of a register range.
-    fn reg_range(&self, loc: Location) -> Option<ErrorKind> {
+    /// Range and budget of a register range.
+    fn reg_range(&self, loc: Location) -> Option<Violation> {
         let Location::Reg { class, first, len } = loc else {
             return None;
         };
         let end = u32::from(first) + u32::from(len);
-        let budget = self.budget.get(class.index()).copied().unwrap_or(u16::MAX);
-        if end > u32::from(self.target.class(class).units) {
-            Some(ErrorKind::OutOfRange)
+        let c = self.target.class(class);
+        let budget = self.budget_of(class);
+        if end > u32::from(c.units) {
+            let note = format!("class `{}` has {} registers", c.name, c.units);
+            Some((ErrorKind::OutOfRange, note))
         } else if end > u32::from(budget) {
-            Some(ErrorKind::OverBudget)
-        } else if (first..first + len).any(|r| self.lane_regs.contains(&(class.0, r))) {
-            Some(ErrorKind::LaneRegisterReused)
+            Some((ErrorKind::OverBudget, self.budget_note(class)))
         } else {
             None
         }
     }
 
+    fn budget_of(&self, class: ClassId) -> u16 {
+        self.budget.get(class.index()).copied().unwrap_or(u16::MAX)
+    }
+
+    fn budget_note(&self, class: ClassId) -> String {
+        let name = &self.target.class(class).name;
+        format!(
+            "the budget of class `{name}` is {} registers, {name}0 to {name}{}",
+            self.budget_of(class),
+            self.budget_of(class).saturating_sub(1)
+        )
+    }
+
     fn check_artefact(&self, f: &Function, here: &Here, kind: &InstKind, sink: &mut Sink) {
+        for (k, loc) in artefact_locations(kind).into_iter().enumerate() {
+            if let Some((e, note)) = self.artefact_loc(loc) {
+                sink.report(e, here.block, here.point, here.pos)
+                    .operand(format!("location {k}"))
+                    .location(sink_loc(self.target, loc))
+                    .note(note);
+            }
+        }
         let mut fail = |kind, name: &str, loc: Location| {
             sink.report(kind, here.block, here.point, here.pos)
                 .operand(name)
                 .location(sink_loc(self.target, loc));
         };
-        for (k, loc) in artefact_locations(kind).into_iter().enumerate() {
-            if let Some(e) = self.artefact_loc(loc) {
-                fail(e, &format!("location {k}"), loc);
-            }
-        }
         match kind {
             InstKind::ParallelCopy(moves) => {
+                let mut written = Written::default();
                 for (k, m) in moves.iter().enumerate() {
                     if m.dst.len() != m.src.len() {
                         fail(ErrorKind::LengthMismatch, &format!("move {k}"), m.dst);
                     } else if crosses_classes(m.src, m.dst) {
                         fail(ErrorKind::CrossClassMove, &format!("move {k}"), m.dst);
+                    }
+                    if written.overlaps(m.dst) {
+                        fail(
+                            ErrorKind::OverlappingDestinations,
+                            &format!("move {k}"),
+                            m.dst,
+                        );
                     }
                 }
             }
@@ -268,6 +351,8 @@ impl<'a> Constraints<'a> {
                 (Some(cx), Some(cy)) if cx == cy && x.len() == y.len() => {
                     if !self.target.class(cx).has_swap {
                         fail(ErrorKind::SwapUnsupported, "swap", *x);
+                    } else if overlaps(*x, *y) {
+                        fail(ErrorKind::OverlappingSwap, "swap", *y);
                     }
                 }
                 (Some(_), Some(_)) if x.len() == y.len() => {
@@ -276,7 +361,7 @@ impl<'a> Constraints<'a> {
                 _ => fail(ErrorKind::LengthMismatch, "swap", *y),
             },
             InstKind::Remat { dst, value } => {
-                self.value_loc(f, here, "remat", *value, Some(*dst), sink);
+                self.value_loc(f, here, Operand::Named("remat"), *value, Some(*dst), sink);
             }
             InstKind::Op(_) => {}
         }
@@ -284,7 +369,7 @@ impl<'a> Constraints<'a> {
 
     /// Range and budget of a move's location; lane locations only in per-lane classes
     /// that hold lane spills, within the lane count.
-    fn artefact_loc(&self, loc: Location) -> Option<ErrorKind> {
+    fn artefact_loc(&self, loc: Location) -> Option<Violation> {
         match loc {
             Location::Reg { .. } => self.reg_range(loc),
             Location::Slot { .. } => None,
@@ -294,16 +379,19 @@ impl<'a> Constraints<'a> {
                 first,
                 len,
             } => {
+                let c = self.target.class(class);
                 let Some(lanes) = self.lanes.get(class.index()).copied().flatten() else {
-                    return Some(ErrorKind::WrongClass);
+                    let note = format!("class `{}` holds no lane spills", c.name);
+                    return Some((ErrorKind::WrongClass, note));
                 };
-                let budget = self.budget.get(class.index()).copied().unwrap_or(u16::MAX);
-                if u32::from(first) + u32::from(len) > u32::from(lanes)
-                    || reg >= self.target.class(class).units
-                {
-                    Some(ErrorKind::OutOfRange)
-                } else if reg >= budget {
-                    Some(ErrorKind::OverBudget)
+                if u32::from(first) + u32::from(len) > u32::from(lanes) || reg >= c.units {
+                    let note = format!(
+                        "class `{}` has {} registers of {lanes} lanes",
+                        c.name, c.units
+                    );
+                    Some((ErrorKind::OutOfRange, note))
+                } else if reg >= self.budget_of(class) {
+                    Some((ErrorKind::OverBudget, self.budget_note(class)))
                 } else {
                     None
                 }

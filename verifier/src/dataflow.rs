@@ -1,20 +1,21 @@
 //! The forward dataflow over location units (see the crate documentation for the lattice).
 //!
-//! State: one [`Label`] per unit the function names (register units, memory slots, lanes
-//! of registers), dense by key. Keys of uniform registers, of lanes and of wave slots
-//! follow the linear CFG; keys of per-lane registers and lane slots follow the logical CFG.
-//! The in-state of a block is, per key, the meet over that key's predecessor edges, after
-//! renaming on each edge the phi argument found at a phi's location to the phi itself. A
-//! worklist in reverse postorder iterates to the fixpoint silently; a last pass over every
-//! reachable block reports errors against the stable in-states.
+//! State: one [`Label`] per key (`keys.rs`: register units, lanes of registers, the lane
+//! and wave views of slot units), dense. The in-state of a block is, per key, the meet over
+//! that key's predecessor edges (linear or logical); on a logical edge whose lanes wait
+//! for a walk, the per-lane keys written behind their back hold nothing known. At a block's
+//! entry each phi's location holds the phi; every incoming edge is checked to bring the
+//! phi's argument there. A worklist in reverse postorder iterates to the fixpoint silently;
+//! a last pass over every reachable block reports errors against the stable in-states.
 
 use crate::cfg::{Cfg, Edge};
 use crate::constraints::class_spilled;
 use crate::error::{ErrorKind, Point};
-use crate::sink::Sink;
+use crate::keys::{is_uniform_register, moves_of, Keys};
+use crate::sink::{Operand, Sink};
 use crate::unit::{units, Unit};
-use chromatic::{ClassId, Function, InstKind, Location, Op, Phi, Pos, Target, Value};
-use std::collections::{BTreeSet, HashMap, HashSet};
+use chromatic::{ClassId, Function, InstKind, Location, Op, Pos, Target, Value};
+use std::collections::BTreeSet;
 
 /// What a unit holds: part `part` of original value `value`, or one of the special labels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,15 +28,21 @@ impl Label {
     const UNDEF: Label = Label(u32::MAX - 1);
     /// Different values on different incoming paths.
     const CONFLICT: Label = Label(u32::MAX - 2);
-    /// A wave slot last written per lane: what it holds may differ between lanes.
+    /// A wave view last written per lane: what it holds may differ between lanes.
     const PER_LANE: Label = Label(u32::MAX - 3);
+    /// Overwritten through storage it shares: a register by a write to one of its lanes,
+    /// a lane by a write to its whole register.
+    const CLOBBERED: Label = Label(u32::MAX - 4);
+    /// Overwritten in lanes that waited while a whole-wave store or a lane write ran
+    /// elsewhere (`keys.rs`).
+    const SKIPPED: Label = Label(u32::MAX - 5);
 
     fn of(value: u32, part: u16) -> Label {
         Label(value * 16 + u32::from(part))
     }
 
     fn is_value(self) -> bool {
-        self.0 < u32::MAX - 3
+        self.0 < u32::MAX - 5
     }
 
     fn value(self) -> usize {
@@ -48,6 +55,8 @@ impl Label {
             (x, y) if x == y => x,
             (Label::UNDEF, _) | (_, Label::UNDEF) => Label::UNDEF,
             (Label::PER_LANE, _) | (_, Label::PER_LANE) => Label::PER_LANE,
+            (Label::SKIPPED, _) | (_, Label::SKIPPED) => Label::SKIPPED,
+            (Label::CLOBBERED, _) | (_, Label::CLOBBERED) => Label::CLOBBERED,
             _ => Label::CONFLICT,
         }
     }
@@ -63,10 +72,7 @@ pub(crate) struct Flow<'a> {
     pub value_map: &'a [Option<u32>],
     /// Per original value: whether its definition is rematerialisable.
     pub remat_ok: &'a [bool],
-    keys: HashMap<Unit, usize>,
-    linear: Vec<bool>,
-    /// Per key: whether it is a wave slot.
-    wave_slot: Vec<bool>,
+    keys: Keys,
     /// Whether some branch of the function is divergent.
     divergent: bool,
 }
@@ -82,50 +88,24 @@ impl<'a> Flow<'a> {
         value_map: &'a [Option<u32>],
         remat_ok: &'a [bool],
     ) -> Flow<'a> {
-        let mut flow = Flow {
+        let divergent = a.blocks.iter().any(|b| b.term.is_divergent());
+        Flow {
             a,
             o,
             target,
             cfg,
             value_map,
             remat_ok,
-            keys: HashMap::new(),
-            linear: Vec::new(),
-            wave_slot: Vec::new(),
-            divergent: a.blocks.iter().any(|b| b.term.is_divergent()),
-        };
-        let wave_slots = flow.wave_slots();
-        for loc in all_locations(a) {
-            for u in units(loc) {
-                if !flow.keys.contains_key(&u) {
-                    let wave = wave_slots.contains(&u);
-                    flow.keys.insert(u, flow.linear.len());
-                    flow.linear.push(u.is_uniform(target) || wave);
-                    flow.wave_slot.push(wave);
-                }
-            }
+            keys: Keys::new(a, target, cfg, divergent),
+            divergent,
         }
-        flow
-    }
-
-    /// The slot units some move writes in every lane.
-    fn wave_slots(&self) -> HashSet<Unit> {
-        let mut out = HashSet::new();
-        for inst in self.a.blocks.iter().flat_map(|b| &b.insts) {
-            for (src, dst) in moves_of(&inst.kind) {
-                if matches!(dst, Location::Slot { .. }) && self.whole_wave(src) {
-                    out.extend(units(dst));
-                }
-            }
-        }
-        out
     }
 
     /// Whether a move from `src` into a slot writes every lane: `src` is a uniform register
     /// (a whole-wave store, `docs/FORMAT.md`), or no branch is divergent, so the exec mask
     /// stays full.
     fn whole_wave(&self, src: Location) -> bool {
-        !self.divergent || (src.is_reg() && self.holds_uniform(src))
+        !self.divergent || is_uniform_register(self.target, src)
     }
 
     /// Iterates to the fixpoint, then reports every error.
@@ -154,77 +134,75 @@ impl<'a> Flow<'a> {
     }
 
     fn in_state(&self, b: usize, outs: &[Option<State>]) -> State {
-        let keys = self.linear.len();
+        let keys = self.keys.len();
         if b == 0 {
             return vec![Label::UNDEF; keys];
         }
-        let logical = self.meet_over(b, &self.cfg.preds[b], outs);
-        let linear = self.meet_over(b, &self.cfg.linear_preds[b], outs);
-        (0..keys)
-            .map(|k| {
-                if self.linear[k] {
-                    linear[k]
-                } else {
-                    logical[k]
-                }
-            })
-            .collect()
+        let mut state = self.meet_over(b, &self.cfg.preds[b], outs, true);
+        let linear = self.meet_over(b, &self.cfg.linear_preds[b], outs, false);
+        for (k, label) in linear.into_iter().enumerate() {
+            if self.keys.linear[k] {
+                state[k] = label;
+            }
+        }
+        for &(own, wave) in &self.keys.views {
+            if state[wave].is_value() {
+                state[own] = state[wave];
+            }
+        }
+        state
     }
 
-    fn meet_over(&self, b: usize, edges: &[Edge], outs: &[Option<State>]) -> State {
-        let mut acc = vec![Label::TOP; self.linear.len()];
+    /// The meet over `edges` into `b`; on logical edges, the keys written behind the
+    /// waiting lanes' back hold nothing known.
+    fn meet_over(&self, b: usize, edges: &[Edge], outs: &[Option<State>], logical: bool) -> State {
+        let mut acc = vec![Label::TOP; self.keys.len()];
         for e in edges {
             let Some(out) = &outs[e.from] else { continue };
-            let mut incoming = out.clone();
-            self.rename_phis(b, e.phi_pred, &mut incoming);
-            for (x, y) in acc.iter_mut().zip(incoming) {
+            for (x, &y) in acc.iter_mut().zip(out) {
                 *x = x.meet(y);
+            }
+            if logical && self.keys.skips_any() {
+                for &k in self.keys.skipped(e.from, b) {
+                    acc[k] = acc[k].meet(Label::SKIPPED);
+                }
             }
         }
         acc
-    }
-
-    /// On the edge from `pred` into `b`: a phi's location holding the argument for `pred`
-    /// now holds the phi; holding anything else, it holds nothing known.
-    fn rename_phis(&self, b: usize, pred: usize, state: &mut State) {
-        for phi in &self.a.blocks[b].phis {
-            let (Some(loc), Some(phi_label)) = (phi.def.loc, self.value_map[phi.def.value.index()])
-            else {
-                continue;
-            };
-            let arg = self.phi_arg(phi, pred);
-            for (i, u) in units(loc).enumerate() {
-                let k = self.keys[&u];
-                let holds_arg = arg.is_some_and(|v| state[k] == Label::of(v, i as u16));
-                state[k] = if holds_arg {
-                    Label::of(phi_label, i as u16)
-                } else {
-                    Label::UNDEF
-                };
-            }
-        }
-    }
-
-    fn phi_arg(&self, phi: &Phi, pred: usize) -> Option<u32> {
-        let arg = phi.args.iter().find(|a| a.block.index() == pred)?;
-        self.value_map[arg.value.index()]
     }
 
     fn label(&self, v: Value, part: u16) -> Option<Label> {
         self.value_map[v.index()].map(|o| Label::of(o, part))
     }
 
-    fn keys_of(&self, loc: Location) -> impl Iterator<Item = usize> + '_ {
-        units(loc).map(|u| self.keys[&u])
+    /// The keys a reader of `loc` sees (a uniform reader sees slots' wave views).
+    fn keys_of(&self, loc: Location, uniform_reader: bool) -> impl Iterator<Item = usize> + '_ {
+        units(loc).map(move |u| self.keys.read_key(u, uniform_reader))
     }
 
-    fn read(&self, state: &State, loc: Location) -> Vec<Label> {
-        self.keys_of(loc).map(|k| state[k]).collect()
+    fn read(&self, state: &State, loc: Location, uniform_reader: bool) -> Vec<Label> {
+        self.keys_of(loc, uniform_reader)
+            .map(|k| state[k])
+            .collect()
+    }
+
+    /// Writes `label` to a unit: its own key, a slot's wave view (`wave`: what a store
+    /// leaves there), and clobbers the storage it shares.
+    fn set(&self, state: &mut State, u: Unit, label: Label, wave: Label) {
+        let keys = self.keys.of(u);
+        state[keys.own] = label;
+        if let Some(w) = keys.wave {
+            state[w] = wave;
+        }
+        for &k in self.keys.aliases(keys.own) {
+            state[k] = Label::CLOBBERED;
+        }
     }
 
     fn write_value(&self, state: &mut State, loc: Location, v: Value) {
-        for (i, k) in self.keys_of(loc).enumerate() {
-            state[k] = self.label(v, i as u16).unwrap_or(Label::UNDEF);
+        for (i, u) in units(loc).enumerate() {
+            let label = self.label(v, i as u16).unwrap_or(Label::UNDEF);
+            self.set(state, u, label, label);
         }
     }
 
@@ -263,7 +241,7 @@ impl<'a> Flow<'a> {
         for (k, u) in block.term.uses().iter().enumerate() {
             if let (Some(loc), Some(sink)) = (u.loc, sink.as_deref_mut()) {
                 let at = At { pos: u.pos, ..at };
-                self.check_use(state, loc, u.value, &at, &format!("use {k}"), sink);
+                self.check_use(state, loc, u.value, &at, Operand::Use(k), sink);
             }
         }
     }
@@ -273,7 +251,7 @@ impl<'a> Flow<'a> {
             for (k, operand) in op.operands.iter().enumerate() {
                 if let Some((u, loc)) = operand.as_use().and_then(|u| Some((u, u.loc?))) {
                     let at = At { pos: u.pos, ..*at };
-                    self.check_use(state, loc, u.value, &at, &format!("use {k}"), sink);
+                    self.check_use(state, loc, u.value, &at, Operand::Use(k), sink);
                 }
             }
         }
@@ -293,7 +271,10 @@ impl<'a> Flow<'a> {
         at: &At,
         mut sink: Option<&mut Sink>,
     ) {
-        let sources: Vec<Vec<Label>> = pairs.iter().map(|(s, _)| self.read(state, *s)).collect();
+        let sources: Vec<Vec<Label>> = pairs
+            .iter()
+            .map(|(s, d)| self.read(state, *s, self.holds_uniform(*d)))
+            .collect();
         if let Some(sink) = sink.as_deref_mut() {
             self.check_scratch_to_uniform(pairs, state, at, sink);
         }
@@ -313,14 +294,14 @@ impl<'a> Flow<'a> {
                     .found(self.show(label));
             }
             let whole_wave = self.whole_wave(*src);
-            for (key, label) in self.keys_of(*dst).zip(labels) {
-                state[key] = if self.wave_slot[key] && !whole_wave {
-                    Label::PER_LANE
-                } else if self.misplaced(*dst, label).is_some() {
+            for (u, label) in units(*dst).zip(labels) {
+                let label = if self.misplaced(*dst, label).is_some() {
                     Label::UNDEF
                 } else {
                     label
                 };
+                let wave = if whole_wave { label } else { Label::PER_LANE };
+                self.set(state, u, label, wave);
             }
         }
     }
@@ -355,7 +336,7 @@ impl<'a> Flow<'a> {
         if m.src.len() != m.dst.len() {
             return;
         }
-        let labels = self.read(state, m.src);
+        let labels = self.read(state, m.src, false);
         if self.is_whole_value_of(&labels, class) {
             return;
         }
@@ -385,7 +366,7 @@ impl<'a> Flow<'a> {
     }
 
     /// Under divergence a uniform register or lane may load from a slot only what a
-    /// whole-wave store left in every lane: a wave slot not last written per lane.
+    /// whole-wave store left in every lane: a wave view not last written per lane.
     fn check_scratch_to_uniform(
         &self,
         pairs: &[(Location, Location)],
@@ -398,8 +379,13 @@ impl<'a> Flow<'a> {
         }
         for (k, (src, dst)) in pairs.iter().enumerate() {
             let from_scratch = matches!(src, Location::Slot { .. });
-            let per_lane = |key: usize| !self.wave_slot[key] || state[key] == Label::PER_LANE;
-            if from_scratch && self.holds_uniform(*dst) && self.keys_of(*src).any(per_lane) {
+            let per_lane = |u: Unit| {
+                self.keys
+                    .of(u)
+                    .wave
+                    .is_none_or(|w| state[w] == Label::PER_LANE)
+            };
+            if from_scratch && self.holds_uniform(*dst) && units(*src).any(per_lane) {
                 self.report(sink, ErrorKind::UniformFromScratch, at)
                     .operand(format!("move {k}"))
                     .location(chromatic::print::location(self.target, *dst));
@@ -413,8 +399,8 @@ impl<'a> Flow<'a> {
             self.write_value(state, dst, v);
             return;
         }
-        for k in self.keys_of(dst) {
-            state[k] = Label::UNDEF;
+        for u in units(dst) {
+            self.set(state, u, Label::UNDEF, Label::UNDEF);
         }
         if let Some(sink) = sink {
             self.report(sink, ErrorKind::NotRematerialisable, at)
@@ -437,44 +423,52 @@ impl<'a> Flow<'a> {
     }
 
     /// Every unit of `loc` must hold the matching part of `v`, in order.
-    fn check_use(&self, state: &State, loc: Location, v: Value, at: &At, op: &str, s: &mut Sink) {
+    fn check_use(
+        &self,
+        state: &State,
+        loc: Location,
+        v: Value,
+        at: &At,
+        op: Operand,
+        s: &mut Sink,
+    ) {
+        self.check_read(state, (loc, v, false), at, op, s)
+    }
+
+    /// [`Self::check_use`] for a reader of `loc` expecting `v`, uniform or not.
+    fn check_read(
+        &self,
+        state: &State,
+        (loc, v, uniform): (Location, Value, bool),
+        at: &At,
+        op: Operand,
+        s: &mut Sink,
+    ) {
         let Some(bad) = (0..loc.len())
-            .zip(self.keys_of(loc))
+            .zip(self.keys_of(loc, uniform))
             .find(|&(i, k)| Some(state[k]) != self.label(v, i))
         else {
             return;
         };
         let (i, k) = bad;
-        self.report_mismatch(
-            s,
-            at,
-            op,
-            loc,
-            format!("%{}[{i}]", self.a.value(v).name),
-            state[k],
-        );
-    }
-
-    fn report_mismatch(
-        &self,
-        s: &mut Sink,
-        at: &At,
-        op: &str,
-        loc: Location,
-        exp: String,
-        found: Label,
-    ) {
-        let kind = if found.is_value() {
+        let value = self.a.value(v);
+        let expected = part_name(&value.name, i, value.size);
+        let kind = if state[k].is_value() {
             ErrorKind::WrongValue
         } else {
             ErrorKind::UndefinedValue
         };
         let loc = s.loc(loc);
+        let found = if state[k].is_value() {
+            self.show(state[k])
+        } else {
+            self.why_unknown(state[k], self.keys.linear[k])
+        };
         self.report(s, kind, at)
-            .operand(op)
+            .operand(op.to_string())
             .location(loc)
-            .expected(exp)
-            .found(self.show(found));
+            .expected(expected)
+            .found(found);
     }
 
     /// After block `b`'s last instruction: each successor's phi locations hold the
@@ -488,16 +482,26 @@ impl<'a> Flow<'a> {
             };
             for phi in &self.a.blocks[s].phis {
                 let Some(loc) = phi.def.loc else { continue };
-                let edges = match self.keys_of(loc).next() {
-                    Some(k) if self.linear[k] => &self.cfg.linear_preds[s],
-                    _ => &self.cfg.preds[s],
+                let uniform = self.target.class(self.a.value(phi.def.value).class).uniform;
+                let edges = if uniform {
+                    &self.cfg.linear_preds[s]
+                } else {
+                    &self.cfg.preds[s]
                 };
                 for e in edges.iter().filter(|e| e.from == b) {
                     let Some(arg) = phi.args.iter().find(|x| x.block.index() == e.phi_pred) else {
                         continue;
                     };
-                    let op = format!("phi %{}", self.a.value(phi.def.value).name);
-                    self.check_use(state, loc, arg.value, &at, &op, sink);
+                    let phi_name = &self.a.value(phi.def.value).name;
+                    let before = sink.errors.len();
+                    let name = Operand::Phi(phi_name);
+                    self.check_read(state, (loc, arg.value, uniform), &at, name, sink);
+                    if let Some(e) = sink.errors.get_mut(before) {
+                        e.note(format!(
+                            "`%{phi_name}` of block `{}` takes it from this edge, in its location",
+                            self.a.blocks[s].name
+                        ));
+                    }
                 }
             }
         }
@@ -512,14 +516,55 @@ impl<'a> Flow<'a> {
         sink.report(kind, &self.a.blocks[at.block].name, at.point, at.pos)
     }
 
+    /// A label, short: a value's name, or what stands in for none.
     fn show(&self, l: Label) -> String {
         match l {
-            Label::TOP => "unreachable".into(),
-            Label::UNDEF => "undefined".into(),
-            Label::CONFLICT => "conflict".into(),
-            Label::PER_LANE => "written per lane".into(),
-            l => format!("%{}[{}]", self.o.values[l.value()].name, l.0 % 16),
+            Label::TOP => "nothing (unreachable)".into(),
+            Label::UNDEF => "nothing".into(),
+            Label::CONFLICT => "different values".into(),
+            Label::PER_LANE => "a value written per lane".into(),
+            Label::CLOBBERED | Label::SKIPPED => "an overwritten value".into(),
+            l => {
+                let v = &self.o.values[l.value()];
+                part_name(&v.name, (l.0 % 16) as u16, v.size)
+            }
         }
+    }
+
+    /// What is wrong with a location holding the non-value `l`, as the end of a sentence
+    /// about it; `linear`: the key follows the linear CFG, which paths then are.
+    fn why_unknown(&self, l: Label, linear: bool) -> String {
+        let (path, paths) = if linear {
+            (
+                "path of the linear CFG (the order the wave runs blocks)",
+                "paths of the linear CFG (the order the wave runs blocks)",
+            )
+        } else {
+            ("path", "paths")
+        };
+        match l {
+            Label::TOP => "is never reached".into(),
+            Label::UNDEF => format!("is not written on every {path} to here"),
+            Label::CONFLICT => format!("holds different values on different {paths} to here"),
+            Label::PER_LANE => "holds a value written per lane, which lanes may not share".into(),
+            Label::CLOBBERED => {
+                "was overwritten through its register or one of its lanes (they share storage)"
+                    .into()
+            }
+            Label::SKIPPED => "was overwritten by a whole-wave store or a lane write while \
+                these lanes waited for a side of a divergent branch"
+                .into(),
+            l => format!("holds `{}`", self.show(l)),
+        }
+    }
+}
+
+/// `%x` for a one-unit value, `%x[1]` for part 1 of a tuple.
+fn part_name(name: &str, part: u16, size: u16) -> String {
+    if size == 1 {
+        format!("%{name}")
+    } else {
+        format!("%{name}[{part}]")
     }
 }
 
@@ -529,33 +574,4 @@ struct At {
     block: usize,
     point: Point,
     pos: Pos,
-}
-
-/// The (source, destination) pairs of an artefact's moves.
-fn moves_of(kind: &InstKind) -> Vec<(Location, Location)> {
-    match kind {
-        InstKind::ParallelCopy(moves) => moves.iter().map(|m| (m.src, m.dst)).collect(),
-        InstKind::Swap(x, y) => vec![(*x, *y), (*y, *x)],
-        InstKind::Spill(m) | InstKind::Reload(m) => vec![(m.src, m.dst)],
-        InstKind::Op(_) | InstKind::Remat { .. } => Vec::new(),
-    }
-}
-
-/// Every location the allocated function names.
-fn all_locations(f: &Function) -> Vec<Location> {
-    let mut locs = Vec::new();
-    for b in &f.blocks {
-        locs.extend(b.phis.iter().filter_map(|p| p.def.loc));
-        for inst in &b.insts {
-            match &inst.kind {
-                InstKind::Op(op) => {
-                    locs.extend(op.defs.iter().filter_map(|d| d.loc));
-                    locs.extend(op.uses().filter_map(|u| u.loc));
-                }
-                kind => locs.extend(crate::constraints::artefact_locations(kind)),
-            }
-        }
-        locs.extend(b.term.uses().iter().filter_map(|u| u.loc));
-    }
-    locs
 }

@@ -1,12 +1,17 @@
 //! What the verifier reports: one [`VerifyError`] per violated rule at one place, with a
-//! stable [`ErrorKind`] for tests and JSON output.
+//! stable [`ErrorKind`] (named in JSON by its kebab-case code, `wrong-value`) and a message
+//! in plain words.
 
 use serde::Serialize;
 use std::fmt;
 
-/// The rule an allocation broke. Names are stable (tests and `--json` rely on them).
+/// The rule an allocation broke (`docs/FORMAT.md`, "What an allocation must satisfy").
+/// Codes are stable: tests and `--json` rely on them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum ErrorKind {
+    /// The allocated program carries no location at all.
+    NotAllocated,
     /// A function of the original has no allocated counterpart.
     MissingFunction,
     /// A block of the original is missing from the allocation.
@@ -52,8 +57,11 @@ pub enum ErrorKind {
     LengthMismatch,
     /// A swap in a class whose target has no swap instruction.
     SwapUnsupported,
-    /// A register used both for lane spills and as a whole register.
-    LaneRegisterReused,
+    /// A parallel copy that writes one unit twice (two destinations that share a register,
+    /// a slot, or a register and one of its lanes).
+    OverlappingDestinations,
+    /// A swap of two locations that share a unit.
+    OverlappingSwap,
     /// A remat of a value whose definition is not rematerialisable.
     NotRematerialisable,
     /// A per-lane value moved into a uniform register or lane slot.
@@ -74,12 +82,36 @@ pub enum ErrorKind {
     UniformFromScratch,
     /// A use whose location holds another value (or another part of it).
     WrongValue,
-    /// A use whose location holds nothing known (never written, or different on two paths).
+    /// A use whose location holds nothing known (never written, different on two paths,
+    /// overwritten).
     UndefinedValue,
 }
 
-/// Where in the allocated block an error is.
+impl ErrorKind {
+    /// The stable code: `WrongValue` → `wrong-value`.
+    pub fn code(self) -> String {
+        let mut out = String::new();
+        for (i, c) in format!("{self:?}").chars().enumerate() {
+            if c.is_ascii_uppercase() && i > 0 {
+                out.push('-');
+            }
+            out.push(c.to_ascii_lowercase());
+        }
+        out
+    }
+}
+
+/// Which program a position is in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    Original,
+    Allocated,
+}
+
+/// Where in the block an error is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Point {
     /// The whole block or function.
     Block,
@@ -97,6 +129,8 @@ pub enum Point {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct VerifyError {
     pub kind: ErrorKind,
+    /// The program `line` and `col` are in (the original for what the allocation lacks).
+    pub side: Side,
     pub function: String,
     pub block: String,
     pub point: Point,
@@ -106,40 +140,159 @@ pub struct VerifyError {
     pub location: Option<String>,
     /// What the rule expected, e.g. `%x[1]` (part 1 of `%x`).
     pub expected: Option<String>,
-    /// What was found, e.g. `%y[0]`, `undefined`, `conflict`.
+    /// What was found: a value (`%y`, `%x[1]` for part 1 of a tuple), or for a use that
+    /// reads nothing known, why (`is not written on every path to here`).
     pub found: Option<String>,
-    /// Source position in the allocated text (`line:col`, 0:0 when generated).
+    /// More about the rule at this place (the budget, the alignment, …).
+    pub note: Option<String>,
+    /// Source position (`line:col`, 0:0 when generated).
     pub line: u32,
     pub col: u32,
 }
 
-impl fmt::Display for VerifyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "@{} {}", self.function, self.block)?;
+impl VerifyError {
+    /// The error in plain words, without its place.
+    pub fn message(&self) -> String {
+        let op = self.operand.as_deref().unwrap_or("operand");
+        let loc = self.location.as_deref().unwrap_or("?");
+        let expected = self.expected.as_deref().unwrap_or("?");
+        let found = self.found.as_deref().unwrap_or("?");
+        let value = || match &self.expected {
+            Some(v) => format!("`{v}` ({op})"),
+            None => op.to_string(),
+        };
+        let mut m = match self.kind {
+            ErrorKind::NotAllocated => {
+                "not allocated: no definition or use carries a location (`@REG` after each \
+                 value); pass the allocated program second"
+                    .to_string()
+            }
+            ErrorKind::MissingFunction => format!(
+                "function `@{}` of the original is missing from the allocation",
+                self.function
+            ),
+            ErrorKind::MissingBlock => format!(
+                "block `{}` of the original is missing from the allocation",
+                self.block
+            ),
+            ErrorKind::ExtraBlock => format!(
+                "block `{}` is not in the original, and is no split edge (one predecessor, \
+                 only added moves and a `jump`, on an edge of the original)",
+                self.block
+            ),
+            ErrorKind::TerminatorMismatch => {
+                "this terminator differs from the original's".to_string()
+            }
+            ErrorKind::PhiMismatch => "this phi differs from the original's".to_string(),
+            ErrorKind::MissingOp => format!(
+                "this operation of the original is missing from block `{}` of the \
+                 allocation, or changed there",
+                self.block
+            ),
+            ErrorKind::UnexpectedOp => "an operation the original does not have (an \
+                 allocation may add only parallel_copy, swap, spill, reload and remat)"
+                .to_string(),
+            ErrorKind::OpOrder => "the original's operations are in another order here".to_string(),
+            ErrorKind::UnknownValue => format!("`{found}` is not a value of the original"),
+            ErrorKind::MissingLocation => format!("{} has no location", value()),
+            ErrorKind::NotARegister => format!("{} must be in a register, not {loc}", value()),
+            ErrorKind::WrongClass => {
+                format!("{} is in {loc}, not a register of its class", value())
+            }
+            ErrorKind::WrongSize => format!("{} is in {loc}, not of its size", value()),
+            ErrorKind::OutOfRange => {
+                format!("{loc} ({op}) is beyond the registers (or lanes) of its class")
+            }
+            ErrorKind::OverBudget => format!("{loc} ({op}) is beyond the register budget"),
+            ErrorKind::Misaligned => format!("{} is in {loc}, which is misaligned", value()),
+            ErrorKind::FixedViolated => format!("{op} is in {loc} but is fixed to {expected}"),
+            ErrorKind::TiedViolated => {
+                format!("{op} is in {loc} but is tied to an operand in {expected}")
+            }
+            ErrorKind::EarlyClobberOverlap => {
+                format!("early-clobber {op} in {loc} shares a register with a use")
+            }
+            ErrorKind::DefsOverlap => {
+                format!("{op} in {loc} overlaps an earlier def of this operation")
+            }
+            ErrorKind::LengthMismatch => {
+                format!("{op}: {loc} and its other side differ in length or kind")
+            }
+            ErrorKind::SwapUnsupported => {
+                format!("the class of {loc} has no swap instruction")
+            }
+            ErrorKind::OverlappingDestinations => format!(
+                "{op} writes {loc}, which an earlier move of this parallel copy writes too \
+                 (destinations must be disjoint)"
+            ),
+            ErrorKind::OverlappingSwap => {
+                format!("the two locations of this swap overlap ({loc})")
+            }
+            ErrorKind::NotRematerialisable => {
+                format!("remat of `{expected}`, whose definition is not a `remat` operation")
+            }
+            ErrorKind::PerLaneInUniform => format!(
+                "{op} puts the per-lane value `{found}` into {loc}, which holds one value per \
+                 wave"
+            ),
+            ErrorKind::UniformInPerLane => format!(
+                "{op} puts the uniform value `{found}` into the per-lane register {loc} (lanes \
+                 masked off keep an older value)"
+            ),
+            ErrorKind::CrossClassMove => format!(
+                "{op} moves into {loc}, a register of another class (only a class spill and \
+                 its reload may)"
+            ),
+            ErrorKind::ClassSpillMismatch => {
+                format!("{op}: a class spill converts {expected}, but {loc} holds {found}")
+            }
+            ErrorKind::UniformFromScratch => format!(
+                "{op} loads {loc}, which holds one value per wave, from a slot written per \
+                 lane: lanes masked off at that store hold another value"
+            ),
+            ErrorKind::WrongValue => {
+                format!("{} is read from {loc}, which holds `{found}` here", value())
+            }
+            ErrorKind::UndefinedValue => format!("{} is read from {loc}, which {found}", value()),
+        };
+        if let Some(note) = &self.note {
+            m.push_str(&format!(" ({note})"));
+        }
+        m
+    }
+
+    /// Where, in words: `@f, block entry, instruction 2`.
+    pub fn place(&self) -> String {
+        let mut s = format!("@{}", self.function);
+        if !self.block.is_empty() {
+            s.push_str(&format!(", block {}", self.block));
+        }
         match self.point {
             Point::Block => {}
-            Point::Phi(i) => write!(f, " phi {i}")?,
-            Point::Inst(i) => write!(f, " inst {i}")?,
-            Point::Term => write!(f, " terminator")?,
-            Point::Edge(_) => write!(f, " end")?,
+            Point::Phi(i) => s.push_str(&format!(", phi {i}")),
+            Point::Inst(i) => s.push_str(&format!(", instruction {i}")),
+            Point::Term => s.push_str(", terminator"),
+            Point::Edge(_) => s.push_str(", end of block"),
         }
+        if self.side == Side::Original {
+            s.push_str(" of the original");
+        }
+        s
+    }
+}
+
+impl fmt::Display for VerifyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.line > 0 {
-            write!(f, " ({}:{})", self.line, self.col)?;
+            write!(f, "{}:{}: ", self.line, self.col)?;
         }
-        write!(f, ": {:?}", self.kind)?;
-        if let Some(op) = &self.operand {
-            write!(f, " {op}")?;
-        }
-        if let Some(loc) = &self.location {
-            write!(f, " at {loc}")?;
-        }
-        if let Some(e) = &self.expected {
-            write!(f, ": expected {e}")?;
-        }
-        if let Some(found) = &self.found {
-            write!(f, ", found {found}")?;
-        }
-        Ok(())
+        write!(
+            f,
+            "{} [{}] ({})",
+            self.message(),
+            self.kind.code(),
+            self.place()
+        )
     }
 }
 

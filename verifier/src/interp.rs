@@ -16,9 +16,12 @@
 //! per wave for a uniform branch, per lane for a divergent one. A divergent branch runs the
 //! then-lanes from T until the join (the immediate post-dominator, computed on each
 //! program's own CFG), then the else-lanes from E until the join, then the union from the
-//! join (an arm that is the join just waits). A budget of traced events ends loops. The
-//! trace is the sequence of (op id, exec mask, input tokens of the active lanes), with
-//! branches and returns as ops; two programs agree iff their traces are equal.
+//! join (an arm that is the join just waits); a walk that reaches no join runs to the
+//! returns. A budget of traced events ends loops. The trace is the sequence of (op id, exec
+//! mask, input tokens of the active lanes), with branches and returns as ops; two programs
+//! agree iff these are equal. Beside it the trace records where each event ran (block and
+//! instruction, for `chromatic run --trace` and `--against`) and the blocks in the order
+//! the wave ran them (against which `tests/linear_cfg.rs` checks the linear CFG).
 
 use crate::cfg::Cfg;
 use crate::unit::{units, Unit};
@@ -47,7 +50,7 @@ impl Default for Config {
 }
 
 /// One executed op, branch or return.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Event {
     /// Hash of (block name, index among the block's original ops); the terminator's index
     /// is the number of ops.
@@ -57,13 +60,34 @@ pub struct Event {
     pub inputs: Vec<u64>,
 }
 
-/// What a run did.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Where an event ran: a block and one of its instructions (`None`: the terminator).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Site {
+    pub block: usize,
+    pub inst: Option<usize>,
+}
+
+/// What a run did. Two traces are equal when the same events ran (`events`, `halted`);
+/// where they ran (`sites`, `path`) differs between a program and its allocation, whose
+/// instructions and blocks are numbered differently.
+#[derive(Clone, Debug)]
 pub struct Trace {
     pub events: Vec<Event>,
     /// Whether the event budget ended the run.
     pub halted: bool,
+    /// Per event, where it ran.
+    pub sites: Vec<Site>,
+    /// The blocks in the order the wave ran them.
+    pub path: Vec<usize>,
 }
+
+impl PartialEq for Trace {
+    fn eq(&self, other: &Trace) -> bool {
+        self.events == other.events && self.halted == other.halted
+    }
+}
+
+impl Eq for Trace {}
 
 impl Trace {
     pub fn digest(&self) -> u64 {
@@ -90,6 +114,8 @@ pub fn run(f: &Function, target: &Target, config: &Config) -> Trace {
     Trace {
         events: m.events,
         halted: m.halted,
+        sites: m.sites,
+        path: m.path,
     }
 }
 
@@ -132,8 +158,9 @@ struct Machine<'a> {
     /// Value → (op id, def index, block, instruction) of its defining op (for remat).
     defined_by: HashMap<usize, (u64, usize, usize, usize)>,
     events: Vec<Event>,
+    sites: Vec<Site>,
+    path: Vec<usize>,
     halted: bool,
-    block_runs: usize,
 }
 
 impl<'a> Machine<'a> {
@@ -181,8 +208,9 @@ impl<'a> Machine<'a> {
             term_ids,
             defined_by,
             events: Vec::new(),
+            sites: Vec::new(),
+            path: Vec::new(),
             halted: false,
-            block_runs: 0,
         }
     }
 
@@ -206,8 +234,9 @@ impl<'a> Machine<'a> {
         self.target.class(self.f.value(v).class).uniform
     }
 
-    fn record(&mut self, op: u64, mask: u64, inputs: Vec<u64>) {
+    fn record(&mut self, site: Site, op: u64, mask: u64, inputs: Vec<u64>) {
         self.events.push(Event { op, mask, inputs });
+        self.sites.push(site);
         if self.events.len() >= self.config.max_events {
             self.halted = true;
         }
@@ -232,7 +261,7 @@ impl<'a> Machine<'a> {
                 Terminator::Jump { target, .. } => b = target.index(),
                 Terminator::Ret { ref uses, .. } => {
                     let inputs = self.lane_inputs(uses.iter(), mask);
-                    self.record(self.term_ids[b], mask, inputs);
+                    self.record(terminator(b), self.term_ids[b], mask, inputs);
                     return arrived;
                 }
                 Terminator::Branch {
@@ -293,14 +322,14 @@ impl<'a> Machine<'a> {
             };
             taken |= (outcome & 1) << l;
         }
-        self.record(self.term_ids[b], mask, inputs);
+        self.record(terminator(b), self.term_ids[b], mask, inputs);
         taken
     }
 
     fn block(&mut self, b: usize, mask: u64) {
         self.visits[b] += 1;
-        self.block_runs += 1;
-        if self.block_runs > 16 * self.config.max_events {
+        self.path.push(b);
+        if self.path.len() > 16 * self.config.max_events {
             self.halted = true;
             return;
         }
@@ -367,7 +396,11 @@ impl<'a> Machine<'a> {
             InstKind::Op(op) => {
                 let id = self.op_ids[b][i].unwrap_or_default();
                 let inputs = self.op_inputs(&op.operands, mask);
-                self.record(id, mask, inputs.concat());
+                let site = Site {
+                    block: b,
+                    inst: Some(i),
+                };
+                self.record(site, id, mask, inputs.concat());
                 for (d, def) in op.defs.iter().enumerate() {
                     self.define(id, d, def.value, def.loc, &inputs, mask);
                 }
@@ -534,6 +567,10 @@ impl<'a> Machine<'a> {
         });
         cells[l] = token;
     }
+}
+
+fn terminator(block: usize) -> Site {
+    Site { block, inst: None }
 }
 
 fn unit_hash(u: Unit) -> u64 {

@@ -12,49 +12,57 @@
 //!    swaps, spills, reloads and remats added. Order is a rule of its own.
 //! 2. *Constraints* (`constraints.rs`): class, size, range, budget, alignment of every
 //!    operand location; fixed, tied, early-clobber; shape of artefacts, moves between
-//!    classes only as class spills (below).
+//!    classes only as class spills (below), parallel copies with disjoint destinations,
+//!    swaps of disjoint locations.
 //! 3. *Dataflow* (`dataflow.rs`): a forward analysis over location units.
 //!
 //! ## The lattice
 //!
 //! A *unit* is one register of a class (`v5`), one memory slot (`m3`), or one lane of a
-//! register (`v7.l2`). The state at a point maps each unit the function names to a label:
+//! register (`v7.l2`). The state at a point maps each *key* (`keys.rs`: a register unit, a
+//! lane, the lane view or the wave view of a slot unit) to a label:
 //!
 //! ```text
 //!   ⊤ (unreached)
 //!   (value, part)   part i of an original SSA value, 0 ≤ i < size
+//!   Clobbered ⊥     overwritten through a register or lane it shares storage with
+//!   Skipped   ⊥     overwritten while the lanes reading it waited elsewhere
 //!   Conflict  ⊥     different values on two paths
-//!   PerLane   ⊥     a wave slot last written per lane (below)
+//!   PerLane   ⊥     a wave view last written per lane (below)
 //!   Undefined ⊥     never written on some path
 //! ```
 //!
 //! with meet `x ⊓ x = x`, `⊤ ⊓ x = x`, two different values giving Conflict, and otherwise
-//! the lower of the two in the order value > Conflict > PerLane > Undefined. The entry holds
-//! Undefined everywhere. Transfer: an op checks that each use location holds `(v, 0..size)` in
-//! order, then writes `(d, i)` to each def unit; a parallel copy (and a swap, spill, reload)
-//! reads every source before writing, copying labels unit by unit, so a copy from ⊥ gives ⊥
-//! (regalloc2 kept the destination's old value), and a label a move may not carry into its
-//! destination (below) gives ⊥ there; a remat writes its value's labels if the
-//! original defines it by a `remat` op. On an edge into block `b`, a unit of a phi's
-//! location holding the edge's argument part i becomes `(phi, i)`, anything else ⊥; every
-//! phi argument is also checked at the end of its predecessor. Labels carry no value from
-//! the allocator (move annotations are ignored), so the analysis is exact per SSA value and
-//! sound for any number of iterations.
+//! the lower of the two in the order value > Clobbered > Skipped > Conflict > PerLane >
+//! Undefined (any ⊥ fails a use alike; the order only picks the message). The entry holds
+//! Undefined everywhere. Transfer: an op checks that each use location holds
+//! `(v, 0..size)` in order, then writes `(d, i)` to each def unit; a parallel copy (and a
+//! swap, spill, reload) reads every source before writing, copying labels unit by unit, so
+//! a copy from ⊥ gives ⊥ (regalloc2 kept the destination's old value), and a label a move
+//! may not carry into its destination (below) gives ⊥ there; a remat writes its value's
+//! labels if the original defines it by a `remat` op. A write to a register clobbers its
+//! lanes, a write to a lane its register. At a block's entry every phi's location holds
+//! the phi, and every phi argument is checked at the end of its predecessor (on each edge
+//! of the CFG the phi's class follows). Phis of one block with the same class, size and
+//! arguments are one value (`check.rs`), so they may share a location. Labels carry no
+//! value from the allocator (move annotations are ignored), so the analysis is exact per
+//! SSA value and sound for any number of iterations.
 //!
-//! Units written regardless of the exec mask take their meet over the *linear* CFG (the
-//! order the wave runs blocks in), the others over the *logical* CFG (the paths a lane
-//! takes): uniform registers and lanes are linear, per-lane registers logical. A slot unit
-//! is a *wave slot*, linear, when some move writes it in every lane — a store from a
-//! uniform register (whole-wave, `docs/FORMAT.md`), or any store in a function without
-//! divergent branches, whose exec mask stays full — and a *lane slot*, logical, otherwise.
-//! A wave slot takes a value label only from such a whole-wave write; any other write
-//! leaves it PerLane. So a wave slot's value label holds in every lane, as a uniform
-//! register's does, and no lane slot is ever written behind a lane's back. In a function
-//! with a divergent branch a uniform register or lane may load only a wave slot not PerLane
-//! (`UniformFromScratch`): a lane slot's label is what each lane last wrote itself, for a
-//! uniform value possibly an older instance than the wave's (a lane that left a divergent
-//! loop early). A phi's location may be a slot (or lanes, for a uniform class): a memory
-//! phi, checked like any other.
+//! Keys written regardless of the exec mask take their meet over the *linear* CFG
+//! (`cfg.rs`: the order the wave runs blocks, for any divergent shape), the others over
+//! the *logical* CFG (the paths a lane takes): uniform registers, lanes and slots' wave
+//! views are linear, per-lane registers and slots' lane views logical. A slot unit's lane
+//! view is what every lane reaching a point holds; in a function with a divergent branch,
+//! a slot unit some whole-wave store writes (from a uniform register, `docs/FORMAT.md`) also
+//! has a wave view, the value every lane holds, which a per-lane store leaves PerLane.
+//! Where the wave view holds a value, the lane view takes it. On a logical edge whose
+//! lanes wait while a walk runs (`keys.rs`), the per-lane keys that walk writes regardless
+//! of the exec mask (a slot's lane view by a whole-wave store, a register by a write to one
+//! of its lanes) are Skipped. In a function with a divergent branch a uniform register or
+//! lane may load a slot only through a wave view not PerLane (`UniformFromScratch`): a lane
+//! view's label is what each lane last wrote itself, for a uniform value possibly an older
+//! instance than the wave's (a lane that left a divergent loop early). A phi's location may
+//! be a slot (or lanes, for a uniform class): a memory phi, checked like any other.
 //!
 //! ## Moves and classes
 //!
@@ -84,10 +92,11 @@ mod constraints;
 mod dataflow;
 pub mod error;
 pub mod interp;
+mod keys;
 pub mod mutate;
 mod sink;
 mod structure;
 mod unit;
 
 pub use check::{verify, verify_program};
-pub use error::{ErrorKind, Point, VerifyError};
+pub use error::{ErrorKind, Point, Side, VerifyError};

@@ -1,13 +1,18 @@
 //! The mutation engine: breaks a correct allocation at random and asks whether the checker
 //! notices, measuring it against ground truth.
 //!
-//! A mutant is *non-equivalent* when the interpreter's traces of original and mutant differ
-//! on some of a few seeds, or when a small constraint check written here (range,
-//! alignment, fixed, tied, early-clobber; independent of the checker's) fails on the mutant
-//! although it passed on the allocation. A mutant is *detected* when [`verify`] reports at
-//! least one error. The goal: no non-equivalent mutant missed. Random choices come from
-//! splitmix64 (Steele, Lea & Flood 2014), seeded.
+//! Most mutations change the allocation only; one ([`MutationKind::BranchTurnedDivergent`])
+//! changes the original and the allocation alike, and the mutant is judged against the
+//! changed original. A mutant is *non-equivalent* when the interpreter's traces of
+//! original and mutant differ on some of a few seeds, or when a small constraint check
+//! written here (range, alignment, fixed, tied, early-clobber, parallel-copy destinations
+//! and swaps that overlap; independent of the checker's) fails on the mutant although it
+//! passed on the allocation. A mutant is *detected* when [`verify`] reports at least one
+//! error. The goal: no non-equivalent mutant missed. A detected mutant may be equivalent:
+//! the interpreter runs a few seeds on a few lanes, while the checker covers every path and
+//! exec mask. Random choices come from splitmix64 (Steele, Lea & Flood 2014), seeded.
 
+use crate::cfg::Cfg;
 use crate::check::verify;
 use crate::interp::{self, mix, Config};
 use chromatic::{
@@ -43,9 +48,20 @@ pub enum MutationKind {
     /// A uniform register's store to a slot goes through a per-lane register, so it writes
     /// only the active lanes instead of the whole wave.
     SpillThroughPerLane,
+    /// A parallel copy gains a move into a destination it already writes.
+    OverlappingCopy,
+    /// A swap's second location moves to overlap its first.
+    OverlappingSwap,
+    /// A uniform branch becomes divergent, in the original and the allocation alike, and a
+    /// uniform register the else-side reads is overwritten at the end of a block where the
+    /// then-walk ends: harmless while one side runs, wrong once the else-lanes run after
+    /// the then-lanes. Where the then-side enters the else-side or loops back to its branch
+    /// (unstructured divergence), the then-walk ends inside the else-side, which then runs
+    /// again after reusing the register itself.
+    BranchTurnedDivergent,
 }
 
-const KINDS: [MutationKind; 12] = [
+const KINDS: [MutationKind; 15] = [
     MutationKind::UseOtherRegister,
     MutationKind::DropCopy,
     MutationKind::SequentialCopy,
@@ -58,7 +74,19 @@ const KINDS: [MutationKind; 12] = [
     MutationKind::BreakEarlyClobber,
     MutationKind::ExceedBudget,
     MutationKind::SpillThroughPerLane,
+    MutationKind::OverlappingCopy,
+    MutationKind::OverlappingSwap,
+    MutationKind::BranchTurnedDivergent,
 ];
+
+/// A mutated allocation, with the original it is to be checked against when the mutation
+/// changed that too.
+#[derive(Clone, Debug)]
+pub struct Mutation {
+    pub kind: MutationKind,
+    pub original: Option<Function>,
+    pub allocated: Function,
+}
 
 /// One mutant's verdicts.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -170,18 +198,27 @@ pub fn mutate_check(
             .zip(&traces)
             .any(|(&s, t)| interp::run(f, target, &config(s)) != *t)
     };
+    let differ = |o: &Function, f: &Function| {
+        seeds
+            .iter()
+            .any(|&s| interp::run(o, target, &config(s)) != interp::run(f, target, &config(s)))
+    };
     let base_broken = constraint_broken(allocated, target);
     let mut mutants = Vec::new();
     for _ in 0..n {
-        let Some((kind, mutant)) = mutate(allocated, target, &mut rng) else {
+        let Some(m) = mutate(original, allocated, target, &mut rng) else {
             break;
         };
-        let changed = changes(&mutant);
-        let broken = !base_broken && constraint_broken(&mutant, target);
+        let changed = match &m.original {
+            Some(o) => differ(o, &m.allocated),
+            None => changes(&m.allocated),
+        };
+        let broken = !base_broken && constraint_broken(&m.allocated, target);
+        let against = m.original.as_ref().unwrap_or(original);
         mutants.push(Mutant {
-            kind,
+            kind: m.kind,
             equivalent: !changed && !broken,
-            detected: !verify(original, &mutant, target, None).is_empty(),
+            detected: !verify(against, &m.allocated, target, None).is_empty(),
         });
     }
     MutationReport {
@@ -199,16 +236,36 @@ fn config(seed: u64) -> Config {
     }
 }
 
-/// One random applicable mutation of `f`, or `None` when none applies.
-pub fn mutate(f: &Function, target: &Target, rng: &mut Rng) -> Option<(MutationKind, Function)> {
+/// One random applicable mutation of the allocation `f` of `original`, or `None` when
+/// none applies.
+pub fn mutate(
+    original: &Function,
+    f: &Function,
+    target: &Target,
+    rng: &mut Rng,
+) -> Option<Mutation> {
     let mut order = KINDS;
     for i in (1..order.len()).rev() {
         order.swap(i, rng.below(i + 1));
     }
     for kind in order {
+        if kind == MutationKind::BranchTurnedDivergent {
+            if let Some((o, a)) = turn_divergent(original, f, target, rng) {
+                return Some(Mutation {
+                    kind,
+                    original: Some(o),
+                    allocated: a,
+                });
+            }
+            continue;
+        }
         let mut m = f.clone();
         if apply(kind, &mut m, target, rng) {
-            return Some((kind, m));
+            return Some(Mutation {
+                kind,
+                original: None,
+                allocated: m,
+            });
         }
     }
     None
@@ -263,6 +320,8 @@ fn apply(kind: MutationKind, f: &mut Function, target: &Target, rng: &mut Rng) -
         MutationKind::DropReload | MutationKind::WrongSlot => reload_mutation(kind, f, rng),
         MutationKind::UniformClobberInArm => uniform_clobber(f, target, rng),
         MutationKind::SpillThroughPerLane => spill_through_per_lane(f, target, rng),
+        MutationKind::OverlappingCopy => overlapping_copy(f, rng),
+        MutationKind::OverlappingSwap => overlapping_swap(f, rng),
         _ => def_mutation(kind, f, target, rng),
     }
 }
@@ -427,6 +486,161 @@ fn spill_through_per_lane(f: &mut Function, target: &Target, rng: &mut Rng) -> b
     true
 }
 
+/// Appends to a parallel copy a move into the destination of one of its moves, from the
+/// source of a move of the same width (possibly the same move).
+fn overlapping_copy(f: &mut Function, rng: &mut Rng) -> bool {
+    let s = sites(
+        f,
+        |i| matches!(&i.kind, InstKind::ParallelCopy(m) if !m.is_empty()),
+    );
+    let Some((b, i)) = choose(&s, rng) else {
+        return false;
+    };
+    let InstKind::ParallelCopy(moves) = &mut f.blocks[b].insts[i].kind else {
+        return false;
+    };
+    let target = moves[rng.below(moves.len())];
+    let same_width: Vec<Move> = moves
+        .iter()
+        .copied()
+        .filter(|m| m.src.len() == target.dst.len())
+        .collect();
+    let Some(from) = choose(&same_width, rng) else {
+        return false;
+    };
+    moves.push(Move {
+        dst: target.dst,
+        ..from
+    });
+    true
+}
+
+/// Makes a swap's two locations overlap: the second becomes the first shifted by one unit
+/// (the first itself for one unit).
+fn overlapping_swap(f: &mut Function, rng: &mut Rng) -> bool {
+    let s = sites(f, |i| matches!(i.kind, InstKind::Swap(..)));
+    let Some((b, i)) = choose(&s, rng) else {
+        return false;
+    };
+    let InstKind::Swap(x, y) = &mut f.blocks[b].insts[i].kind else {
+        return false;
+    };
+    *y = if x.len() > 1 { shift(*x, 1) } else { *x };
+    true
+}
+
+/// Turns one uniform branch divergent in the original and the allocation (unless the
+/// original's join of that branch has a uniform phi: no longer a valid program), and
+/// overwrites a uniform register the else-walk reads where the then-walk ends.
+fn turn_divergent(
+    original: &Function,
+    f: &Function,
+    target: &Target,
+    rng: &mut Rng,
+) -> Option<(Function, Function)> {
+    let uniform_branch = |g: &Function, name: &str| {
+        g.blocks.iter().position(|b| {
+            b.name == name
+                && matches!(
+                    b.term,
+                    Terminator::Branch {
+                        kind: BranchKind::Uniform,
+                        ..
+                    }
+                )
+        })
+    };
+    let candidates: Vec<(usize, usize)> = f
+        .blocks
+        .iter()
+        .enumerate()
+        .filter_map(|(ai, b)| Some((uniform_branch(original, &b.name)?, ai)))
+        .filter(|&(_, ai)| uniform_branch(f, &f.blocks[ai].name).is_some())
+        .collect();
+    let (oi, ai) = choose(&candidates, rng)?;
+    let (mut o, mut a) = (original.clone(), f.clone());
+    for (g, b) in [(&mut o, oi), (&mut a, ai)] {
+        if let Terminator::Branch { kind, .. } = &mut g.blocks[b].term {
+            *kind = BranchKind::Divergent;
+        }
+    }
+    let join = Cfg::new(&o).ipdom[oi];
+    let uniform_phi_at_join = join.is_some_and(|j| {
+        o.blocks[j]
+            .phis
+            .iter()
+            .any(|p| target.class(o.value(p.def.value).class).uniform)
+    });
+    if uniform_phi_at_join {
+        return None;
+    }
+    clobber_read_after_then_walk(&mut a, ai, target, rng).then_some((o, a))
+}
+
+/// Overwrites, at the end of a block where the then-walk of the divergent branch in block
+/// `b` ends (it jumps to the join or returns), a uniform register the else-walk reads, from
+/// another uniform register of the same width.
+fn clobber_read_after_then_walk(
+    f: &mut Function,
+    b: usize,
+    target: &Target,
+    rng: &mut Rng,
+) -> bool {
+    let cfg = Cfg::new(f);
+    let Some(d) = cfg.divergent.iter().find(|d| d.branch == b) else {
+        return false;
+    };
+    let ends: Vec<usize> = d
+        .then_walk
+        .iter()
+        .copied()
+        .filter(|&x| cfg.succs[x].is_empty() || cfg.succs[x].iter().any(|&s| Some(s) == d.join))
+        .collect();
+    let uniform = |l: &Location| l.reg_class().is_some_and(|c| target.class(c).uniform);
+    let read_in_else: Vec<(Location, chromatic::Value)> = d
+        .else_walk
+        .iter()
+        .flat_map(|&x| uses_in(&f.blocks[x]))
+        .filter(|(l, _)| uniform(l))
+        .collect();
+    let written: Vec<Location> = f
+        .blocks
+        .iter()
+        .flat_map(|block| &block.insts)
+        .flat_map(|i| i.op().into_iter().flat_map(|op| &op.defs))
+        .filter_map(|d| d.loc)
+        .filter(uniform)
+        .collect();
+    let (Some(end), Some((dst, value))) = (choose(&ends, rng), choose(&read_in_else, rng)) else {
+        return false;
+    };
+    let sources: Vec<Location> = written
+        .into_iter()
+        .filter(|&l| l.len() == dst.len() && l != dst)
+        .collect();
+    let Some(src) = choose(&sources, rng) else {
+        return false;
+    };
+    let pos = f.blocks[end].term.pos();
+    f.blocks[end].insts.push(Inst {
+        kind: InstKind::ParallelCopy(vec![Move { dst, src, value }]),
+        pos,
+    });
+    true
+}
+
+/// The (location, value) of every use of a block's operations and terminator.
+fn uses_in(block: &chromatic::BlockData) -> Vec<(Location, chromatic::Value)> {
+    let ops = block
+        .insts
+        .iter()
+        .filter_map(|i| i.op())
+        .flat_map(|op| op.uses());
+    ops.chain(block.term.uses())
+        .filter_map(|u| Some((u.loc?, u.value)))
+        .collect()
+}
+
 /// Fixed, tied, early-clobber, tuple shift and budget mutations: move one def.
 fn def_mutation(kind: MutationKind, f: &mut Function, target: &Target, rng: &mut Rng) -> bool {
     let fits = |op: &chromatic::Op, d: &chromatic::Def| match kind {
@@ -473,8 +687,89 @@ fn def_mutation(kind: MutationKind, f: &mut Function, target: &Target, rng: &mut
     new.is_some() && new != Some(loc)
 }
 
-/// A small constraint check of its own: range, alignment, fixed, tied, early-clobber.
+/// A small constraint check of its own: range, alignment, fixed, tied, early-clobber, and
+/// parallel copies and swaps whose destinations overlap.
 fn constraint_broken(f: &Function, target: &Target) -> bool {
+    ops_broken(f, target) || moves_overlap(f)
+}
+
+/// Whether some parallel copy writes one register, slot or lane twice, or some swap
+/// exchanges overlapping locations (written out here, apart from the checker's).
+fn moves_overlap(f: &Function) -> bool {
+    f.blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .any(|inst| match &inst.kind {
+            InstKind::ParallelCopy(moves) => moves.iter().enumerate().any(|(i, m)| {
+                moves[..i]
+                    .iter()
+                    .any(|earlier| share_storage(m.dst, earlier.dst))
+            }),
+            InstKind::Swap(x, y) => share_storage(*x, *y),
+            _ => false,
+        })
+}
+
+/// Whether two locations share storage: a register unit, a slot, or a lane (a register
+/// holds all its lanes).
+fn share_storage(a: Location, b: Location) -> bool {
+    let (a_end, b_end) = (end(a), end(b));
+    match (a, b) {
+        (
+            Location::Reg {
+                class: x, first: p, ..
+            },
+            Location::Reg {
+                class: y, first: q, ..
+            },
+        ) => x == y && u32::from(p) < b_end && u32::from(q) < a_end,
+        (Location::Slot { first: p, .. }, Location::Slot { first: q, .. }) => {
+            p < b_end && q < a_end
+        }
+        (
+            Location::Lane {
+                class: x,
+                reg: r,
+                first: p,
+                ..
+            },
+            Location::Lane {
+                class: y,
+                reg: s,
+                first: q,
+                ..
+            },
+        ) => x == y && r == s && u32::from(p) < b_end && u32::from(q) < a_end,
+        (
+            Location::Reg {
+                class: x, first, ..
+            },
+            Location::Lane { class: y, reg, .. },
+        )
+        | (
+            Location::Lane { class: y, reg, .. },
+            Location::Reg {
+                class: x, first, ..
+            },
+        ) => {
+            let reg_end = if a.is_reg() { a_end } else { b_end };
+            x == y && u32::from(first) <= u32::from(reg) && u32::from(reg) < reg_end
+        }
+        _ => false,
+    }
+}
+
+/// One past the last unit (register, slot or lane) of a location.
+fn end(l: Location) -> u32 {
+    let first = match l {
+        Location::Reg { first, .. } | Location::Lane { first, .. } => u32::from(first),
+        Location::Slot { first, .. } => first,
+    };
+    first + u32::from(l.len())
+}
+
+/// Range, alignment, fixed, tied and early-clobber of every operation.
+fn ops_broken(f: &Function, target: &Target) -> bool {
     let bad_reg = |loc: Option<Location>, size: u16| match loc {
         Some(Location::Reg { class, first, len }) => {
             let c = target.class(class);

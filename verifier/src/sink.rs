@@ -1,7 +1,28 @@
 //! Collects [`VerifyError`]s for one function and names values and labels for messages.
 
-use crate::error::{ErrorKind, Point, VerifyError};
+use crate::error::{ErrorKind, Point, Side, VerifyError};
 use chromatic::{Location, Pos, Target};
+
+/// Which operand an error is about, formatted only when reported: `use 2`, `def 0`,
+/// `phi %y` (its argument on an edge), or a fixed name (`phi def`, `remat`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Operand<'n> {
+    Use(usize),
+    Def(usize),
+    Phi(&'n str),
+    Named(&'n str),
+}
+
+impl std::fmt::Display for Operand<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Operand::Use(k) => write!(f, "use {k}"),
+            Operand::Def(k) => write!(f, "def {k}"),
+            Operand::Phi(name) => write!(f, "phi %{name}"),
+            Operand::Named(name) => f.write_str(name),
+        }
+    }
+}
 
 /// The error list of one function under check.
 #[derive(Debug)]
@@ -30,6 +51,7 @@ impl<'a> Sink<'a> {
     ) -> &mut VerifyError {
         self.errors.push(VerifyError {
             kind,
+            side: Side::Allocated,
             function: self.function.to_string(),
             block: block.to_string(),
             point,
@@ -37,6 +59,7 @@ impl<'a> Sink<'a> {
             location: None,
             expected: None,
             found: None,
+            note: None,
             line: pos.line,
             col: pos.col,
         });
@@ -67,6 +90,17 @@ impl VerifyError {
 
     pub(crate) fn found(&mut self, s: impl Into<String>) -> &mut Self {
         self.found = Some(s.into());
+        self
+    }
+
+    pub(crate) fn note(&mut self, s: impl Into<String>) -> &mut Self {
+        self.note = Some(s.into());
+        self
+    }
+
+    /// The position is in the original program.
+    pub(crate) fn in_original(&mut self) -> &mut Self {
+        self.side = Side::Original;
         self
     }
 }

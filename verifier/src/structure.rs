@@ -23,7 +23,8 @@ pub(crate) fn check_structure(o: &Function, a: &Function, sink: &mut Sink) {
         .collect();
     for ob in &o.blocks {
         if !a_names.contains_key(ob.name.as_str()) {
-            sink.report(ErrorKind::MissingBlock, &ob.name, Point::Block, ob.pos);
+            sink.report(ErrorKind::MissingBlock, &ob.name, Point::Block, ob.pos)
+                .in_original();
         }
     }
     let m = Matcher { o, a, original };
@@ -143,10 +144,12 @@ impl Matcher<'_> {
             match m {
                 Some(i) => used[*i] = true,
                 None => {
-                    let pos = ob.insts.iter().filter(|i| !i.is_artefact()).nth(k);
-                    let opcode = pos.and_then(|i| i.op()).map(|op| op.opcode.clone());
-                    sink.report(ErrorKind::MissingOp, &ab.name, Point::Block, ab.pos)
-                        .expected(format!("op {k} `{}`", opcode.unwrap_or_default()));
+                    let op = ob.insts.iter().filter(|i| !i.is_artefact()).nth(k);
+                    let opcode = op.and_then(|i| i.op()).map(|op| op.opcode.clone());
+                    let pos = op.map_or(ob.pos, |i| i.pos);
+                    sink.report(ErrorKind::MissingOp, &ab.name, Point::Block, pos)
+                        .in_original()
+                        .expected(format!("`{}`", opcode.unwrap_or_default()));
                 }
             }
         }
