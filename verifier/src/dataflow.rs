@@ -16,6 +16,10 @@ use crate::unit::{units, Unit};
 use chromatic::{ClassId, Function, InstKind, Location, Op, Phi, Pos, Target, Value};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
+/// Parts a label can name per value: tuples are at most 128 units (`sm_90`'s `wgmma`
+/// accumulators), and 256 leaves room for 16 million values.
+const PARTS: u32 = 256;
+
 /// What a unit holds: part `part` of original value `value`, or one of the special labels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Label(u32);
@@ -31,7 +35,7 @@ impl Label {
     const PER_LANE: Label = Label(u32::MAX - 3);
 
     fn of(value: u32, part: u16) -> Label {
-        Label(value * 16 + u32::from(part))
+        Label(value * PARTS + u32::from(part))
     }
 
     fn is_value(self) -> bool {
@@ -39,7 +43,7 @@ impl Label {
     }
 
     fn value(self) -> usize {
-        (self.0 / 16) as usize
+        (self.0 / PARTS) as usize
     }
 
     fn meet(self, other: Label) -> Label {
@@ -69,6 +73,8 @@ pub(crate) struct Flow<'a> {
     wave_slot: Vec<bool>,
     /// Whether some branch of the function is divergent.
     divergent: bool,
+    /// Per original value: whether it is pinned (no move may read it).
+    pinned: &'a [bool],
 }
 
 type State = Vec<Label>;
@@ -93,6 +99,7 @@ impl<'a> Flow<'a> {
             linear: Vec::new(),
             wave_slot: Vec::new(),
             divergent: a.blocks.iter().any(|b| b.term.is_divergent()),
+            pinned: &[],
         };
         let wave_slots = flow.wave_slots();
         for loc in all_locations(a) {
@@ -106,6 +113,12 @@ impl<'a> Flow<'a> {
             }
         }
         flow
+    }
+
+    /// Which original values are pinned.
+    pub fn with_pinned(mut self, pinned: &'a [bool]) -> Flow<'a> {
+        self.pinned = pinned;
+        self
     }
 
     /// The slot units some move writes in every lane.
@@ -296,6 +309,7 @@ impl<'a> Flow<'a> {
         let sources: Vec<Vec<Label>> = pairs.iter().map(|(s, _)| self.read(state, *s)).collect();
         if let Some(sink) = sink.as_deref_mut() {
             self.check_scratch_to_uniform(pairs, state, at, sink);
+            self.check_pinned_sources(pairs, &sources, at, sink);
         }
         for (k, ((src, dst), labels)) in pairs.iter().zip(sources).enumerate() {
             let labels = if labels.len() == usize::from(dst.len()) {
@@ -321,6 +335,25 @@ impl<'a> Flow<'a> {
                 } else {
                     label
                 };
+            }
+        }
+    }
+
+    /// No move may read a pinned value.
+    fn check_pinned_sources(
+        &self,
+        pairs: &[(Location, Location)],
+        sources: &[Vec<Label>],
+        at: &At,
+        sink: &mut Sink,
+    ) {
+        for (k, ((src, _), labels)) in pairs.iter().zip(sources).enumerate() {
+            let pinned = |l: &&Label| l.is_value() && self.pinned.get(l.value()) == Some(&true);
+            if let Some(&label) = labels.iter().find(pinned) {
+                self.report(sink, ErrorKind::PinnedMoved, at)
+                    .operand(format!("move {k}"))
+                    .location(chromatic::print::location(self.target, *src))
+                    .found(self.show(label));
             }
         }
     }
@@ -518,7 +551,7 @@ impl<'a> Flow<'a> {
             Label::UNDEF => "undefined".into(),
             Label::CONFLICT => "conflict".into(),
             Label::PER_LANE => "written per lane".into(),
-            l => format!("%{}[{}]", self.o.values[l.value()].name, l.0 % 16),
+            l => format!("%{}[{}]", self.o.values[l.value()].name, l.0 % PARTS),
         }
     }
 }

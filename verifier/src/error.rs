@@ -72,6 +72,11 @@ pub enum ErrorKind {
     /// that was written per lane (not by a whole-wave store of a uniform register): lanes
     /// masked off when the slot was written hold a stale value.
     UniformFromScratch,
+    /// A copy, swap, spill or reload reads a `pinned` value: it must stay where it was
+    /// defined for its whole life (an asynchronous result in flight, `docs/FORMAT.md`).
+    PinnedMoved,
+    /// A phi takes a `pinned` value as an argument but is not `pinned` itself.
+    PinnedPhi,
     /// A use whose location holds another value (or another part of it).
     WrongValue,
     /// A use whose location holds nothing known (never written, or different on two paths).
