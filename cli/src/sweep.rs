@@ -1,5 +1,6 @@
-//! `chromatic sweep PATH...`: the spill curve of every program. For each `.chr` file (a
-//! directory is walked like `corpus`), each register class and each budget from the
+//! `chromatic sweep PATH...`: the spill curve of every program. For each `.chr` or `.ptx`
+//! file (a directory is walked for `.chr` files: real kernels have hundreds of budget
+//! points each, so they are swept when named), each register class and each budget from the
 //! class's MaxLive down to its lowest legal budget (what the most demanding instruction
 //! needs, `spill::minimum`), the whole pipeline runs with that class at that budget and the
 //! others at their full file: spill, assign, verify independently, compare interpreter
@@ -14,8 +15,9 @@
 //! the same class; the totals give the optimality gap over the points proven optimal.
 
 use crate::check::validate;
-use crate::corpus::chr_files;
+use crate::corpus::files_with;
 use crate::diag::Source;
+use crate::options::parse_source;
 use crate::pipeline::{run_pipeline, Verdict};
 use crate::Outcome;
 use chromatic::alloc::spill::minimum::lowest_legal;
@@ -30,7 +32,7 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// `.chr` files, or directories to walk for them.
+    /// `.chr` or `.ptx` files, or directories to walk for `.chr` files.
     #[arg(required = true)]
     paths: Vec<String>,
     /// Sweep only this class, in the programs whose target has it (default: every class
@@ -165,7 +167,7 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
 
 fn files_under(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
     if path.is_dir() {
-        chr_files(path)
+        files_with(path, &["chr"])
     } else {
         Ok(vec![path.to_path_buf()])
     }
@@ -174,7 +176,7 @@ fn files_under(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
 /// Reads, parses and validates one file; the error is rendered against its source.
 fn load(path: &Path) -> Result<Program, String> {
     let source = Source::read(&path.display().to_string()).map_err(|e| format!("{e}\n"))?;
-    let program = chromatic::parse(&source.text).map_err(|e| source.render(e.pos, &e.message))?;
+    let program = parse_source(&source)?.program;
     let errors = validate(&program);
     if errors.is_empty() {
         Ok(program)
