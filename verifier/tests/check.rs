@@ -1029,6 +1029,12 @@ entry:
 }
 ";
     let errors = check(original, allocated);
-    assert_one(&errors, ErrorKind::WrongValue, "entry", Point::Inst(2), "use 0");
+    assert_one(
+        &errors,
+        ErrorKind::WrongValue,
+        "entry",
+        Point::Inst(2),
+        "use 0",
+    );
     assert_eq!(errors[0].found.as_deref(), Some("%t[16]"));
 }
