@@ -310,7 +310,11 @@ impl Builder<'_> {
     }
 }
 
+/// A guarded branch; one whose both sides are the same block is a jump.
 fn two_way(cond: RegOcc, negated: bool, uniform: bool, taken: usize, fall: usize) -> PTerm {
+    if taken == fall {
+        return PTerm::Jump(taken);
+    }
     let (then_block, else_block) = if negated {
         (fall, taken)
     } else {

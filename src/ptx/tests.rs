@@ -376,3 +376,40 @@ fn wgmma_register_fragments_are_pinned_too() {
         "{wait}"
     );
 }
+
+/// A guarded branch to the next statement goes there either way: a jump.
+#[test]
+fn branch_to_the_fall_through_is_a_jump() {
+    let src = format!(
+        "{HEAD}.visible .entry j()
+{{
+	.reg .pred %p<2>;
+	.reg .b32 %r<4>;
+	mov.u32 %r1, %tid.x;
+	setp.eq.s32 %p1, %r1, 0;
+	@%p1 bra $L__next;
+$L__next:
+	st.shared.u32 [%r1], %r1;
+	ret;
+}}
+"
+    );
+    let imported = import(&src).unwrap();
+    assert_eq!(
+        crate::print(&imported.program),
+        "target sm_90
+
+func @j {
+bb0:
+  %r1.1:r1 = mov.u32 remat
+  %p1.1:p1 = setp.eq.s32 %r1.1, 0
+  jump L__next
+L__next:
+  st.shared.u32 %r1.1, %r1.1 writes
+  ret
+}
+"
+    );
+    let out = export_unique(&src, &imported);
+    assert!(!out.contains("bra"), "{out}");
+}
