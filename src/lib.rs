@@ -12,6 +12,7 @@ mod lexer;
 pub mod parse;
 pub mod print;
 pub mod program;
+pub mod ptx;
 pub mod synth;
 pub mod target;
 

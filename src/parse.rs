@@ -746,8 +746,12 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
             match word {
                 "remat" => op.remat = true,
                 "reads" | "writes" | "barrier" | "control" => set_effect(op, word, pos)?,
+                "pinned" => {
+                    let def = self.early_index(c, op, word)?;
+                    op.defs[def].pinned = true;
+                }
                 "early" => {
-                    let def = self.early_index(c, op)?;
+                    let def = self.early_index(c, op, word)?;
                     if op.defs[def].tied.is_some() {
                         return err(pos, tied_and_early(def));
                     }
@@ -770,7 +774,8 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
         Ok(())
     }
 
-    fn early_index(&self, c: &mut Cursor<'_, 'a>, op: &Op) -> Result<usize> {
+    /// `(D)` after `early` or `pinned` (definition 0 when absent), checked against the op.
+    fn early_index(&self, c: &mut Cursor<'_, 'a>, op: &Op, word: &str) -> Result<usize> {
         let mut pos = c.pos();
         let def = if c.eat(Tok::Punct('(')) {
             let (d, d_pos) = c.small("a definition index", 255)?;
@@ -784,7 +789,7 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
             return err(
                 pos,
                 format!(
-                    "`early` names definition {def}, but the operation has {}",
+                    "`{word}` names definition {def}, but the operation has {}",
                     op.defs.len()
                 ),
             );
@@ -840,9 +845,9 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
         Ok((def, operand as u16))
     }
 
-    /// `%y:v1 = phi [bb1: %a], [bb2: %b]`
+    /// `%y:v1 = phi [bb1: %a], [bb2: %b] [pinned]`
     fn phi(&mut self, c: &mut Cursor<'_, 'a>, defs: Vec<Def>, pos: Pos) -> Result<()> {
-        let [def] = defs[..] else {
+        let [mut def] = defs[..] else {
             return err(pos, "a phi defines exactly one value");
         };
         let block = self.blocks.len() - 1;
@@ -880,6 +885,16 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
             if !c.eat(Tok::Punct(',')) {
                 break;
             }
+        }
+        if !c.at_end() {
+            let (word, word_pos) = c.ident("`pinned` or the end of the phi")?;
+            if word != "pinned" {
+                return err(
+                    word_pos,
+                    format!("a phi takes only the attribute `pinned`, not `{word}`"),
+                );
+            }
+            def.pinned = true;
         }
         let pos = def.pos;
         self.blocks[block].phis.push(Phi { def, args, pos });
@@ -1222,6 +1237,25 @@ mod tests {
         assert_eq!(
             error_in("a:\n  %x:v1 = foo\n  %y:v1, %z:v1 = bar %x early(1) tied(1=0)\n  ret"),
             "5:34: definition 1 cannot be both `tied` (shares a use's register) and `early` (shares none)"
+        );
+    }
+
+    #[test]
+    fn pinned_definitions_and_phis_round_trip() {
+        let src = "target gfx9\n\nfunc @f {\na:\n  %x:v1 = foo\n  jump b\nb:\n  %p:v1 = phi [a: %x], [b: %z] pinned\n  %y:v1, %z:v1 = bar %p tied(1=0) pinned(1)\n  jump b\n}\n";
+        let p = parse(src).unwrap();
+        let f = &p.functions[0];
+        assert!(f.blocks[1].phis[0].def.pinned);
+        let op = f.blocks[1].insts[0].op().unwrap();
+        assert_eq!((op.defs[0].pinned, op.defs[1].pinned), (false, true));
+        assert_eq!(crate::print(&p), src);
+        assert_eq!(
+            error_in("a:\n  %x:v1 = foo pinned(1)\n  ret"),
+            "4:22: `pinned` names definition 1, but the operation has 1"
+        );
+        assert_eq!(
+            error_in("a:\n  %x:v1 = foo\n  jump b\nb:\n  %p:v1 = phi [a: %x] early\n  ret"),
+            "7:23: a phi takes only the attribute `pinned`, not `early`"
         );
     }
 

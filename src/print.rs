@@ -2,7 +2,7 @@
 //!
 //! Canonical form: `target` line, a blank line, functions separated by blank lines, block
 //! labels at column 0, instructions indented by two spaces, `, ` between operands,
-//! attributes in the order tied, prefer, early, remat, effect. [`print`] drops comments;
+//! attributes in the order tied, prefer, early, pinned, remat, effect. [`print`] drops comments;
 //! [`print_with_comments`] keeps those of the source text a program was parsed from: a
 //! comment on a line of its own before the statement it preceded, indented like it, and a
 //! comment after a statement after it, one space before the `;`.
@@ -255,7 +255,8 @@ impl Printer<'_> {
             .iter()
             .map(|a| format!("[{}: {}]", self.f.block(a.block).name, self.name(a.value)))
             .collect();
-        format!("{} = phi {}", self.def(&phi.def), args.join(", "))
+        let pinned = if phi.def.pinned { " pinned" } else { "" };
+        format!("{} = phi {}{pinned}", self.def(&phi.def), args.join(", "))
     }
 
     fn moves(&self, moves: &[Move]) -> String {
@@ -342,7 +343,7 @@ impl Printer<'_> {
     }
 }
 
-/// `tied(..) prefer(..) early(..) remat EFFECT`, each preceded by a space.
+/// `tied(..) prefer(..) early(..) pinned(..) remat EFFECT`, each preceded by a space.
 fn attributes(op: &Op) -> String {
     let mut s = String::new();
     let pair = |d: usize, u: u16| {
@@ -368,6 +369,15 @@ fn attributes(op: &Op) -> String {
                 " early".into()
             } else {
                 format!(" early({d})")
+            });
+        }
+    }
+    for (d, def) in op.defs.iter().enumerate() {
+        if def.pinned {
+            s.push_str(&if d == 0 {
+                " pinned".into()
+            } else {
+                format!(" pinned({d})")
             });
         }
     }

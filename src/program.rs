@@ -184,6 +184,10 @@ pub struct Def {
     pub prefer: Option<u16>,
     /// The def is written before the uses are read: it may not share a unit with any use.
     pub early_clobber: bool,
+    /// The value stays where it was defined for its whole life: no copy, swap, spill or
+    /// reload reads it, and a phi takes it only in the phi's own location (`wgmma`
+    /// accumulators in flight, `docs/FORMAT.md`).
+    pub pinned: bool,
     pub loc: Option<Location>,
     pub pos: Pos,
 }
@@ -196,6 +200,7 @@ impl Def {
             tied: None,
             prefer: None,
             early_clobber: false,
+            pinned: false,
             loc: None,
             pos,
         }

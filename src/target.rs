@@ -203,8 +203,8 @@ impl Target {
             "gfx10-w64" => Ok(amd(name, 106, 64, 512, 4, 20, vec![])),
             "gfx11-w32" => Ok(amd(name, 106, 32, 1536, 24, 16, vec![])),
             "gfx11-w64" => Ok(amd(name, 106, 64, 768, 12, 16, vec![])),
-            "sm_80" => Ok(nvidia(name, 64)),
-            "sm_90" => Ok(nvidia(name, 64)),
+            "sm_80" => Ok(nvidia(name, 64, &[1, 2, 4])),
+            "sm_90" => Ok(nvidia(name, 64, &[1, 2, 4, 8, 16, 32, 64, 128])),
             "gen9" => Ok(intel_gen9()),
             other => Err(TargetError::Unknown(other.to_string())),
         }
@@ -476,7 +476,9 @@ fn amd(
     }
 }
 
-fn nvidia(name: &str, max_warps: u32) -> Target {
+/// NVIDIA: `sizes` are the tuple sizes of class `r` (sm_90 adds the 8- to 128-register
+/// accumulators of `wgmma`, which SASS `HGMMA` reads and writes as one register range).
+fn nvidia(name: &str, max_warps: u32, sizes: &[u16]) -> Target {
     let r = ClassId(0);
     Target {
         name: name.into(),
@@ -486,7 +488,7 @@ fn nvidia(name: &str, max_warps: u32) -> Target {
                 units: 255,
                 uniform: false,
                 align: AlignRule::Natural { max: 4 },
-                sizes: vec![1, 2, 4],
+                sizes: sizes.to_vec(),
                 spill: vec![SpillTarget::Memory],
                 has_swap: false,
             },

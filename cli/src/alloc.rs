@@ -1,13 +1,15 @@
 //! `chromatic alloc FILE`: allocate a program, verify the allocation independently, and
-//! print it. An allocation the verifier rejects is never printed (an internal error).
+//! print it — in the `.chr` format, or for a `.ptx` input with `--emit ptx` as PTX (the
+//! kernel with its registers renamed to the allocated ones, `chromatic::ptx::export`).
+//! An allocation the verifier rejects is never printed (an internal error).
 
-use crate::options::{read_program, refuse_to_overwrite, BudgetArgs};
+use crate::options::{read_input, refuse_to_overwrite, BudgetArgs};
 use crate::Outcome;
 use chromatic::alloc::{allocate, FunctionStats, Policy};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The `.chr` file to allocate.
+    /// The `.chr` or `.ptx` file to allocate.
     file: String,
     /// Allocate for this target instead of the file's (class names must match).
     #[arg(long)]
@@ -20,10 +22,19 @@ pub struct Args {
     /// Write the allocated program here instead of standard output (never over the input).
     #[arg(short, long)]
     output: Option<String>,
+    /// The output format: `chr`, or `ptx` (for a `.ptx` input).
+    #[arg(long, value_enum, default_value_t = Emit::Chr)]
+    emit: Emit,
     /// Print statistics (`--stats` as a table, `--stats=json`) — to standard output with
     /// `-o`, else to standard error.
     #[arg(long, num_args = 0..=1, default_missing_value = "table")]
     stats: Option<StatsFormat>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Emit {
+    Chr,
+    Ptx,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -39,9 +50,9 @@ pub enum StatsFormat {
 }
 
 pub fn run(args: &Args) -> anyhow::Result<Outcome> {
-    let (source, program) = read_program(&args.file)?;
-    let mut program = match program {
-        Ok(p) => p,
+    let (source, input) = read_input(&args.file)?;
+    let input = match input {
+        Ok(input) => input,
         Err(rendered) => {
             eprint!("{rendered}");
             return Ok(Outcome::Problem);
@@ -50,6 +61,10 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
     if let Some(output) = &args.output {
         refuse_to_overwrite(output, &[&args.file])?;
     }
+    if args.emit == Emit::Ptx && (input.ptx.is_none() || args.target.is_some()) {
+        anyhow::bail!("--emit ptx needs a .ptx input allocated for its own target");
+    }
+    let mut program = input.program;
     if let Some(name) = &args.target {
         let target =
             chromatic::Target::builtin(name).map_err(|e| anyhow::anyhow!("--target: {e}"))?;
@@ -81,7 +96,18 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
         eprintln!("internal error: the allocation failed verification and is not printed; please report: {e}");
         return Ok(Outcome::Problem);
     }
-    let text = chromatic::print(&allocated);
+    let text = match (&input.ptx, args.emit) {
+        (Some(map), Emit::Ptx) => {
+            match chromatic::ptx::export::export(&source.text, map, &program, &allocated) {
+                Ok(text) => text,
+                Err(e) => {
+                    eprintln!("{}: error: {e}", source.name);
+                    return Ok(Outcome::Problem);
+                }
+            }
+        }
+        _ => chromatic::print(&allocated),
+    };
     let stats_text = args.stats.map(|format| render_stats(&stats, format));
     match &args.output {
         Some(path) => {

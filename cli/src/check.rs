@@ -1,13 +1,14 @@
 //! `chromatic check FILE...`: parse, validate SSA form, and summarise each function.
 
 use crate::diag::Source;
+use crate::options::parse_source;
 use crate::Outcome;
 use chromatic::analysis::{ssa, Analysis};
 use chromatic::{Function, Program};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The `.chr` files to check.
+    /// The `.chr` or `.ptx` files to check.
     #[arg(required = true)]
     files: Vec<String>,
 }
@@ -25,10 +26,10 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
 
 /// Parses and validates one file, printing its summary or its errors.
 pub fn check_source(source: &Source) -> Outcome {
-    let program = match chromatic::parse(&source.text) {
-        Ok(program) => program,
-        Err(err) => {
-            eprint!("{}", source.render(err.pos, &err.message));
+    let program = match parse_source(source) {
+        Ok(input) => input.program,
+        Err(rendered) => {
+            eprint!("{rendered}");
             return Outcome::Problem;
         }
     };

@@ -1,4 +1,4 @@
-//! `chromatic corpus DIR`: the main job — every `.chr` file under DIR through the pipeline
+//! `chromatic corpus DIR`: the main job — every `.chr` and `.ptx` file under DIR through the pipeline
 //! (parse, validate, allocate, verify, compare interpreter traces), in parallel, with one
 //! line per function and totals. A program whose pressure exceeds its register file is
 //! reported as `over-budget` (it needs spilling) and counted apart; every other problem is
@@ -8,6 +8,7 @@
 
 use crate::check::validate;
 use crate::diag::Source;
+use crate::options::parse_source;
 use crate::pipeline::{run_pipeline, Verdict};
 use crate::Outcome;
 use chromatic::alloc::{AllocOptions, FunctionStats};
@@ -17,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The directory to walk (recursively) for `.chr` files.
+    /// The directory to walk (recursively) for `.chr` and `.ptx` files.
     dir: String,
     /// Waves (AMD) or warps (NVIDIA) to reach on targets with an occupancy model: each class
     /// gets the most registers that still allow N.
@@ -36,9 +37,9 @@ struct FileResult {
 }
 
 pub fn run(args: &Args) -> anyhow::Result<Outcome> {
-    let files = chr_files(Path::new(&args.dir))?;
+    let files = program_files(Path::new(&args.dir))?;
     if files.is_empty() {
-        anyhow::bail!("{}: no .chr files found", args.dir);
+        anyhow::bail!("{}: no .chr or .ptx files found", args.dir);
     }
     let progress = ProgressBar::new(files.len() as u64).with_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
@@ -98,10 +99,10 @@ fn process(path: &Path, occupancy: Option<u32>) -> FileResult {
             return result;
         }
     };
-    let program = match chromatic::parse(&source.text) {
-        Ok(p) => p,
-        Err(e) => {
-            result.errors.push(source.render(e.pos, &e.message));
+    let program = match parse_source(&source) {
+        Ok(input) => input.program,
+        Err(rendered) => {
+            result.errors.push(rendered);
             return result;
         }
     };
@@ -156,8 +157,13 @@ fn summary(s: &FunctionStats) -> String {
     )
 }
 
-/// Every `.chr` file under `dir`, sorted.
-pub fn chr_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+/// Every `.chr` and `.ptx` file under `dir`, sorted.
+pub fn program_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    files_with(dir, &["chr", "ptx"])
+}
+
+/// Every file under `dir` whose extension is one of `extensions`, sorted.
+pub fn files_with(dir: &Path, extensions: &[&str]) -> anyhow::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     let mut dirs = vec![dir.to_path_buf()];
     while let Some(d) = dirs.pop() {
@@ -166,7 +172,10 @@ pub fn chr_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
             let path = entry?.path();
             if path.is_dir() {
                 dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "chr") {
+            } else if path
+                .extension()
+                .is_some_and(|e| extensions.iter().any(|x| e == *x))
+            {
                 files.push(path);
             }
         }

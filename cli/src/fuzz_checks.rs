@@ -28,6 +28,95 @@ pub fn parse(data: &[u8]) {
     }
 }
 
+/// Bytes as PTX: the importer never panics; what it imports is valid SSA, prints and
+/// re-parses to the same program, and — when the allocator takes it — allocates into an
+/// allocation that verifies, behaves like the original, and exports back to PTX.
+pub fn ptx_import(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(imported) = chromatic::ptx::import(text) else {
+        return;
+    };
+    let p = &imported.program;
+    for f in &p.functions {
+        if let Err(errors) = chromatic::analysis::ssa::validate(f, &p.target) {
+            panic!("imported @{} is not valid SSA: {}", f.name, errors[0]);
+        }
+    }
+    let printed = chromatic::print(p);
+    let again = chromatic::parse(&printed)
+        .unwrap_or_else(|e| panic!("the imported program does not parse back: {e}\n{printed}"));
+    assert_eq!(chromatic::print(&again), printed);
+    let opts = AllocOptions::default();
+    let Ok((a, _)) = allocate(p, &opts) else {
+        return;
+    };
+    check_allocation(p, &a, &opts);
+    if let Err(e) = chromatic::ptx::export::export(text, &imported.module, p, &a) {
+        panic!("{e}");
+    }
+}
+
+/// A mutant of PTX text: a few edits chosen by `seed` — a line deleted, duplicated or
+/// swapped with its neighbour, a character dropped, a digit changed, a punctuation mark
+/// inserted — so that the importer sees nearly valid kernels.
+pub fn ptx_mutant(text: &str, seed: u64) -> String {
+    let random = chromatic::gen::splitmix_bytes(seed, 64);
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    for edit in random.chunks(8).take(1 + usize::from(random[0] % 3)) {
+        let pick = u64::from_le_bytes(edit.try_into().unwrap_or([0; 8]));
+        if lines.is_empty() {
+            break;
+        }
+        let at = (pick >> 8) as usize % lines.len();
+        match pick % 6 {
+            0 => {
+                lines.remove(at);
+            }
+            1 => lines.insert(at, lines[at].clone()),
+            2 if at + 1 < lines.len() => lines.swap(at, at + 1),
+            3 => drop_char(&mut lines[at], pick >> 32),
+            4 => change_digit(&mut lines[at], pick >> 32),
+            _ => {
+                let marks = ['{', '}', ';', ',', '[', '%', '@', '|'];
+                let mark = marks[(pick >> 40) as usize % marks.len()];
+                let line = &mut lines[at];
+                let i = char_boundary(line, (pick >> 48) as usize);
+                line.insert(i, mark);
+            }
+        }
+    }
+    lines.join("\n") + "\n"
+}
+
+fn char_boundary(s: &str, at: usize) -> usize {
+    let mut i = if s.is_empty() { 0 } else { at % (s.len() + 1) };
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn drop_char(line: &mut String, at: u64) {
+    let i = char_boundary(line, at as usize);
+    if i < line.len() {
+        line.remove(i);
+    }
+}
+
+fn change_digit(line: &mut String, at: u64) {
+    let digits: Vec<usize> = line
+        .char_indices()
+        .filter(|(_, c)| c.is_ascii_digit())
+        .map(|(i, _)| i)
+        .collect();
+    if let Some(&i) = digits.get(at as usize % digits.len().max(1)) {
+        let d = char::from(b'0' + (at >> 8) as u8 % 10);
+        line.replace_range(i..i + 1, &d.to_string());
+    }
+}
+
 /// A random program, random budgets and policy: the allocation verifies and behaves like
 /// the original. The generator makes only structured divergent control flow (as GPU front
 /// ends structurize), so the allocator must allocate every program at every budget from

@@ -11,6 +11,8 @@ mod fmt;
 mod mutate_check;
 mod options;
 mod pipeline;
+mod ptx;
+mod ptxas;
 mod run;
 mod sweep;
 mod verify;
@@ -38,6 +40,8 @@ enum Cli {
     Corpus(corpus::Args),
     /// Allocate every program at every budget from MaxLive down to the lowest legal one.
     Sweep(sweep::Args),
+    /// Compare with ptxas on PTX kernels: registers, spill bytes at a budget, exports.
+    Ptx(ptx::Args),
 }
 
 /// What a command reports back to `main`.
@@ -58,6 +62,7 @@ fn main() -> ExitCode {
         Cli::MutateCheck(args) => mutate_check::run(&args),
         Cli::Corpus(args) => corpus::run(&args),
         Cli::Sweep(args) => sweep::run(&args),
+        Cli::Ptx(args) => ptx::run(&args),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

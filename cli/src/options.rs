@@ -3,6 +3,7 @@
 
 use crate::diag::Source;
 use chromatic::alloc::{AllocOptions, Policy};
+use chromatic::ptx::ModuleMap;
 use chromatic::Program;
 
 /// The register budget of `alloc` and `verify`.
@@ -66,9 +67,46 @@ pub fn refuse_to_overwrite(output: &str, inputs: &[&str]) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// Reads and parses `path`; a parse error is rendered against the source.
+/// Reads and parses `path` (`.chr`, or `.ptx` imported); an error is rendered against the
+/// source.
 pub fn read_program(path: &str) -> anyhow::Result<(Source, Result<Program, String>)> {
+    let (source, input) = read_input(path)?;
+    Ok((source, input.map(|i| i.program)))
+}
+
+/// A program read from a file, with the PTX module it came from when it was PTX.
+#[derive(Debug)]
+pub struct Input {
+    pub program: Program,
+    pub ptx: Option<ModuleMap>,
+}
+
+/// Whether `path` names a PTX file (by its extension).
+pub fn is_ptx(path: &str) -> bool {
+    std::path::Path::new(path)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("ptx"))
+}
+
+/// Parses a source: PTX when its name ends in `.ptx`, else the `.chr` format.
+pub fn parse_source(source: &Source) -> Result<Input, String> {
+    if is_ptx(&source.name) {
+        chromatic::ptx::import(&source.text)
+            .map(|i| Input {
+                program: i.program,
+                ptx: Some(i.module),
+            })
+            .map_err(|e| source.render(e.pos, &e.message))
+    } else {
+        chromatic::parse(&source.text)
+            .map(|program| Input { program, ptx: None })
+            .map_err(|e| source.render(e.pos, &e.message))
+    }
+}
+
+/// Reads and parses `path` like [`parse_source`].
+pub fn read_input(path: &str) -> anyhow::Result<(Source, Result<Input, String>)> {
     let source = Source::read(path)?;
-    let program = chromatic::parse(&source.text).map_err(|e| source.render(e.pos, &e.message));
-    Ok((source, program))
+    let input = parse_source(&source);
+    Ok((source, input))
 }

@@ -43,7 +43,9 @@ pub fn run_pipeline(program: &Program, options: &AllocOptions) -> Verdict {
     Verdict::Verified { allocated, stats }
 }
 
-fn traces_disagree(original: &Program, allocated: &Program) -> Option<String> {
+/// The first difference between the interpreter traces of the original and allocated
+/// programs, over [`SEEDS`].
+pub fn traces_disagree(original: &Program, allocated: &Program) -> Option<String> {
     for (f, g) in original.functions.iter().zip(&allocated.functions) {
         for seed in SEEDS {
             let config = Config {

@@ -1,5 +1,6 @@
-//! `chromatic sweep PATH...`: the spill curve of every program. For each `.chr` file (a
-//! directory is walked like `corpus`), each register class and each budget from the
+//! `chromatic sweep PATH...`: the spill curve of every program. For each `.chr` or `.ptx`
+//! file (a directory is walked for `.chr` files: real kernels have hundreds of budget
+//! points each, so they are swept when named), each register class and each budget from the
 //! class's MaxLive down to its lowest legal budget (what the most demanding instruction
 //! needs, `spill::minimum`), the whole pipeline runs with that class at that budget and the
 //! others at their full file: spill, assign, verify independently, compare interpreter
@@ -14,8 +15,9 @@
 //! the same class; the totals give the optimality gap over the points proven optimal.
 
 use crate::check::validate;
-use crate::corpus::chr_files;
+use crate::corpus::files_with;
 use crate::diag::Source;
+use crate::options::parse_source;
 use crate::pipeline::{run_pipeline, Verdict};
 use crate::Outcome;
 use chromatic::alloc::spill::minimum::lowest_legal;
@@ -30,7 +32,7 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// `.chr` files, or directories to walk for them.
+    /// `.chr` or `.ptx` files, or directories to walk for `.chr` files.
     #[arg(required = true)]
     paths: Vec<String>,
     /// Sweep only this class, in the programs whose target has it (default: every class
@@ -165,19 +167,19 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
 
 fn files_under(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
     if path.is_dir() {
-        chr_files(path)
+        files_with(path, &["chr"])
     } else {
         Ok(vec![path.to_path_buf()])
     }
 }
 
-/// Reads, parses and validates one file (an unreadable file is an error, exit 2); a
-/// problem in the program is rendered against its source.
+/// Reads, parses (`.chr`, or `.ptx` imported) and validates one file (an unreadable file
+/// is an error, exit 2); a problem in the program is rendered against its source.
 fn load(path: &Path) -> anyhow::Result<Result<Program, String>> {
     let source = Source::read(&path.display().to_string())?;
-    let program = match chromatic::parse(&source.text) {
-        Ok(p) => p,
-        Err(e) => return Ok(Err(source.render(e.pos, &e.message))),
+    let program = match parse_source(&source) {
+        Ok(input) => input.program,
+        Err(rendered) => return Ok(Err(rendered)),
     };
     let errors = validate(&program);
     Ok(if errors.is_empty() {

@@ -6,8 +6,9 @@ use std::path::PathBuf;
 
 type Check = fn(&[u8]);
 
-const TARGETS: [(&str, Check); 5] = [
+const TARGETS: [(&str, Check); 6] = [
     ("parse", fuzz_checks::parse),
+    ("ptx_import", fuzz_checks::ptx_import),
     ("alloc_verify", fuzz_checks::alloc_verify),
     ("parallel_copy", fuzz_checks::parallel_copy),
     ("verifier_mutants", fuzz_checks::verifier_mutants),
@@ -36,7 +37,10 @@ fn stored_regressions_replay() {
 
 #[test]
 fn seeded_sweep_of_every_target() {
-    for (name, check) in TARGETS {
+    for (name, check) in TARGETS
+        .into_iter()
+        .filter(|(name, _)| *name != "ptx_import")
+    {
         let seeds = if name == "oracle_bound" {
             ORACLE_SWEEP
         } else {
@@ -47,6 +51,35 @@ fn seeded_sweep_of_every_target() {
         }
     }
 }
+
+/// The corpus kernels and mutants of them (the seeds `cargo fuzz run ptx_import` starts
+/// from, `.ci/run`) through the importer's check.
+#[test]
+fn ptx_import_on_mutated_corpus_kernels() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../corpus/ptx");
+    let mut kernels: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("corpus/ptx")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ptx"))
+        .collect();
+    kernels.sort();
+    let small: Vec<String> = kernels
+        .iter()
+        .map(|p| std::fs::read_to_string(p).expect("kernel"))
+        .filter(|t| t.len() < 40_000)
+        .collect();
+    assert!(small.len() >= 5, "{} small kernels", small.len());
+    for (i, text) in small.iter().enumerate() {
+        fuzz_checks::ptx_import(text.as_bytes());
+        for seed in 0..PTX_MUTANTS {
+            let mutant = fuzz_checks::ptx_mutant(text, seed * 1000 + i as u64);
+            fuzz_checks::ptx_import(mutant.as_bytes());
+        }
+    }
+}
+
+/// Mutants per small corpus kernel in the sweep.
+const PTX_MUTANTS: u64 = 40;
 
 /// Seeds per target in the sweep: enough to reach every generator feature, small enough
 /// for CI.

@@ -17,7 +17,8 @@
 //!
 //! The values available at a point form a stack scoped like the dominator tree: arms pop
 //! what they pushed. The exit block of a loop with a divergent latch is that branch's
-//! join; it, like the join of a divergent if, gets no uniform phis. Unreachable blocks form a separate region whose
+//! join; it, like the join of a divergent if, gets no uniform phis (nor does an exit an
+//! unstructured break or continue may make a join). Unreachable blocks form a separate region whose
 //! start has no predecessor.
 
 use arbitrary::Result;
@@ -108,7 +109,13 @@ impl FnBuilder<'_, '_> {
             options.extend([Shape::IfThen, Shape::Loop]);
         }
         let no_divergent_arm = |l: &LoopCtx| !self.arms[l.arms_at_entry..].contains(&true);
-        if left >= 1 && self.loops.last().is_some_and(no_divergent_arm) {
+        let free = self.cfg.unstructured > 0;
+        if left >= 1
+            && self
+                .loops
+                .last()
+                .is_some_and(|l| free || no_divergent_arm(l))
+        {
             options.push(Shape::Break);
         }
         if left >= 1
@@ -185,11 +192,13 @@ impl FnBuilder<'_, '_> {
             exits: Vec::new(),
             continues: Vec::new(),
             arms_at_entry: self.arms.len(),
+            divergent_exit: false,
         });
         let latch = self.region(header, depth + 1)?;
         let divergent = self.percent(self.cfg.divergence)?;
         let has_breaks = self.loops.last().is_some_and(|l| !l.exits.is_empty());
-        if !(divergent && has_breaks) && self.u.ratio(1, 2)? {
+        let structured = self.cfg.unstructured == 0;
+        if !(structured && divergent && has_breaks) && self.u.ratio(1, 2)? {
             self.branch(latch, divergent, header, exit)?;
         } else {
             self.branch(latch, divergent, exit, header)?;
@@ -199,52 +208,67 @@ impl FnBuilder<'_, '_> {
         self.back_edge_args(header, &ctx.continues, &swaps)?;
         ctx.exits.push((latch, self.avail.clone()));
         self.avail.truncate(base);
-        self.join_phis(exit, &ctx.exits, !divergent)?;
+        self.join_phis(exit, &ctx.exits, !(divergent || ctx.divergent_exit))?;
         Ok(exit)
     }
 
-    /// A uniform branch to the innermost loop's exit or on to a new block, never from
-    /// inside a divergent arm of the loop: a divergent break is not structured (front ends
-    /// structurize it into a flag and the loop's own exit), and lanes leaving a divergent
-    /// arm early would skip its join. Divergent loop exits come from divergent latches.
+    /// A branch to the innermost loop's exit or on to a new block: uniform and outside
+    /// the loop's divergent arms, unless the `unstructured` knob allows otherwise (a
+    /// divergent break is what front ends structurize into a flag and the loop's own
+    /// exit; lanes leaving a divergent arm early would skip its join). Structured
+    /// divergent loop exits come from divergent latches.
     fn loop_break(&mut self, open: Block) -> Result<Block> {
         self.fill(open)?;
+        let divergent = self.unstructured()?;
         let next = self.new_block();
         let available = self.avail.clone();
         let ctx = self
             .loops
             .last_mut()
             .expect("breaks are chosen inside loops");
+        let in_divergent_arm = self.arms[ctx.arms_at_entry..].contains(&true);
+        ctx.divergent_exit |= divergent || in_divergent_arm;
         ctx.exits.push((open, available));
         let exit = ctx.exit;
         if self.u.ratio(1, 2)? {
-            self.branch(open, false, exit, next)?;
+            self.branch(open, divergent, exit, next)?;
         } else {
-            self.branch(open, false, next, exit)?;
+            self.branch(open, divergent, next, exit)?;
         }
         Ok(next)
     }
 
-    /// A uniform branch back to the innermost loop's header or on to a new block; only
-    /// outside if-arms, so no join between the header and here can become the immediate
-    /// post-dominator of a divergent branch. (A divergent continue, like a divergent
-    /// break, is what a structurizer removes.)
+    /// A branch back to the innermost loop's header or on to a new block; only outside
+    /// if-arms, so no join between the header and here can become the immediate
+    /// post-dominator of a divergent branch. Uniform unless the `unstructured` knob makes
+    /// it divergent (what a structurizer removes), which may make the loop's exit a join.
     fn loop_continue(&mut self, open: Block) -> Result<Block> {
         self.fill(open)?;
+        let divergent = self.unstructured()?;
         let next = self.new_block();
         let available = self.avail.clone();
         let ctx = self
             .loops
             .last_mut()
             .expect("continues are chosen inside loops");
+        ctx.divergent_exit |= divergent;
         ctx.continues.push((open, available));
         let header = ctx.header;
         if self.u.ratio(1, 2)? {
-            self.branch(open, false, header, next)?;
+            self.branch(open, divergent, header, next)?;
         } else {
-            self.branch(open, false, next, header)?;
+            self.branch(open, divergent, next, header)?;
         }
         Ok(next)
+    }
+
+    /// Whether a break or continue is divergent: only with the `unstructured` knob (no
+    /// input consumed without it, so structured programs stay what their seeds gave).
+    fn unstructured(&mut self) -> Result<bool> {
+        if self.cfg.unstructured == 0 {
+            return Ok(false);
+        }
+        self.percent(self.cfg.unstructured)
     }
 
     /// Many values defined, a nested piece, then all of them used where it ends.

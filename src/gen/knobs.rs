@@ -25,6 +25,11 @@ pub struct GenConfig {
     pub fixed: u8,
     /// Percent of branches that are divergent.
     pub divergence: u8,
+    /// Percent of loop breaks and continues that are divergent, and may sit inside a
+    /// divergent arm (with a divergent latch looping back past a non-empty else-side):
+    /// divergence no structurizer left, which the allocator rejects for functions with
+    /// uniform values and the verifier must still follow. 0 by default.
+    pub unstructured: u8,
     /// Sometimes fix two operands (or defs) of one instruction to overlapping registers.
     /// Allocation of such a program is infeasible: an allocator must report an error.
     pub conflicting_fixed: bool,
@@ -48,6 +53,7 @@ impl Default for GenConfig {
             tuples: true,
             fixed: 8,
             divergence: 50,
+            unstructured: 0,
             conflicting_fixed: false,
             unreachable: 20,
             freq: 10,

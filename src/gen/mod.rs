@@ -108,6 +108,8 @@ struct LoopCtx {
     continues: Vec<(Block, Vec<Value>)>,
     /// If-arms open when the loop began.
     arms_at_entry: usize,
+    /// Whether an unstructured break may make `exit` the join of a divergent branch.
+    divergent_exit: bool,
 }
 
 /// One function under construction; [`cfg`] and [`ssa`] add the methods.

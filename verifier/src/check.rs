@@ -30,9 +30,46 @@ pub fn verify(
     Constraints::new(target, budget).check_function(allocated, &mut sink);
     let value_map = map_values(original, allocated, &mut sink);
     let remat_ok = rematerialisable(original);
+    let pinned = pinned_values(original);
+    check_pinned_phis(original, &pinned, &mut sink);
     let cfg = Cfg::new(allocated);
-    Flow::new(allocated, original, target, &cfg, &value_map, &remat_ok).run(&mut sink);
+    Flow::new(allocated, original, target, &cfg, &value_map, &remat_ok)
+        .with_pinned(&pinned)
+        .run(&mut sink);
     sink.errors
+}
+
+/// Per original value: whether its definition is `pinned`.
+fn pinned_values(o: &Function) -> Vec<bool> {
+    let mut pinned = vec![false; o.values.len()];
+    for b in &o.blocks {
+        let defs = b.phis.iter().map(|p| &p.def).chain(
+            b.insts
+                .iter()
+                .filter_map(|i| i.op())
+                .flat_map(|op| &op.defs),
+        );
+        for d in defs.filter(|d| d.pinned) {
+            pinned[d.value.index()] = true;
+        }
+    }
+    pinned
+}
+
+/// A phi with a pinned argument holds a value still in flight: it must be pinned too.
+fn check_pinned_phis(o: &Function, pinned: &[bool], sink: &mut Sink) {
+    for b in &o.blocks {
+        for (i, phi) in b.phis.iter().enumerate() {
+            if let Some(a) = phi
+                .args
+                .iter()
+                .find(|a| pinned[a.value.index()] && !phi.def.pinned)
+            {
+                sink.report(ErrorKind::PinnedPhi, &b.name, Point::Phi(i), phi.pos)
+                    .found(format!("%{}", o.value(a.value).name));
+            }
+        }
+    }
 }
 
 /// Checks every function of `original` against the allocated function of the same name.

@@ -17,6 +17,10 @@ use crate::unit::{units, Unit};
 use chromatic::{ClassId, Function, InstKind, Location, Op, Pos, Target, Value};
 use std::collections::BTreeSet;
 
+/// Parts a label can name per value: tuples are at most 128 units (`sm_90`'s `wgmma`
+/// accumulators), and 256 leaves room for 16 million values.
+const PARTS: u32 = 256;
+
 /// What a unit holds: part `part` of original value `value`, or one of the special labels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Label(u32);
@@ -38,7 +42,7 @@ impl Label {
     const SKIPPED: Label = Label(u32::MAX - 5);
 
     fn of(value: u32, part: u16) -> Label {
-        Label(value * 16 + u32::from(part))
+        Label(value * PARTS + u32::from(part))
     }
 
     fn is_value(self) -> bool {
@@ -46,7 +50,7 @@ impl Label {
     }
 
     fn value(self) -> usize {
-        (self.0 / 16) as usize
+        (self.0 / PARTS) as usize
     }
 
     fn meet(self, other: Label) -> Label {
@@ -75,6 +79,8 @@ pub(crate) struct Flow<'a> {
     keys: Keys,
     /// Whether some branch of the function is divergent.
     divergent: bool,
+    /// Per original value: whether it is pinned (no move may read it).
+    pinned: &'a [bool],
 }
 
 type State = Vec<Label>;
@@ -98,7 +104,14 @@ impl<'a> Flow<'a> {
             remat_ok,
             keys: Keys::new(a, target, cfg, divergent),
             divergent,
+            pinned: &[],
         }
+    }
+
+    /// Which original values are pinned.
+    pub fn with_pinned(mut self, pinned: &'a [bool]) -> Flow<'a> {
+        self.pinned = pinned;
+        self
     }
 
     /// Whether a move from `src` into a slot writes every lane: `src` is a uniform register
@@ -277,6 +290,7 @@ impl<'a> Flow<'a> {
             .collect();
         if let Some(sink) = sink.as_deref_mut() {
             self.check_scratch_to_uniform(pairs, state, at, sink);
+            self.check_pinned_sources(pairs, &sources, at, sink);
         }
         for (k, ((src, dst), labels)) in pairs.iter().zip(sources).enumerate() {
             let labels = if labels.len() == usize::from(dst.len()) {
@@ -302,6 +316,25 @@ impl<'a> Flow<'a> {
                 };
                 let wave = if whole_wave { label } else { Label::PER_LANE };
                 self.set(state, u, label, wave);
+            }
+        }
+    }
+
+    /// No move may read a pinned value.
+    fn check_pinned_sources(
+        &self,
+        pairs: &[(Location, Location)],
+        sources: &[Vec<Label>],
+        at: &At,
+        sink: &mut Sink,
+    ) {
+        for (k, ((src, _), labels)) in pairs.iter().zip(sources).enumerate() {
+            let pinned = |l: &&Label| l.is_value() && self.pinned.get(l.value()) == Some(&true);
+            if let Some(&label) = labels.iter().find(pinned) {
+                self.report(sink, ErrorKind::PinnedMoved, at)
+                    .operand(format!("move {k}"))
+                    .location(chromatic::print::location(self.target, *src))
+                    .found(self.show(label));
             }
         }
     }
@@ -526,7 +559,7 @@ impl<'a> Flow<'a> {
             Label::CLOBBERED | Label::SKIPPED => "an overwritten value".into(),
             l => {
                 let v = &self.o.values[l.value()];
-                part_name(&v.name, (l.0 % 16) as u16, v.size)
+                part_name(&v.name, (l.0 % PARTS) as u16, v.size)
             }
         }
     }

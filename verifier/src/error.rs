@@ -80,6 +80,11 @@ pub enum ErrorKind {
     /// that was written per lane (not by a whole-wave store of a uniform register): lanes
     /// masked off when the slot was written hold a stale value.
     UniformFromScratch,
+    /// A copy, swap, spill or reload reads a `pinned` value: it must stay where it was
+    /// defined for its whole life (an asynchronous result in flight, `docs/FORMAT.md`).
+    PinnedMoved,
+    /// A phi takes a `pinned` value as an argument but is not `pinned` itself.
+    PinnedPhi,
     /// A use whose location holds another value (or another part of it).
     WrongValue,
     /// A use whose location holds nothing known (never written, different on two paths,
@@ -254,6 +259,14 @@ impl VerifyError {
                 format!("{} is read from {loc}, which holds `{found}` here", value())
             }
             ErrorKind::UndefinedValue => format!("{} is read from {loc}, which {found}", value()),
+            ErrorKind::PinnedMoved => format!(
+                "{op} reads {loc}, which holds the pinned value `{found}` (a pinned value stays \
+                 where it was defined while it lives: nothing may copy, swap, spill or reload it)"
+            ),
+            ErrorKind::PinnedPhi => format!(
+                "this phi takes the pinned value `{found}` but is not `pinned` itself (the value is \
+                 still in flight through it)"
+            ),
         };
         if let Some(note) = &self.note {
             m.push_str(&format!(" ({note})"));

@@ -206,6 +206,7 @@ impl Matcher<'_> {
             && o.tied == a.tied
             && o.prefer == a.prefer
             && o.early_clobber == a.early_clobber
+            && o.pinned == a.pinned
     }
 
     fn same_use(&self, o: &Use, a: &Use) -> bool {

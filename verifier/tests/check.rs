@@ -1274,3 +1274,130 @@ fn positions_of_what_the_allocation_lacks_are_in_the_original() {
         .unwrap_or_default();
     assert!(line.trim_start().starts_with("store"), "{line}");
 }
+
+/// An asynchronous accumulator (`pinned`) carried around a loop and retired after it.
+const PINNED_LOOP: &str = "target sm_90
+func @mma {
+entry:
+  %z:r4 = mov.b128 0
+  jump head
+head:
+  %acc:r4 = phi [entry: %z], [head: %next] pinned
+  %next:r4 = wgmma %acc tied(0) pinned
+  %p:p1 = setp
+  branch divergent %p, head, exit
+exit:
+  %done:r4 = wait %next tied(0)
+  st %done writes
+  ret
+}
+";
+
+#[test]
+fn pinned_value_kept_in_place_is_correct() {
+    let a = "target sm_90
+func @mma {
+entry:
+  %z:r4@r[0:3] = mov.b128 0
+  jump head
+head:
+  %acc:r4@r[0:3] = phi [entry: %z], [head: %next] pinned
+  %next:r4@r[0:3] = wgmma %acc@r[0:3] tied(0) pinned
+  %p:p1@p0 = setp
+  branch divergent %p@p0, head, exit
+exit:
+  %done:r4@r[0:3] = wait %next@r[0:3] tied(0)
+  st %done@r[0:3] writes
+  ret
+}
+";
+    assert_eq!(check(PINNED_LOOP, a), vec![]);
+}
+
+#[test]
+fn moving_a_pinned_value_is_an_error() {
+    let a = "target sm_90
+func @mma {
+entry:
+  %z:r4@r[0:3] = mov.b128 0
+  jump head
+head:
+  %acc:r4@r[0:3] = phi [entry: %z], [head.head: %next] pinned
+  %next:r4@r[4:7] = wgmma %acc@r[4:7] tied(0) pinned
+  %p:p1@p0 = setp
+  branch divergent %p@p0, head.head, exit
+head.head:
+  parallel_copy r[0:3] <- r[4:7] %next
+  jump head
+exit:
+  %done:r4@r[4:7] = wait %next@r[4:7] tied(0)
+  st %done@r[4:7] writes
+  ret
+}
+";
+    let errors = check(PINNED_LOOP, a);
+    let kinds: Vec<ErrorKind> = errors.iter().map(|e| e.kind).collect();
+    assert!(kinds.contains(&ErrorKind::PinnedMoved), "{errors:#?}");
+    let moved = errors
+        .iter()
+        .find(|e| e.kind == ErrorKind::PinnedMoved)
+        .unwrap();
+    assert_eq!(moved.block, "head.head");
+    assert_eq!(moved.found.as_deref(), Some("%next[0]"));
+}
+
+#[test]
+fn phi_of_a_pinned_value_must_be_pinned() {
+    let original = PINNED_LOOP.replace("[head: %next] pinned", "[head: %next]");
+    let allocated = "target sm_90
+func @mma {
+entry:
+  %z:r4@r[0:3] = mov.b128 0
+  jump head
+head:
+  %acc:r4@r[0:3] = phi [entry: %z], [head: %next]
+  %next:r4@r[0:3] = wgmma %acc@r[0:3] tied(0) pinned
+  %p:p1@p0 = setp
+  branch divergent %p@p0, head, exit
+exit:
+  %done:r4@r[0:3] = wait %next@r[0:3] tied(0)
+  st %done@r[0:3] writes
+  ret
+}
+";
+    let errors = check(&original, allocated);
+    assert_one(&errors, ErrorKind::PinnedPhi, "head", Point::Phi(0), "");
+}
+
+/// Parts of a wide tuple (a `wgmma` accumulator of 32 registers) are told apart from the
+/// values defined after it: part 16 of `%t` is not `%u`.
+#[test]
+fn parts_of_wide_tuples_are_distinct_labels() {
+    let original = "target sm_90
+func @wide {
+entry:
+  %t:r32 = ld reads
+  %u:r1 = mov 7
+  st %u, %t writes
+  ret
+}
+";
+    let allocated = "target sm_90
+func @wide {
+entry:
+  %t:r32@r[0:31] = ld reads
+  %u:r1@r32 = mov 7
+  st %u@r16, %t@r[0:31] writes
+  ret
+}
+";
+    let errors = check(original, allocated);
+    assert_one(
+        &errors,
+        ErrorKind::WrongValue,
+        "entry",
+        Point::Inst(2),
+        "use 0",
+    );
+    assert_eq!(errors[0].found.as_deref(), Some("%t[16]"));
+}

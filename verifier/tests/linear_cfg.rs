@@ -1,7 +1,8 @@
 //! The linear CFG is the order in which the wave runs blocks: every pair of blocks the
 //! interpreter runs one after the other is a linear edge, on random programs of every
-//! divergent shape (the generator does not structurize: sides jump into each other, loop
-//! back to their branch, return) and on hand-written unstructured shapes.
+//! divergent shape (the generator's `unstructured` knob: divergent breaks and continues,
+//! sides that jump into each other, loop back to their branch, return) and on
+//! hand-written unstructured shapes.
 
 use chromatic::gen::{generate_from_seed, GenConfig};
 use chromatic::{Function, Target};
@@ -51,8 +52,12 @@ fn unstructured(f: &Function) -> bool {
 #[test]
 fn random_programs_run_along_the_linear_cfg() {
     let (mut functions, mut shapes, mut pairs) = (0, 0, 0);
+    let config = GenConfig {
+        unstructured: 30,
+        ..GenConfig::default()
+    };
     for seed in 0..1500 {
-        let p = generate_from_seed(seed, &GenConfig::default());
+        let p = generate_from_seed(seed, &config);
         let text = chromatic::print(&p);
         for f in &p.functions {
             functions += 1;

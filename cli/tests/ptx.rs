@@ -1,0 +1,296 @@
+//! PTX end to end: import, allocation, verification, export, the `ptx` command and its
+//! report, with the binary and the library. What needs `ptxas` runs in CI (`.ci/run`).
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+const HEAD: &str = ".version 9.0\n.target sm_90a\n.address_size 64\n";
+
+fn chromatic(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_chromatic"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("the binary runs")
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn temp_file(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("chromatic-ptx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("temp file");
+    path.display().to_string()
+}
+
+const SMALL: &str = "corpus/ptx/0c81e53e18c5_triton_poi_fused_clone_transpose_view_7.ptx";
+const ZEROS: &str = "corpus/ptx/831abf1c2d6a_triton_poi_fused_embedding_dense_backward_11.ptx";
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn check_reads_ptx() {
+    let out = chromatic(&["check", SMALL]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        format!("{SMALL}: target sm_90\n  @triton_poi_fused_clone_transpose_view_7: 2 blocks, 39 instructions, 38 values, max_live r=7 p=0\n")
+    );
+}
+
+#[test]
+fn malformed_ptx_is_a_positioned_error() {
+    let path = temp_file(
+        "bad.ptx",
+        &format!("{HEAD}.visible .entry k()\n{{\n\t.reg .b32 %r<2>;\n\tadd.s32 %r1, %r7, 1;\n\tret;\n}}\n"),
+    );
+    for command in ["check", "alloc", "run", "fmt"] {
+        let out = chromatic(&[command, &path]);
+        assert_eq!(out.status.code(), Some(1), "{command}");
+        let err = stderr(&out);
+        assert!(
+            err.contains("error: undeclared register `%r7`"),
+            "{command}: {err}"
+        );
+        assert!(err.contains(&format!("{path}:7:15")), "{command}: {err}");
+    }
+}
+
+/// The allocated program verifies against the PTX it came from and runs like it.
+#[test]
+fn alloc_verify_and_run_a_kernel() {
+    let allocated =
+        std::env::temp_dir().join(format!("chromatic-ptx-{}-a.chr", std::process::id()));
+    let allocated = allocated.display().to_string();
+    let out = chromatic(&["alloc", SMALL, "-o", &allocated]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = chromatic(&["verify", SMALL, &allocated]);
+    assert_eq!(stdout(&out), format!("{allocated}: valid\n"));
+    let (a, b) = (chromatic(&["run", SMALL]), chromatic(&["run", &allocated]));
+    assert_eq!(stdout(&a), stdout(&b));
+    assert!(stdout(&a).starts_with("@triton_poi_fused_clone_transpose_view_7: digest "));
+}
+
+/// `--emit ptx`: the same kernel, its `.reg` declarations replaced by the allocated
+/// registers, every statement kept (the constants read without a register too), and the
+/// debug sections untouched.
+#[test]
+fn alloc_emits_ptx() {
+    let out = chromatic(&["alloc", SMALL, "--emit", "ptx"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let original = std::fs::read_to_string(root().join(SMALL)).unwrap();
+    assert!(!text.contains(".reg .b32 \t%r<36>;") && original.contains(".reg .b32 \t%r<36>;"));
+    assert!(text.contains("\t.reg .b32 %r<"), "{text}");
+    let tail = |t: &str| t[t.find("\t.file").unwrap()..].to_string();
+    assert_eq!(tail(&text), tail(&original));
+    let count = |t: &str, s: &str| t.matches(s).count();
+    for op in [
+        "shl.b32",
+        "mad.wide.s32",
+        "ld.global.v2.b32",
+        "st.global.v2.b32",
+        "ld.param.b64",
+        "ret;",
+    ] {
+        assert_eq!(count(&text, op), count(&original, op), "{op}");
+    }
+    let out = chromatic(&["alloc", "corpus/straight_line.chr", "--emit", "ptx"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--emit ptx needs a .ptx input"));
+}
+
+/// `chromatic ptx`: per kernel the counts beside ptxas's from the manifest, and the totals.
+#[test]
+fn ptx_report_against_the_manifest() {
+    let out = chromatic(&[
+        "ptx",
+        SMALL,
+        ZEROS,
+        "--manifest",
+        "corpus/ptx/manifest.tsv",
+        "--at-ptxas",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 6, "{text}");
+    assert!(
+        lines[0].starts_with(&format!(
+            "{SMALL} @triton_poi_fused_clone_transpose_view_7: insts 39  max_live r=7 p=0  regs r="
+        )),
+        "{text}"
+    );
+    assert!(
+        lines[0].ends_with("ptxas 11  at r=11: spill bytes 0+0 ptxas 0+0"),
+        "{text}"
+    );
+    assert!(lines[1].contains("ptxas 6  at r=6: spill bytes "), "{text}");
+    assert!(
+        lines[2].starts_with("kernels: 2  instructions: 49  regs r: "),
+        "{text}"
+    );
+    assert!(
+        lines[2].ends_with("(ptxas 17)  predicates over 7: 0  failed: 0"),
+        "{text}"
+    );
+    assert!(
+        lines[3].starts_with("at the budget: spill+reload bytes "),
+        "{text}"
+    );
+    assert!(
+        lines[5].starts_with("registers <= ptxas on ") && lines[5].ends_with("/2 kernels"),
+        "{text}"
+    );
+    let json = chromatic(&[
+        "ptx",
+        SMALL,
+        "--manifest",
+        "corpus/ptx/manifest.tsv",
+        "--json",
+    ]);
+    let rows: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
+    assert_eq!(rows[0]["kernel"], "triton_poi_fused_clone_transpose_view_7");
+    assert_eq!(rows[0]["ptxas"]["regs"], 11);
+    assert_eq!(rows[0]["max_live"]["r"], 7);
+}
+
+/// The main job walks `.ptx` files too; every sample kernel allocates, verifies and runs.
+#[test]
+fn corpus_covers_the_ptx_sample() {
+    let out = chromatic(&["corpus", "corpus/ptx"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let last = text.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("files: 14  functions: 21  instructions: "),
+        "{last}"
+    );
+    assert!(last.ends_with("over-budget: 0  failed: 0"), "{last}");
+    assert_eq!(text.matches("verified").count(), 21);
+}
+
+/// A kernel swept from MaxLive down: every point verifies.
+#[test]
+fn sweep_a_kernel() {
+    let out = chromatic(&["sweep", SMALL, "--class", "r"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let last = stdout(&out).lines().last().unwrap_or_default().to_string();
+    assert!(last.contains("failed: 0"), "{last}");
+}
+
+const MOVES: &str = ".visible .entry m()
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<4>;
+	.reg .b64 %rd<4>;
+	mov.u32 %r1, %tid.x;
+	cvt.u64.u32 %rd1, %r1;
+	mul.wide.u32 %rd2, %r1, 8;
+	setp.eq.s32 %p1, %r1, 0;
+	@%p1 bra $L__skip;
+	add.s64 %rd3, %rd1, %rd2;
+	st.global.u64 [%rd3], %rd1;
+$L__skip:
+	st.global.u64 [%rd2], %rd1;
+	ret;
+}
+";
+
+/// A hand-written allocation with the artefacts an allocator may add: a copy cycle of two
+/// 64-bit values broken through one 32-bit unit, a predicate spilled into a 32-bit
+/// register, a 64-bit spill to an odd slot, and a split edge with copies of its own.
+const MOVES_ALLOCATED: &str = "target sm_90
+
+func @m {
+bb0:
+  %r1.1:r1@r0 = mov.u32 remat
+  %rd1.1:r2@r[2:3] = cvt.u64.u32 %r1.1@r0
+  %rd2.1:r2@r[4:5] = mul.wide.u32 %r1.1@r0, 8
+  %p1.1:p1@p0 = setp.eq.s32 %r1.1@r0, 0
+  parallel_copy r6 <- r2 %rd1.1
+  parallel_copy r2 <- r4 %rd2.1
+  parallel_copy r4 <- r6 %rd1.1
+  parallel_copy r6 <- r3 %rd1.1
+  parallel_copy r3 <- r5 %rd2.1
+  parallel_copy r5 <- r6 %rd1.1
+  spill r7 <- p0 %p1.1
+  spill m[1:2] <- r[4:5] %rd1.1
+  reload p0 <- r7 %p1.1
+  reload r[8:9] <- m[1:2] %rd1.1
+  branch divergent %p1.1@p0, bb0.L__skip, bb1
+bb1:
+  %rd3.1:r2@r[4:5] = add.s64 %rd1.1@r[8:9], %rd2.1@r[2:3]
+  st.global.u64 %rd3.1@r[4:5], %rd1.1@r[8:9] writes
+  jump L__skip
+L__skip:
+  st.global.u64 %rd2.1@r[2:3], %rd1.1@r[8:9] writes
+  ret
+bb0.L__skip:
+  jump L__skip
+}
+";
+
+#[test]
+fn export_writes_the_allocations_artefacts() {
+    let src = format!("{HEAD}{MOVES}");
+    let imported = chromatic::ptx::import(&src).unwrap();
+    let allocated = chromatic::parse(MOVES_ALLOCATED).unwrap();
+    let errors = chromatic_verifier::verify_program(&imported.program, &allocated, None);
+    assert_eq!(errors, vec![], "the hand-written allocation is correct");
+    let out = chromatic::ptx::export::export(&src, &imported.module, &imported.program, &allocated)
+        .unwrap();
+    let body = out.split_once("{\n").map(|x| x.1).unwrap_or_default();
+    assert_eq!(
+        body,
+        "\t.reg .pred %p<1>;
+\t.reg .b32 %r<8>;
+\t.reg .b64 %rd<9>;
+\t.reg .b32 %chr_t0;
+\t.reg .b32 %chr_t1;
+\t.reg .b32 %chr_t2;
+\t.reg .b32 %chr_t3;
+\t.reg .b32 %chr_t4;
+\t.reg .b32 %chr_t5;
+\t.reg .b32 %chr_t6;
+\t.reg .b32 %chr_t7;
+\t.local .align 16 .b8 __chromatic_spill[12];
+
+\tmov.u32 %r0, %tid.x;
+\tcvt.u64.u32 %rd2, %r0;
+\tmul.wide.u32 %rd4, %r0, 8;
+\tsetp.eq.s32 %p0, %r0, 0;
+\tmov.b64 {%chr_t0, %chr_t1}, %rd4;
+\tmov.b64 {%chr_t2, %chr_t3}, %rd2;
+\tmov.b64 %rd2, {%chr_t0, %chr_t1};
+\tmov.b64 %rd4, {%chr_t2, %chr_t3};
+\tmov.b32 %r6, %chr_t3;
+\tselp.u32 %r7, 1, 0, %p0;
+\tmov.b64 {%chr_t4, %chr_t5}, %rd4;
+\tst.local.b32 [__chromatic_spill+4], %chr_t4;
+\tst.local.b32 [__chromatic_spill+8], %chr_t5;
+\tsetp.ne.u32 %p0, %r7, 0;
+\tld.local.b32 %chr_t6, [__chromatic_spill+4];
+\tld.local.b32 %chr_t7, [__chromatic_spill+8];
+\tmov.b64 %rd8, {%chr_t6, %chr_t7};
+\t@%p0 bra $L__chr_bb0_L__skip;
+\tadd.s64 %rd4, %rd8, %rd2;
+\tst.global.u64 [%rd4], %rd8;
+$L__skip:
+\tst.global.u64 [%rd2], %rd8;
+\tret;
+$L__chr_bb0_L__skip:
+\tbra.uni $L__skip;
+}
+"
+    );
+}
