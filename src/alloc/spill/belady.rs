@@ -990,7 +990,10 @@ impl Belady<'_, '_> {
 
     /// Elsewhere: values in registers at the end of every visited predecessor, then those
     /// in some, each group by next use (B&H §4.3). A phi counts as in registers where its
-    /// argument is.
+    /// argument is. A value (not a phi) in registers at the end of only some predecessors
+    /// is a candidate only when reloading it on the others' edges is cheaper than
+    /// reloading it once in the block: where the sides of a divergent branch both run,
+    /// their edges into the join add up, and one reload after the join is the cheaper.
     fn merge_entry(&self, b: Block, candidates: &[Value], visited: &[Block]) -> Vec<Value> {
         let f = self.f();
         let in_pred = |v: Value, p: Block| {
@@ -1003,13 +1006,20 @@ impl Belady<'_, '_> {
                 .map_or(v, |a| a.value);
             self.plans[p.index()].exit.binary_search(&arg).is_ok()
         };
+        let freq = &self.input.a.freq;
+        let is_phi = |v: Value| f.block(b).phis.iter().any(|phi| phi.def.value == v);
         let mut all = Vec::new();
         let mut some = Vec::new();
         for &v in candidates {
             let n = visited.iter().filter(|&&p| in_pred(v, p)).count();
+            let missing: f64 = visited
+                .iter()
+                .filter(|&&p| !in_pred(v, p))
+                .map(|p| freq[p.index()])
+                .sum();
             if n == visited.len() && n > 0 {
                 all.push(v);
-            } else if n > 0 {
+            } else if n > 0 && (is_phi(v) || missing < freq[b.index()]) {
                 some.push(v);
             }
         }
