@@ -363,6 +363,23 @@ impl Terminator {
 }
 
 impl Function {
+    /// The values defined `pinned` (by an operation or a phi), sorted.
+    pub fn pinned_values(&self) -> Vec<Value> {
+        let mut out: Vec<Value> = self
+            .blocks
+            .iter()
+            .flat_map(|b| {
+                let phis = b.phis.iter().map(|p| &p.def);
+                let defs = b.insts.iter().filter_map(Inst::op).flat_map(|op| &op.defs);
+                phis.chain(defs)
+            })
+            .filter(|d| d.pinned)
+            .map(|d| d.value)
+            .collect();
+        out.sort();
+        out
+    }
+
     /// Replaces every value the function mentions (defs, uses, phi arguments, the value
     /// annotations of moves) by `map` of it.
     pub fn map_values(&mut self, map: impl Fn(Value) -> Value) {

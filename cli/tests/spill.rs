@@ -626,3 +626,40 @@ fn a_dead_loop_phi_fed_a_value_live_through_the_loop_stores_nothing() {
         );
     assert_eq!(moves.count(), 0, "{}", print(&a));
 }
+
+/// pinned_accumulator at its lowest legal budget (8): the pinned accumulator never moves
+/// (no copy, spill or reload reads it) and keeps one location through the loop, while the
+/// values around it are spilled.
+#[test]
+fn pinned_values_stay_in_place_while_the_rest_spills() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../corpus/pinned_accumulator.chr");
+    let src = std::fs::read_to_string(path).expect("corpus file");
+    let p = parse(&src).unwrap_or_else(|e| panic!("{e}"));
+    let f = &p.functions[0];
+    let c = p.target.class_by_name("v").expect("class v");
+    assert_eq!(lowest_legal(f, &p.target)[c.index()].units, 8);
+    let (_, a) = spilled(&src, &[("v", 8)]);
+    let g = &a.functions[0];
+    let pinned = [value_named(&a, "acc"), value_named(&a, "next")];
+    let moved: Vec<Value> = g
+        .blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .flat_map(|i| match &i.kind {
+            InstKind::Spill(m) | InstKind::Reload(m) => vec![m.value],
+            InstKind::ParallelCopy(ms) => ms.iter().map(|m| m.value).collect(),
+            _ => Vec::new(),
+        })
+        .collect();
+    assert!(!moved.is_empty(), "{}", print(&a));
+    assert!(moved.iter().all(|v| !pinned.contains(v)), "{}", print(&a));
+    let head = g.blocks.iter().find(|b| b.name == "head").expect("head");
+    assert_eq!(
+        head.phis[0].def.loc,
+        head.insts.iter().find_map(|i| {
+            i.op()
+                .filter(|op| op.opcode == "mma.async")
+                .and_then(|op| op.defs[0].loc)
+        })
+    );
+}

@@ -56,7 +56,7 @@ impl Assigner<'_> {
         for &v in &live_in {
             let mut item = self.entry_item(v);
             item.current = self.inherited(b, v).and_then(first_unit);
-            if anchored {
+            if anchored || self.pinned[v.index()] {
                 item.pinned = item.current;
             }
             items.push(item);
@@ -64,6 +64,9 @@ impl Assigner<'_> {
         for &(k, v) in &phis {
             let mut item = self.entry_item(v);
             item.prefer = self.phi_wish(b, k).and_then(first_unit);
+            if self.pinned[v.index()] {
+                item.pinned = item.prefer;
+            }
             items.push(item);
         }
         let problem = Problem {

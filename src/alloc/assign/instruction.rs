@@ -99,7 +99,8 @@ impl Assigner<'_> {
             .filter(|v| !killed.contains(v))
             .collect();
         occupants.dedup();
-        if occupants.is_empty() || op.uses().any(|u| occupants.contains(&u.value)) {
+        let stuck = |v: &Value| op.uses().any(|u| u.value == *v) || self.pinned[v.index()];
+        if occupants.is_empty() || occupants.iter().any(stuck) {
             return;
         }
         let mut moves = Vec::new();
@@ -266,6 +267,7 @@ impl Assigner<'_> {
         for class in self.classes_of(ops, pins) {
             let mut built = self.build(class, ops, killed);
             pin(&mut built, pins);
+            self.keep_pinned_in_place(&mut built);
             self.wish_affinities(&mut built, ops);
             let at = packing::near(&built.problem, self.regs.order(class))
                 .ok_or_else(|| self.unmet(class, pos))?;
@@ -430,6 +432,19 @@ fn is_constrained(op: &Op) -> bool {
             .defs
             .iter()
             .any(|d| d.fixed.is_some() || d.tied.is_some() || d.early_clobber)
+}
+
+impl Assigner<'_> {
+    /// Pinned values stay where they are: their items are pinned to their current place.
+    fn keep_pinned_in_place(&self, built: &mut Built) {
+        for (item, role) in built.problem.items.iter_mut().zip(&built.roles) {
+            if let Role::Value(v) = *role {
+                if self.pinned[v.index()] {
+                    item.pinned = item.pinned.or(item.current);
+                }
+            }
+        }
+    }
 }
 
 /// Pins the items of values that must sit in a given register.

@@ -69,6 +69,7 @@ pub fn assign(
         func: f.clone(),
         block: Block(0),
         phi_uses: phi_uses(f),
+        pinned: pinned_mask(f),
     };
     for &b in &order {
         s.block(b)?;
@@ -79,6 +80,15 @@ pub fn assign(
         exit: s.exit,
         order,
     })
+}
+
+/// Per value, whether it is defined `pinned`.
+fn pinned_mask(f: &Function) -> Vec<bool> {
+    let mut mask = vec![false; f.values.len()];
+    for v in f.pinned_values() {
+        mask[v.index()] = true;
+    }
+    mask
 }
 
 /// Per value, the phis that take it as an argument.
@@ -124,6 +134,8 @@ struct Assigner<'a> {
     block: Block,
     /// Per value: the phis (block, index) that take it as an argument.
     phi_uses: std::collections::HashMap<Value, Vec<(Block, usize)>>,
+    /// Per value: whether it is `pinned` (it never moves once placed).
+    pinned: Vec<bool>,
 }
 
 impl Assigner<'_> {

@@ -111,6 +111,7 @@ pub fn decide(input: &Input) -> Result<Decisions, AllocError> {
         costs: unit_costs(input),
         remat: remat_values(input.f),
         evicted: BTreeSet::new(),
+        pinned: input.f.pinned_values().into_iter().collect(),
     };
     if input.target.class(input.class).uniform {
         b.find_sides();
@@ -235,6 +236,8 @@ struct Belady<'i, 'a> {
     /// Values evicted somewhere already (their store is placed; another eviction needs
     /// none).
     evicted: BTreeSet<Value>,
+    /// Values defined `pinned`: never evicted, protected everywhere they live.
+    pinned: BTreeSet<Value>,
 }
 
 /// What a walk through a block decided.
@@ -379,9 +382,10 @@ impl Belady<'_, '_> {
         (branch, side as u8)
     }
 
-    /// Values that may not leave the registers in `b`.
+    /// Values that may not leave the registers in `b`: those kept for a divergent side
+    /// (which may still go when nothing else can, demoted) and pinned values (never).
     fn protected(&self, b: Block) -> BTreeSet<Value> {
-        let mut out = BTreeSet::new();
+        let mut out = self.pinned.clone();
         for &(branch, side) in &self.sides[b.index()] {
             if let Some(kept) = self.kept.get(&Self::side_key(branch, side)) {
                 out.extend(kept.iter().copied());
@@ -587,7 +591,7 @@ impl Belady<'_, '_> {
                 .iter()
                 .copied()
                 .filter(|v| protected.contains(v) && need.wanted.contains(v))
-                .filter(|&v| self.demotable(b, v))
+                .filter(|&v| !self.pinned.contains(&v) && self.demotable(b, v))
                 .max_by_key(|&v| (self.size(v), v));
             let Some(v) = victim else { return };
             self.demote(b, v);
@@ -883,6 +887,7 @@ impl Belady<'_, '_> {
             let protected = self.protected(b);
             live_in
                 .iter()
+                .chain(phis.iter().filter(|v| self.pinned.contains(v)))
                 .copied()
                 .filter(|v| protected.contains(v))
                 .collect()
@@ -1324,6 +1329,9 @@ impl Belady<'_, '_> {
     }
 
     fn candidate(&self, b: Block, i: u32, v: Value, ask: &Ask) -> Option<Candidate> {
+        if self.pinned.contains(&v) {
+            return None;
+        }
         let operand = ask.reads.contains(&v);
         let distance = self.next.from(&self.uses, b, v, i + u32::from(operand));
         if operand && (!ask.operands_too || distance == NEVER) {

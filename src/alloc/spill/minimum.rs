@@ -17,6 +17,7 @@
 //! largest members are in registers at once (the first old value saved, the next one
 //! moving into its place). Each such cycle needs its two largest members packed.
 
+use super::pinned;
 use crate::alloc::operands::{self, Context, Operands};
 use crate::alloc::packing;
 use crate::program::{Block, Function, Operand, Pos, Value};
@@ -39,8 +40,9 @@ pub fn lowest_legal(f: &Function, target: &Target) -> Vec<Need> {
         };
         target.classes.len()
     ];
-    for block in &f.blocks {
-        for inst in &block.insts {
+    let pinned = pinned::live_across(f);
+    for (b, block) in f.blocks.iter().enumerate() {
+        for (i, inst) in block.insts.iter().enumerate() {
             if let Some(op) = inst.op() {
                 let ops = Operands {
                     defs: &op.defs,
@@ -51,7 +53,14 @@ pub fn lowest_legal(f: &Function, target: &Target) -> Vec<Need> {
                     .first()
                     .map(|d| d.pos)
                     .or_else(|| op.uses().next().map(|u| u.pos));
-                raise(&mut need, f, target, ops, pos.unwrap_or(inst.pos));
+                let through = &pinned[b][i];
+                raise(
+                    &mut need,
+                    f,
+                    target,
+                    (ops, through),
+                    pos.unwrap_or(inst.pos),
+                );
             }
         }
         let uses: Vec<Operand> = block
@@ -64,7 +73,7 @@ pub fn lowest_legal(f: &Function, target: &Target) -> Vec<Need> {
             &mut need,
             f,
             target,
-            Operands::uses_only(&uses),
+            (Operands::uses_only(&uses), &[]),
             block.term.pos(),
         );
     }
@@ -172,35 +181,48 @@ fn raise_for_rotation(
     }
 }
 
-fn raise(need: &mut [Need], f: &Function, target: &Target, ops: Operands, pos: Pos) {
+fn raise(
+    need: &mut [Need],
+    f: &Function,
+    target: &Target,
+    (ops, through): (Operands, &[Value]),
+    pos: Pos,
+) {
     for c in target.class_ids() {
-        let units = instruction_need(f, target, c, ops);
+        let units = instruction_need(f, target, c, ops, through);
         if units > need[c.index()].units {
             need[c.index()] = Need { units, pos };
         }
     }
 }
 
-/// The smallest budget of `class` at which the instruction fits alone (the class's
-/// units plus one when none does).
-pub fn instruction_need(f: &Function, target: &Target, class: ClassId, ops: Operands) -> u32 {
+/// The smallest budget of `class` at which the instruction fits alone, beside the pinned
+/// values `through` that live across it (the class's units plus one when none does).
+pub fn instruction_need(
+    f: &Function,
+    target: &Target,
+    class: ClassId,
+    ops: Operands,
+    through: &[Value],
+) -> u32 {
     let of_class = |v: &Value| f.value(*v).class == class;
-    let mut reads: Vec<Value> = ops
+    let mut residents: Vec<Value> = ops
         .operands
         .iter()
         .filter_map(Operand::as_use)
         .map(|u| u.value)
+        .chain(through.iter().copied())
         .filter(of_class)
         .collect();
-    reads.sort();
-    reads.dedup();
+    residents.sort();
+    residents.dedup();
     let writes = ops.defs.iter().any(|d| of_class(&d.value));
-    if reads.is_empty() && !writes {
+    if residents.is_empty() && !writes {
         return 0;
     }
-    let residents: Vec<(Value, Option<u16>)> = reads.iter().map(|&v| (v, None)).collect();
+    let residents: Vec<(Value, Option<u16>)> = residents.iter().map(|&v| (v, None)).collect();
     let shape = |v: Value| (f.value(v).class, f.value(v).size);
-    let never = |_: Value| false;
+    let never = |v: Value| through.contains(&v);
     let units = target.class(class).units;
     let fits_in = |k: u16| {
         let ctx = Context {
@@ -299,6 +321,27 @@ x:
         let need = need_of(src, "v");
         assert_eq!(need.units, 8);
         assert_eq!(need.pos.line, 9);
+    }
+
+    #[test]
+    fn a_pinned_value_counts_at_every_instruction_it_lives_across() {
+        // %acc cannot be spilled around the add: 2 operands + 4 pinned units; the mma
+        // itself needs only 4 + 1.
+        let src = "target generic v=16
+func @f {
+b:
+  %acc:v4 = mov.b128 0 pinned
+  %x:v1 = load 0 reads
+  %y:v1 = load 1 reads
+  %z:v1 = add %x, %y
+  %r:v4 = mma %acc, %z tied(0) pinned
+  ret %r
+}
+";
+        let need = need_of(src, "v");
+        assert_eq!((need.units, need.pos.line), (6, 7));
+        let unpinned = need_of(&src.replace(" pinned", ""), "v");
+        assert_eq!(unpinned.units, 5);
     }
 
     #[test]

@@ -33,6 +33,7 @@ pub mod edges;
 pub mod materialise;
 pub mod minimum;
 pub mod nextuse;
+pub mod pinned;
 pub mod pseudo;
 pub mod repair;
 pub mod rewrite;
