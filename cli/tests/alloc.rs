@@ -563,3 +563,35 @@ fn then_side_leaving_an_else_arm_phi_alone_allocates() {
         .replace("THEN_SIDE", "  add %k");
     allocate_verified(&parse(&src).unwrap(), &AllocOptions::default());
 }
+
+/// In a region nothing branches to, an operand that lives on into the next block must
+/// still leave the registers after an instruction whose late definitions need them all:
+/// next-use distances cover unreachable regions too (they were `never` there, so the
+/// operand looked dead, was kept, and the spiller found nothing to evict).
+#[test]
+fn unreachable_regions_are_spilled_like_any_other() {
+    let p = parse(
+        "target generic v=16:aligned
+func @f {
+b0:
+  %x:v1 = load 0 reads
+  ret %x
+b1:
+  %a:v1 = load 1 reads
+  %b:v2 = load 2 reads
+  %c:v16 = mul %b, %a
+  store %c writes
+  jump b2
+b2:
+  %d:v1 = add %a, %b
+  ret %d
+}
+",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let opts = AllocOptions {
+        budget: vec![("v".to_string(), 16)],
+        ..AllocOptions::default()
+    };
+    allocate_verified(&p, &opts);
+}

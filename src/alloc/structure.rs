@@ -42,7 +42,7 @@ pub fn check_structured(f: &Function, target: &Target, a: &Analysis) -> Result<(
 
 /// Every divergent branch is structured.
 fn check_branches(f: &Function, a: &Analysis) -> Result<(), AllocError> {
-    for &b in a.cfg.rpo() {
+    for b in a.cfg.rpo_all() {
         let Terminator::Branch {
             kind: BranchKind::Divergent,
             then_block,

@@ -70,6 +70,45 @@ impl Graph {
         &self.rpo
     }
 
+    /// Every node: the entry's region in reverse post-order, then each region that starts
+    /// at a node without predecessors (unreachable code) in reverse post-order, then any
+    /// node left (cycles nothing enters), by index. A dominance order within each region.
+    pub fn rpo_all(&self) -> Vec<Block> {
+        let mut order = self.rpo.clone();
+        let mut seen = vec![false; self.len()];
+        order.iter().for_each(|b| seen[b.index()] = true);
+        for root in (0..self.len() as u32).map(Block) {
+            if seen[root.index()] || !self.preds(root).is_empty() {
+                continue;
+            }
+            let mut stack = vec![(root, 0usize)];
+            let mut post = Vec::new();
+            seen[root.index()] = true;
+            while let Some((b, k)) = stack.last_mut() {
+                match self.succs(*b).get(*k).copied() {
+                    Some(s) => {
+                        *k += 1;
+                        if !seen[s.index()] {
+                            seen[s.index()] = true;
+                            stack.push((s, 0));
+                        }
+                    }
+                    None => {
+                        post.push(*b);
+                        stack.pop();
+                    }
+                }
+            }
+            order.extend(post.into_iter().rev());
+        }
+        order.extend(
+            (0..self.len() as u32)
+                .map(Block)
+                .filter(|b| !seen[b.index()]),
+        );
+        order
+    }
+
     /// Position in reverse post-order, `None` when unreachable.
     pub fn rpo_index(&self, b: Block) -> Option<u32> {
         Some(self.rpo_index[b.index()]).filter(|&i| i != UNREACHED)

@@ -104,19 +104,9 @@ fn phi_uses(f: &Function) -> std::collections::HashMap<Value, Vec<(Block, usize)
     uses
 }
 
-/// Reverse post-order of the linear CFG, then blocks it does not reach.
+/// Reverse post-order of the linear CFG, unreachable regions too (`Graph::rpo_all`).
 fn visit_order(a: &Analysis) -> Vec<Block> {
-    let mut order = a.divergence.linear.rpo().to_vec();
-    let mut seen = vec![false; a.cfg.len()];
-    for b in &order {
-        seen[b.index()] = true;
-    }
-    order.extend(
-        (0..a.cfg.len() as u32)
-            .map(Block)
-            .filter(|b| !seen[b.index()]),
-    );
-    order
+    a.divergence.linear.rpo_all()
 }
 
 struct Assigner<'a> {

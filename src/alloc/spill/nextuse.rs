@@ -8,7 +8,8 @@
 //! in, of the distance from the successor's entry, plus a penalty for every loop the edge
 //! leaves — a value used only after a loop is farther than any value used in it, so
 //! Belady's rule evicts it first and reloads it after the loop. The distances at block
-//! ends are a backward fixpoint over the CFG, with one sorted map per block.
+//! ends are a backward fixpoint over the CFG (unreachable regions included), with one
+//! sorted map per block.
 
 use crate::analysis::cfg::Graph;
 use crate::analysis::liveness::Liveness;
@@ -113,7 +114,8 @@ impl NextUse {
                     .collect()
             })
             .collect();
-        let post: Vec<Block> = graph.rpo().iter().rev().copied().collect();
+        let mut post = super::belady::visit_order(graph, loops, f);
+        post.reverse();
         let mut changed = true;
         while changed {
             changed = false;

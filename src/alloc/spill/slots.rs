@@ -165,10 +165,11 @@ fn live_out_sets(
     }
     let mut live_in: Vec<BTreeSet<usize>> = entry.clone();
     let mut live_out: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); n];
+    let order = graph.rpo_all();
     let mut changed = true;
     while changed {
         changed = false;
-        for &b in graph.rpo().iter().rev() {
+        for &b in order.iter().rev() {
             let out: BTreeSet<usize> = graph
                 .succs(b)
                 .iter()
