@@ -70,6 +70,12 @@ impl Graph {
         &self.rpo
     }
 
+    /// The same graph entered at `root` instead: its reverse post-order covers what
+    /// `root` reaches (a region of code unreachable from the entry, say).
+    pub fn rooted_at(&self, root: Block) -> Graph {
+        Graph::from_succs(self.succs.clone(), root)
+    }
+
     /// Every node: the entry's region in reverse post-order, then each region that starts
     /// at a node without predecessors (unreachable code) in reverse post-order, then any
     /// node left (cycles nothing enters), by index. A dominance order within each region.

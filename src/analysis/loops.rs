@@ -24,46 +24,24 @@ pub struct Loops {
 }
 
 impl Loops {
+    /// The loops of `cfg` (dominators `dom`), and those of every region nothing enters
+    /// (unreachable code, rooted at a block without predecessors), each with dominators
+    /// of its own: unreachable code is allocated too, and weighed like the rest.
     pub fn new(cfg: &Graph, dom: &DomTree) -> Loops {
-        let mut depth = vec![0u32; cfg.len()];
-        let mut latches: Vec<Vec<Block>> = vec![Vec::new(); cfg.len()];
-        let mut retreating: Vec<Vec<Block>> = vec![Vec::new(); cfg.len()];
-        for &s in cfg.rpo() {
-            for &h in cfg.succs(s) {
-                if dom.dominates(h, s) {
-                    latches[h.index()].push(s);
-                } else if cfg.rpo_index(h) <= cfg.rpo_index(s) {
-                    retreating[h.index()].push(s);
-                }
+        let mut found = Found::new(cfg.len());
+        found.region(cfg, dom);
+        for root in (0..cfg.len() as u32).map(Block) {
+            if !cfg.is_reachable(root) && cfg.preds(root).is_empty() {
+                let region = cfg.rooted_at(root);
+                found.region(&region, &DomTree::new(&region));
             }
         }
-        let mut stamps = Stamps::new(cfg.len());
-        for h in cfg
-            .rpo()
-            .iter()
-            .filter(|h| !retreating[h.index()].is_empty())
-        {
-            for b in cycle_blocks(cfg, dom, *h, &retreating[h.index()], &mut stamps) {
-                depth[b.index()] += 1;
-            }
-        }
-        let headers: Vec<Block> = (0..cfg.len())
-            .filter(|&h| !latches[h].is_empty())
-            .map(|h| Block(h as u32))
-            .collect();
-        let mut bodies = Vec::with_capacity(headers.len());
-        for &h in &headers {
-            let mut body = natural_loop(cfg, h, &latches[h.index()], &mut stamps.natural);
-            for b in &body {
-                depth[b.index()] += 1;
-            }
-            body.sort();
-            bodies.push(body);
-        }
+        let mut headers: Vec<(Block, Vec<Block>)> = found.loops;
+        headers.sort_by_key(|(h, _)| *h);
         Loops {
-            depth,
-            headers,
-            bodies,
+            depth: found.depth,
+            headers: headers.iter().map(|(h, _)| *h).collect(),
+            bodies: headers.into_iter().map(|(_, body)| body).collect(),
         }
     }
 
@@ -86,6 +64,65 @@ impl Loops {
         self.headers
             .binary_search(&h)
             .map_or(&[], |i| self.bodies[i].as_slice())
+    }
+}
+
+/// Loops and depths found so far, region by region.
+struct Found {
+    depth: Vec<u32>,
+    /// (header, sorted body) of every natural loop.
+    loops: Vec<(Block, Vec<Block>)>,
+    /// Blocks of a region already searched.
+    done: Vec<bool>,
+    stamps: Stamps,
+}
+
+impl Found {
+    fn new(n: usize) -> Found {
+        Found {
+            depth: vec![0; n],
+            loops: Vec::new(),
+            done: vec![false; n],
+            stamps: Stamps::new(n),
+        }
+    }
+
+    /// The natural loops and irreducible cycles among the blocks `cfg` reaches from its
+    /// entry that no earlier region had.
+    fn region(&mut self, cfg: &Graph, dom: &DomTree) {
+        let fresh: Vec<Block> = cfg
+            .rpo()
+            .iter()
+            .copied()
+            .filter(|b| !self.done[b.index()])
+            .collect();
+        let mut latches: Vec<Vec<Block>> = vec![Vec::new(); cfg.len()];
+        let mut retreating: Vec<Vec<Block>> = vec![Vec::new(); cfg.len()];
+        for &s in &fresh {
+            for &h in cfg.succs(s).iter().filter(|h| !self.done[h.index()]) {
+                if dom.dominates(h, s) {
+                    latches[h.index()].push(s);
+                } else if cfg.rpo_index(h) <= cfg.rpo_index(s) {
+                    retreating[h.index()].push(s);
+                }
+            }
+        }
+        for &h in fresh.iter().filter(|h| !retreating[h.index()].is_empty()) {
+            for b in cycle_blocks(cfg, dom, h, &retreating[h.index()], &mut self.stamps) {
+                self.depth[b.index()] += 1;
+            }
+        }
+        for &h in fresh.iter().filter(|h| !latches[h.index()].is_empty()) {
+            let mut body = natural_loop(cfg, h, &latches[h.index()], &mut self.stamps.natural);
+            for b in &body {
+                self.depth[b.index()] += 1;
+            }
+            body.sort();
+            self.loops.push((h, body));
+        }
+        for b in fresh {
+            self.done[b.index()] = true;
+        }
     }
 }
 
@@ -193,6 +230,16 @@ mod tests {
         let dom = DomTree::new(&cfg);
         let loops = Loops::new(&cfg, &dom);
         (f, loops)
+    }
+
+    #[test]
+    fn loops_in_unreachable_code_are_found_too() {
+        let src = "target gfx9\nfunc @f {\na:\n  ret\nu:\n  jump h\nh:\n  %c:s1 = c\n  branch uniform %c, h, x\nx:\n  ret\n}\n";
+        let (f, loops) = loops_of(src);
+        let h = f.block_ids().find(|&b| f.block(b).name == "h").expect("h");
+        assert!(loops.is_header(h));
+        assert_eq!(loops.depth(h), 1);
+        assert_eq!(frequencies(&f, &loops)[h.index()], 10.0);
     }
 
     #[test]
