@@ -31,13 +31,13 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-/// Spilling: the same programs at 2k and 10k instructions under a VGPR budget of 12, well
-/// below their MaxLive of 20 (about one spill per 9 instructions). The spiller re-analyses
-/// once per round, so its time grows faster than linearly with the number of spills.
+/// Spilling: the same programs at 1k, 10k, 100k and 1M instructions under a VGPR budget
+/// of 12, well below their MaxLive of 20. The spiller runs once (next uses, W sets, MIN,
+/// coupling, SSA repair): its time should grow linearly with the program.
 fn bench_spill(c: &mut Criterion) {
     let mut group = c.benchmark_group("spill");
     group.sample_size(10);
-    for insts in [2_000, 10_000] {
+    for insts in [1_000, 10_000, 100_000, 1_000_000] {
         let program = chromatic::parse(&synthetic(insts)).expect("synthetic program parses");
         group.throughput(Throughput::Elements(program.functions[0].op_count() as u64));
         let opts = AllocOptions {

@@ -28,6 +28,7 @@ use chromatic_oracle::spill::{min_spill_cost, Limits};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
@@ -336,10 +337,40 @@ fn report(points: &[Point]) {
         points.len(),
         points.len() - failed
     );
+    let (rises, steps) = rises(points);
+    println!("one register more costs more: {rises} of {steps} steps");
     let answers: Vec<Oracle> = points.iter().filter_map(|p| p.oracle).collect();
     if !answers.is_empty() {
         println!("{}", gap_summary(&answers));
     }
+}
+
+/// Steps from a budget to the next one up (same file and class, both verified) where the
+/// swept class's spill cost rises: a spiller is monotone when there are none.
+fn rises(points: &[Point]) -> (usize, usize) {
+    let class_cost = |p: &Point| -> f64 {
+        let of_class = |f: &FunctionStats| {
+            f.classes
+                .iter()
+                .filter(|c| c.class == p.class)
+                .map(|c| c.spill_cost)
+                .sum::<f64>()
+        };
+        p.stats.iter().map(of_class).sum()
+    };
+    let mut costs: BTreeMap<(&str, &str, u16), f64> = BTreeMap::new();
+    for p in points.iter().filter(|p| p.error.is_none()) {
+        costs.insert((&p.file, &p.class, p.budget), class_cost(p));
+    }
+    let mut steps = 0;
+    let mut rises = 0;
+    for (&(file, class, k), &cost) in &costs {
+        if let Some(&above) = costs.get(&(file, class, k + 1)) {
+            steps += 1;
+            rises += usize::from(above > cost + 1e-9);
+        }
+    }
+    (rises, steps)
 }
 
 /// `  class cost 64  optimum 64` or `  class cost 70  bound 60`.
