@@ -1,8 +1,8 @@
 //! Targets: register classes, tuple alignment, spill destinations, costs and occupancy.
 //!
 //! A target is data, not code: the allocator, verifier and oracle read it and never
-//! special-case a GPU by name. Numbers come from `shared/NOTES.md` §2 (AMD occupancy
-//! tables, NVIDIA register allocation granularity, Intel flag registers).
+//! special-case a GPU by name. Numbers and their sources are in `docs/TARGETS.md` (AMD
+//! occupancy tables, NVIDIA register allocation granularity, Intel flag registers).
 //!
 //! [`Target::budget_for_occupancy`] inverts [`Target::occupancy`]: the largest registers
 //! per class that still reach a number of waves or warps, in closed form from the same
@@ -415,7 +415,7 @@ fn parse_generic_class(word: &str) -> Result<RegClass, TargetError> {
 }
 
 /// LLVM `AMDGPUSubtarget::getOccupancyWithNumSGPRs` for GFX8/9 (ACO says 8 waves for
-/// 81–88; we follow LLVM, see NOTES §2).
+/// 81–88; we follow LLVM, see `docs/TARGETS.md`).
 fn llvm_gfx9_sgpr_table() -> Vec<(u32, u32)> {
     vec![(80, 10), (88, 9), (100, 8)]
 }
@@ -546,7 +546,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn gfx9_vgpr_occupancy_matches_notes() {
+    fn gfx9_vgpr_occupancy_matches_the_documented_table() {
         let t = Target::builtin("gfx9").unwrap();
         let waves = |v| t.occupancy(&[10, v]).unwrap();
         assert_eq!([waves(32), waves(64), waves(128), waves(256)], [8, 4, 2, 1]);
@@ -561,7 +561,7 @@ mod tests {
     }
 
     #[test]
-    fn gfx11_w32_occupancy_matches_notes() {
+    fn gfx11_w32_occupancy_matches_the_documented_table() {
         let t = Target::builtin("gfx11-w32").unwrap();
         assert_eq!(t.occupancy(&[0, 256]), Some(5));
         assert_eq!(t.occupancy(&[0, 128]), Some(10));

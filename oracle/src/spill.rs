@@ -1,6 +1,7 @@
 //! Minimum spill cost of one register class at a budget: the 0-1 program of Appel & George
 //! ("Optimal spilling for CISC machines with few registers", PLDI 2001), in the form of
-//! `NOTES.md` §5 model 2, on the SSA function before any allocation.
+//! per-point in-register, reload and store variables, on the SSA function before any
+//! allocation.
 //!
 //! Per value `v` of the class and program point `p` where it is live ([`crate::points`]),
 //! `in[v,p]` says it is in a register. Operands are in registers before their instruction

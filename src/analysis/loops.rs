@@ -9,7 +9,8 @@
 //! a loop. Retreating edges into the same `h` make one cycle.
 //!
 //! Frequencies: a block's `freq=` annotation when present, else 10^depth — the rule of
-//! Mesa/Intel (`shared/NOTES.md` §1: "×10 per loop level").
+//! Mesa's Intel backend (`brw_fs_reg_allocate.cpp`: spill costs ×10 per loop level;
+//! `docs/TARGETS.md`).
 
 use super::cfg::Graph;
 use super::dom::DomTree;

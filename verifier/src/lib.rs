@@ -5,7 +5,9 @@
 //! # The checker ([`verify`])
 //!
 //! In the spirit of CompCert's validator (Rideau & Leroy, CC 2010) and regalloc2's checker,
-//! without their holes (NOTES §4):
+//! without their holes (regalloc2's checker lets a move from an unknown location
+//! keep the destination's old value, barely checks reused inputs, and misses early defs
+//! overlapping early uses and overlapping registers):
 //!
 //! 1. *Structure* (`structure.rs`): same blocks (plus split-edge blocks), same terminators
 //!    and phis, every original operation exactly once, unchanged; only parallel copies,
