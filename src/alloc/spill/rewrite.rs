@@ -15,9 +15,10 @@
 //! so placed would run more often (by block frequency) than one store right after the
 //! definition, that one store is used instead: a value defined before a loop and evicted
 //! inside it is stored once before the loop; one defined in a loop and evicted after it
-//! is stored after the loop. Rematerialisable values are never stored; values spilled to
-//! a register of another class (PTX predicates, Intel flags) are moved there once, after
-//! the definition.
+//! is stored after the loop. A value reloaded only on edges that spill it around itself
+//! (store, then reload, on the edge) needs no other store. Rematerialisable values are
+//! never stored; values spilled to a register of another class (PTX predicates, Intel
+//! flags) are moved there once, after the definition.
 
 use super::belady::{remat_values, visit_order, Decisions};
 use super::edges::{self, EdgeCode, EdgeOp, Need, Successor};
@@ -296,6 +297,11 @@ impl<'t> State<'t> {
             }
         }
         let order = visit_order(input.graph, input.loops, &self.f);
+        let in_blocks: BTreeSet<Value> = d
+            .blocks
+            .iter()
+            .flat_map(|plan| plan.reloads.iter().map(|&(_, v)| v))
+            .collect();
         for &v in reloaded {
             let Some(&(def_block, def_at)) = def_sites.get(&v) else {
                 continue;
@@ -304,6 +310,8 @@ impl<'t> State<'t> {
                 Some(Home::Holder(h)) => {
                     code.push(def_block, def_at, Slot::AfterDef, Pending::ClassStore(h, v));
                 }
+                Some(Home::Slot(_))
+                    if !in_blocks.contains(&v) && only_reloaded_around(coupling, v) => {}
                 Some(Home::Slot(_)) => {
                     let points = evictions.get(&v).map_or(&[][..], Vec::as_slice);
                     let stores = first_evictions(input, &order, v, def_block, points);
@@ -443,6 +451,16 @@ fn fresh_value(
 
 /// The points among `points` where `v` is not yet stored on every path from its
 /// definition: a forward dataflow over the blocks in visit order.
+/// Whether every reload of `v` on an edge follows its own store on that edge (`v` was
+/// spilled around the edge, [`edges`]): that store is all those reloads need.
+fn only_reloaded_around(coupling: &[(Block, EdgeCode)], v: Value) -> bool {
+    coupling.iter().all(|(_, edge)| {
+        let reload = edge.ops.iter().position(|&op| op == EdgeOp::Reload(v));
+        let around = EdgeOp::Store { value: v, owner: v };
+        reload.is_none_or(|r| edge.ops[..r].contains(&around))
+    })
+}
+
 fn first_evictions(
     input: &ClassInput,
     order: &[Block],
