@@ -41,6 +41,7 @@ use crate::analysis::loops::Loops;
 use crate::analysis::Analysis;
 use crate::program::*;
 use crate::target::{ClassId, SpillTarget, Target};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The decisions for one class.
@@ -1042,15 +1043,8 @@ impl Belady<'_, '_> {
         let mut walked = Walked::default();
         let f = self.input.f;
         let n = f.block(b).insts.len() as u32;
-        let live_out: BTreeSet<Value> = self
-            .input
-            .a
-            .liveness
-            .live_out(b)
-            .iter()
-            .copied()
-            .filter(|&v| self.of_class(v))
-            .collect();
+        let live_out = self.input.a.liveness.live_out(b);
+        let mut crowded: Option<Vec<u64>> = None;
         for i in 0..=n {
             let reads = self.reads_at(b, i);
             for &v in &reads {
@@ -1058,18 +1052,19 @@ impl Belady<'_, '_> {
                     walked.reloads.push((i, v));
                 }
             }
-            let living: BTreeSet<Value> = w
+            let living: Vec<Value> = w
                 .values
                 .iter()
                 .copied()
                 .filter(|&v| {
-                    live_out.contains(&v) || (i < n && self.uses.next(b, v, i + 1).is_some())
+                    live_out.binary_search(&v).is_ok()
+                        || (i < n && self.uses.next(b, v, i + 1).is_some())
                 })
                 .collect();
             let mut dropped: BTreeSet<Value> = BTreeSet::new();
             let mut victims: Vec<(Value, bool)> = Vec::new();
             loop {
-                let lives = |v: Value| living.contains(&v) && !dropped.contains(&v);
+                let lives = |v: Value| living.binary_search(&v).is_ok() && !dropped.contains(&v);
                 if self.fits(b, i, &w, &lives) {
                     break;
                 }
@@ -1082,7 +1077,7 @@ impl Belady<'_, '_> {
                     dropped: &dropped,
                     operands_too,
                     excess,
-                    crowded: self.crowded_until(b, i),
+                    crowded: crowded.get_or_insert_with(|| self.crowded_runs(b))[i as usize],
                 };
                 let victim = self.victim(b, i, &ask, dry);
                 let Some((v, operand)) = victim else {
@@ -1103,10 +1098,10 @@ impl Belady<'_, '_> {
                 }
             }
             w.values
-                .retain(|v| living.contains(v) && !dropped.contains(v));
+                .retain(|v| living.binary_search(v).is_ok() && !dropped.contains(v));
             if i < n {
                 for d in self.defs_at(b, i) {
-                    if live_out.contains(&d) || self.uses.next(b, d, i + 1).is_some() {
+                    if live_out.binary_search(&d).is_ok() || self.uses.next(b, d, i + 1).is_some() {
                         w.values.insert(d);
                     }
                 }
@@ -1143,13 +1138,13 @@ impl Belady<'_, '_> {
     }
 
     /// The operands of instruction `i` (the terminator's uses at `n`).
-    fn operands_at(&self, b: Block, i: u32) -> (Vec<Def>, Vec<Operand>) {
+    fn operands_at(&self, b: Block, i: u32) -> (&[Def], Cow<'_, [Operand]>) {
         let block = self.f().block(b);
         match block.insts.get(i as usize).map(|inst| &inst.kind) {
-            Some(InstKind::Op(op)) => (op.defs.clone(), op.operands.clone()),
-            Some(_) => (Vec::new(), Vec::new()),
+            Some(InstKind::Op(op)) => (&op.defs, Cow::Borrowed(&op.operands)),
+            Some(_) => (&[], Cow::Borrowed(&[])),
             None => (
-                Vec::new(),
+                &[],
                 block
                     .term
                     .uses()
@@ -1163,15 +1158,15 @@ impl Belady<'_, '_> {
     /// Whether instruction `i`'s problem fits the budget with `w` in registers.
     fn fits(&self, b: Block, i: u32, w: &Set, lives: &dyn Fn(Value) -> bool) -> bool {
         let (defs, ops) = self.operands_at(b, i);
-        let (early, late) = self.sums(&defs, w, lives);
+        let (early, late) = self.sums(defs, w, lives);
         let k = u32::from(self.input.budget);
         if early > k || late > k {
             return false;
         }
-        if self.simple(&defs, &ops, w) {
+        if self.simple(defs, &ops, w) {
             return true;
         }
-        packing::fits(&self.problem(&defs, &ops, w, lives).problem)
+        packing::fits(&self.problem(defs, &ops, w, lives).problem)
     }
 
     /// Units at the two instants, without alignment, copies or pins: lower bounds.
@@ -1255,7 +1250,7 @@ impl Belady<'_, '_> {
     /// Units over the budget at the early and late instants, by the sums.
     fn overflow(&self, b: Block, i: u32, w: &Set, lives: &dyn Fn(Value) -> bool) -> (u32, u32) {
         let (defs, _) = self.operands_at(b, i);
-        let (early, late) = self.sums(&defs, w, lives);
+        let (early, late) = self.sums(defs, w, lives);
         let k = u32::from(self.input.budget);
         (early.saturating_sub(k), late.saturating_sub(k))
     }
@@ -1269,7 +1264,7 @@ impl Belady<'_, '_> {
         w: &mut Set,
         dropped: &mut BTreeSet<Value>,
         victims: &mut Vec<(Value, bool)>,
-        living: &BTreeSet<Value>,
+        living: &[Value],
     ) {
         let mut k = victims.len();
         while k > 0 {
@@ -1280,7 +1275,7 @@ impl Belady<'_, '_> {
             } else {
                 w.values.insert(v);
             }
-            let lives = |x: Value| living.contains(&x) && !dropped.contains(&x);
+            let lives = |x: Value| living.binary_search(&x).is_ok() && !dropped.contains(&x);
             if self.fits(b, i, w, &lives) {
                 victims.remove(k);
             } else if operand {
@@ -1318,14 +1313,19 @@ impl Belady<'_, '_> {
         found
     }
 
-    /// How many positions after `i` the block's demand (with nothing spilled) stays
-    /// over the budget: a value needed again within them would have to come back while
-    /// the registers are still full.
-    fn crowded_until(&self, b: Block, i: u32) -> u64 {
+    /// Per position `i` of `b`: how many positions after it the block's demand (with
+    /// nothing spilled) stays over the budget; a value needed again within them would
+    /// have to come back while the registers are still full.
+    fn crowded_runs(&self, b: Block) -> Vec<u64> {
         let n = self.f().block(b).insts.len() as u32;
         let k = u32::from(self.input.budget);
         let over = |j: u32| self.input.a.pressure.at(b, Some(j), self.input.class) > k;
-        (i + 1..=n).take_while(|&j| over(j)).count() as u64
+        let mut runs = vec![0; n as usize + 1];
+        for i in (0..n).rev() {
+            let j = i + 1;
+            runs[i as usize] = if over(j) { runs[j as usize] + 1 } else { 0 };
+        }
+        runs
     }
 
     fn candidate(&self, b: Block, i: u32, v: Value, ask: &Ask) -> Option<Candidate> {
