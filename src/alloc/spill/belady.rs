@@ -112,6 +112,7 @@ pub fn decide(input: &Input) -> Result<Decisions, AllocError> {
         costs: unit_costs(input),
         remat: remat_values(input.f),
         evicted: BTreeSet::new(),
+        horizon: vec![0; input.f.values.len()],
         pinned: input.f.pinned_values().into_iter().collect(),
     };
     if input.target.class(input.class).uniform {
@@ -239,6 +240,10 @@ struct Belady<'i, 'a> {
     evicted: BTreeSet<Value>,
     /// Values defined `pinned`: never evicted, protected everywhere they live.
     pinned: BTreeSet<Value>,
+    /// Per value, while a block is walked: it lives on after position `i` exactly when
+    /// its horizon exceeds `i` (its last read in the block; `u32::MAX` when it is live
+    /// out; 0 otherwise).
+    horizon: Vec<u32>,
 }
 
 /// What a walk through a block decided.
@@ -1039,11 +1044,39 @@ impl Belady<'_, '_> {
     /// Belady's MIN through `b` from `w`; returns W at the end. At the terminator the
     /// values read are its operands; the phi arguments the block passes on stay in W
     /// as values whose next use is now, and may leave it like any other.
-    fn walk(&mut self, b: Block, mut w: Set, dry: bool) -> Result<(Set, Walked), AllocError> {
+    fn walk(&mut self, b: Block, w: Set, dry: bool) -> Result<(Set, Walked), AllocError> {
+        let mut horizon = std::mem::take(&mut self.horizon);
+        let touched = self.fill_horizon(b, &mut horizon);
+        let walked = self.walk_with(b, w, dry, &horizon);
+        touched.iter().for_each(|v| horizon[v.index()] = 0);
+        self.horizon = horizon;
+        walked
+    }
+
+    /// Sets the horizon of the values `b` reads or keeps live out; returns them.
+    fn fill_horizon(&self, b: Block, horizon: &mut [u32]) -> Vec<Value> {
+        let mut touched = Vec::new();
+        for &(v, at) in self.uses.in_block(b) {
+            horizon[v.index()] = at;
+            touched.push(v);
+        }
+        for &v in self.input.a.liveness.live_out(b) {
+            horizon[v.index()] = u32::MAX;
+            touched.push(v);
+        }
+        touched
+    }
+
+    fn walk_with(
+        &mut self,
+        b: Block,
+        mut w: Set,
+        dry: bool,
+        horizon: &[u32],
+    ) -> Result<(Set, Walked), AllocError> {
         let mut walked = Walked::default();
         let f = self.input.f;
         let n = f.block(b).insts.len() as u32;
-        let live_out = self.input.a.liveness.live_out(b);
         let mut crowded: Option<Vec<u64>> = None;
         for i in 0..=n {
             let reads = self.reads_at(b, i);
@@ -1052,19 +1085,11 @@ impl Belady<'_, '_> {
                     walked.reloads.push((i, v));
                 }
             }
-            let living: Vec<Value> = w
-                .values
-                .iter()
-                .copied()
-                .filter(|&v| {
-                    live_out.binary_search(&v).is_ok()
-                        || (i < n && self.uses.next(b, v, i + 1).is_some())
-                })
-                .collect();
+            let living = |v: Value| horizon[v.index()] > i;
             let mut dropped: BTreeSet<Value> = BTreeSet::new();
             let mut victims: Vec<(Value, bool)> = Vec::new();
             loop {
-                let lives = |v: Value| living.binary_search(&v).is_ok() && !dropped.contains(&v);
+                let lives = |v: Value| living(v) && !dropped.contains(&v);
                 if self.fits(b, i, &w, &lives) {
                     break;
                 }
@@ -1097,11 +1122,10 @@ impl Belady<'_, '_> {
                     self.evicted.insert(v);
                 }
             }
-            w.values
-                .retain(|v| living.binary_search(v).is_ok() && !dropped.contains(v));
+            w.values.retain(|&v| living(v) && !dropped.contains(&v));
             if i < n {
                 for d in self.defs_at(b, i) {
-                    if live_out.binary_search(&d).is_ok() || self.uses.next(b, d, i + 1).is_some() {
+                    if living(d) {
                         w.values.insert(d);
                     }
                 }
@@ -1264,7 +1288,7 @@ impl Belady<'_, '_> {
         w: &mut Set,
         dropped: &mut BTreeSet<Value>,
         victims: &mut Vec<(Value, bool)>,
-        living: &[Value],
+        living: &dyn Fn(Value) -> bool,
     ) {
         let mut k = victims.len();
         while k > 0 {
@@ -1275,7 +1299,7 @@ impl Belady<'_, '_> {
             } else {
                 w.values.insert(v);
             }
-            let lives = |x: Value| living.binary_search(&x).is_ok() && !dropped.contains(&x);
+            let lives = |x: Value| living(x) && !dropped.contains(&x);
             if self.fits(b, i, w, &lives) {
                 victims.remove(k);
             } else if operand {
