@@ -242,18 +242,27 @@ pub fn fits(p: &Problem) -> bool {
     canonical(p).is_some()
 }
 
+/// First fit in canonical order. An item of the same shape as the one before it cannot
+/// fit below where that one ended (the grid only fills), so its search starts there.
 fn greedy(p: &Problem, order: &[usize], grid: &mut Grid, at: &mut [u16]) -> bool {
+    let mut previous: Option<&Item> = None;
+    let mut floor: u16 = 0;
     for &i in order {
         let item = &p.items[i];
-        let Some(pos) = grid
-            .positions(item, Order::Lowest)
-            .into_iter()
+        if !previous.is_some_and(|x| same_shape(x, item)) {
+            floor = 0;
+        }
+        let last = grid.units().saturating_sub(item.size);
+        let Some(pos) = (floor.next_multiple_of(item.align)..=last)
+            .step_by(usize::from(item.align))
             .find(|&q| grid.fits(item, q))
         else {
             return false;
         };
         grid.set(item, pos, true);
         at[i] = pos;
+        previous = Some(item);
+        floor = pos + item.size;
     }
     true
 }

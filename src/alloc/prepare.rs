@@ -53,14 +53,14 @@ pub fn drop_empty(g: &mut Function, added: &[Block]) {
     if empty.is_empty() {
         return;
     }
+    let mut is_empty = vec![false; g.blocks.len()];
+    empty.iter().for_each(|b| is_empty[b.index()] = true);
+    let preds = first_preds(g, &is_empty);
     for &n in &empty {
         let Terminator::Jump { target, .. } = g.block(n).term else {
             continue;
         };
-        let pred = g
-            .block_ids()
-            .find(|&p| g.block(p).term.successors().any(|s| s == n))
-            .expect("a split block has a predecessor");
+        let pred = preds[n.index()].expect("a split block has a predecessor");
         retarget(&mut g.blocks[pred.index()].term, n, target);
         for phi in &mut g.blocks[target.index()].phis {
             for arg in phi.args.iter_mut().filter(|a| a.block == n) {
@@ -71,7 +71,7 @@ pub fn drop_empty(g: &mut Function, added: &[Block]) {
     let mut renumber: Vec<Option<Block>> = Vec::with_capacity(g.blocks.len());
     let mut next = 0;
     for b in g.block_ids() {
-        if empty.contains(&b) {
+        if is_empty[b.index()] {
             renumber.push(None);
         } else {
             renumber.push(Some(Block(next)));
@@ -101,6 +101,20 @@ pub fn drop_empty(g: &mut Function, added: &[Block]) {
             Terminator::Ret { .. } => {}
         }
     }
+}
+
+/// For each block marked in `of`, its first predecessor in block order (a split block has
+/// one; split blocks never lead to one another).
+fn first_preds(g: &Function, of: &[bool]) -> Vec<Option<Block>> {
+    let mut preds = vec![None; g.blocks.len()];
+    for p in g.block_ids() {
+        for s in g.block(p).term.successors() {
+            if of[s.index()] && preds[s.index()].is_none() {
+                preds[s.index()] = Some(p);
+            }
+        }
+    }
+    preds
 }
 
 fn retarget(term: &mut Terminator, old: Block, new: Block) {

@@ -41,6 +41,7 @@ use crate::analysis::loops::Loops;
 use crate::analysis::Analysis;
 use crate::program::*;
 use crate::target::{ClassId, SpillTarget, Target};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The decisions for one class.
@@ -111,6 +112,7 @@ pub fn decide(input: &Input) -> Result<Decisions, AllocError> {
         costs: unit_costs(input),
         remat: remat_values(input.f),
         evicted: BTreeSet::new(),
+        horizon: vec![0; input.f.values.len()],
         pinned: input.f.pinned_values().into_iter().collect(),
     };
     if input.target.class(input.class).uniform {
@@ -238,6 +240,10 @@ struct Belady<'i, 'a> {
     evicted: BTreeSet<Value>,
     /// Values defined `pinned`: never evicted, protected everywhere they live.
     pinned: BTreeSet<Value>,
+    /// Per value, while a block is walked: it lives on after position `i` exactly when
+    /// its horizon exceeds `i` (its last read in the block; `u32::MAX` when it is live
+    /// out; 0 otherwise).
+    horizon: Vec<u32>,
 }
 
 /// What a walk through a block decided.
@@ -1038,19 +1044,40 @@ impl Belady<'_, '_> {
     /// Belady's MIN through `b` from `w`; returns W at the end. At the terminator the
     /// values read are its operands; the phi arguments the block passes on stay in W
     /// as values whose next use is now, and may leave it like any other.
-    fn walk(&mut self, b: Block, mut w: Set, dry: bool) -> Result<(Set, Walked), AllocError> {
+    fn walk(&mut self, b: Block, w: Set, dry: bool) -> Result<(Set, Walked), AllocError> {
+        let mut horizon = std::mem::take(&mut self.horizon);
+        let touched = self.fill_horizon(b, &mut horizon);
+        let walked = self.walk_with(b, w, dry, &horizon);
+        touched.iter().for_each(|v| horizon[v.index()] = 0);
+        self.horizon = horizon;
+        walked
+    }
+
+    /// Sets the horizon of the values `b` reads or keeps live out; returns them.
+    fn fill_horizon(&self, b: Block, horizon: &mut [u32]) -> Vec<Value> {
+        let mut touched = Vec::new();
+        for &(v, at) in self.uses.in_block(b) {
+            horizon[v.index()] = at;
+            touched.push(v);
+        }
+        for &v in self.input.a.liveness.live_out(b) {
+            horizon[v.index()] = u32::MAX;
+            touched.push(v);
+        }
+        touched
+    }
+
+    fn walk_with(
+        &mut self,
+        b: Block,
+        mut w: Set,
+        dry: bool,
+        horizon: &[u32],
+    ) -> Result<(Set, Walked), AllocError> {
         let mut walked = Walked::default();
         let f = self.input.f;
         let n = f.block(b).insts.len() as u32;
-        let live_out: BTreeSet<Value> = self
-            .input
-            .a
-            .liveness
-            .live_out(b)
-            .iter()
-            .copied()
-            .filter(|&v| self.of_class(v))
-            .collect();
+        let mut crowded: Option<Vec<u64>> = None;
         for i in 0..=n {
             let reads = self.reads_at(b, i);
             for &v in &reads {
@@ -1058,18 +1085,11 @@ impl Belady<'_, '_> {
                     walked.reloads.push((i, v));
                 }
             }
-            let living: BTreeSet<Value> = w
-                .values
-                .iter()
-                .copied()
-                .filter(|&v| {
-                    live_out.contains(&v) || (i < n && self.uses.next(b, v, i + 1).is_some())
-                })
-                .collect();
+            let living = |v: Value| horizon[v.index()] > i;
             let mut dropped: BTreeSet<Value> = BTreeSet::new();
             let mut victims: Vec<(Value, bool)> = Vec::new();
             loop {
-                let lives = |v: Value| living.contains(&v) && !dropped.contains(&v);
+                let lives = |v: Value| living(v) && !dropped.contains(&v);
                 if self.fits(b, i, &w, &lives) {
                     break;
                 }
@@ -1082,7 +1102,7 @@ impl Belady<'_, '_> {
                     dropped: &dropped,
                     operands_too,
                     excess,
-                    crowded: self.crowded_until(b, i),
+                    crowded: crowded.get_or_insert_with(|| self.crowded_runs(b))[i as usize],
                 };
                 let victim = self.victim(b, i, &ask, dry);
                 let Some((v, operand)) = victim else {
@@ -1102,11 +1122,10 @@ impl Belady<'_, '_> {
                     self.evicted.insert(v);
                 }
             }
-            w.values
-                .retain(|v| living.contains(v) && !dropped.contains(v));
+            w.values.retain(|&v| living(v) && !dropped.contains(&v));
             if i < n {
                 for d in self.defs_at(b, i) {
-                    if live_out.contains(&d) || self.uses.next(b, d, i + 1).is_some() {
+                    if living(d) {
                         w.values.insert(d);
                     }
                 }
@@ -1143,13 +1162,13 @@ impl Belady<'_, '_> {
     }
 
     /// The operands of instruction `i` (the terminator's uses at `n`).
-    fn operands_at(&self, b: Block, i: u32) -> (Vec<Def>, Vec<Operand>) {
+    fn operands_at(&self, b: Block, i: u32) -> (&[Def], Cow<'_, [Operand]>) {
         let block = self.f().block(b);
         match block.insts.get(i as usize).map(|inst| &inst.kind) {
-            Some(InstKind::Op(op)) => (op.defs.clone(), op.operands.clone()),
-            Some(_) => (Vec::new(), Vec::new()),
+            Some(InstKind::Op(op)) => (&op.defs, Cow::Borrowed(&op.operands)),
+            Some(_) => (&[], Cow::Borrowed(&[])),
             None => (
-                Vec::new(),
+                &[],
                 block
                     .term
                     .uses()
@@ -1163,15 +1182,15 @@ impl Belady<'_, '_> {
     /// Whether instruction `i`'s problem fits the budget with `w` in registers.
     fn fits(&self, b: Block, i: u32, w: &Set, lives: &dyn Fn(Value) -> bool) -> bool {
         let (defs, ops) = self.operands_at(b, i);
-        let (early, late) = self.sums(&defs, w, lives);
+        let (early, late) = self.sums(defs, w, lives);
         let k = u32::from(self.input.budget);
         if early > k || late > k {
             return false;
         }
-        if self.simple(&defs, &ops, w) {
+        if self.simple(defs, &ops, w) {
             return true;
         }
-        packing::fits(&self.problem(&defs, &ops, w, lives).problem)
+        packing::fits(&self.problem(defs, &ops, w, lives).problem)
     }
 
     /// Units at the two instants, without alignment, copies or pins: lower bounds.
@@ -1255,7 +1274,7 @@ impl Belady<'_, '_> {
     /// Units over the budget at the early and late instants, by the sums.
     fn overflow(&self, b: Block, i: u32, w: &Set, lives: &dyn Fn(Value) -> bool) -> (u32, u32) {
         let (defs, _) = self.operands_at(b, i);
-        let (early, late) = self.sums(&defs, w, lives);
+        let (early, late) = self.sums(defs, w, lives);
         let k = u32::from(self.input.budget);
         (early.saturating_sub(k), late.saturating_sub(k))
     }
@@ -1269,7 +1288,7 @@ impl Belady<'_, '_> {
         w: &mut Set,
         dropped: &mut BTreeSet<Value>,
         victims: &mut Vec<(Value, bool)>,
-        living: &BTreeSet<Value>,
+        living: &dyn Fn(Value) -> bool,
     ) {
         let mut k = victims.len();
         while k > 0 {
@@ -1280,7 +1299,7 @@ impl Belady<'_, '_> {
             } else {
                 w.values.insert(v);
             }
-            let lives = |x: Value| living.contains(&x) && !dropped.contains(&x);
+            let lives = |x: Value| living(x) && !dropped.contains(&x);
             if self.fits(b, i, w, &lives) {
                 victims.remove(k);
             } else if operand {
@@ -1318,14 +1337,19 @@ impl Belady<'_, '_> {
         found
     }
 
-    /// How many positions after `i` the block's demand (with nothing spilled) stays
-    /// over the budget: a value needed again within them would have to come back while
-    /// the registers are still full.
-    fn crowded_until(&self, b: Block, i: u32) -> u64 {
+    /// Per position `i` of `b`: how many positions after it the block's demand (with
+    /// nothing spilled) stays over the budget; a value needed again within them would
+    /// have to come back while the registers are still full.
+    fn crowded_runs(&self, b: Block) -> Vec<u64> {
         let n = self.f().block(b).insts.len() as u32;
         let k = u32::from(self.input.budget);
         let over = |j: u32| self.input.a.pressure.at(b, Some(j), self.input.class) > k;
-        (i + 1..=n).take_while(|&j| over(j)).count() as u64
+        let mut runs = vec![0; n as usize + 1];
+        for i in (0..n).rev() {
+            let j = i + 1;
+            runs[i as usize] = if over(j) { runs[j as usize] + 1 } else { 0 };
+        }
+        runs
     }
 
     fn candidate(&self, b: Block, i: u32, v: Value, ask: &Ask) -> Option<Candidate> {

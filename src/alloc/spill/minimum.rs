@@ -220,6 +220,8 @@ pub fn instruction_need(
     if residents.is_empty() && !writes {
         return 0;
     }
+    // Every resident takes units of its own at the early instant: no smaller budget fits.
+    let held: u32 = residents.iter().map(|&v| u32::from(f.value(v).size)).sum();
     let residents: Vec<(Value, Option<u16>)> = residents.iter().map(|&v| (v, None)).collect();
     let shape = |v: Value| (f.value(v).class, f.value(v).size);
     let never = |v: Value| through.contains(&v);
@@ -234,7 +236,8 @@ pub fn instruction_need(
         };
         packing::fits(&operands::build(&ctx, &residents, ops).problem)
     };
-    (1..=units)
+    let lowest = u16::try_from(held).unwrap_or(u16::MAX).max(1);
+    (lowest..=units)
         .find(|&k| fits_in(k))
         .map_or(u32::from(units) + 1, u32::from)
 }

@@ -69,6 +69,11 @@ impl Uses {
         uses.get(i).filter(|&&(w, _)| w == v).map(|&(_, p)| p)
     }
 
+    /// The reads of `b`: (value, position), sorted.
+    pub fn in_block(&self, b: Block) -> &[(Value, u32)] {
+        &self.blocks[b.index()]
+    }
+
     /// Whether `b` reads `v` anywhere.
     pub fn reads(&self, b: Block, v: Value) -> bool {
         self.next(b, v, 0).is_some()

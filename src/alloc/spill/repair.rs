@@ -55,15 +55,14 @@ pub fn repair(
     let reads = r.read_sites(f);
     r.fill_pending();
     let mut replace = r.trivial_phis();
-    let placeholders: Vec<Value> = r
+    let kept: Vec<bool> = r
         .phis
         .iter()
-        .map(|p| p.value)
-        .filter(|v| !replace.contains_key(v))
+        .map(|p| !replace.contains_key(&p.value))
         .collect();
-    for (placeholder, of) in placeholders.iter().map(|&v| (v, r.of(v))) {
-        let value = fresh(f, of);
-        replace.insert(placeholder, value);
+    for (phi, _) in r.phis.iter().zip(&kept).filter(|(_, &keep)| keep) {
+        let value = fresh(f, phi.of);
+        replace.insert(phi.value, value);
     }
     let resolve = |v: Value| resolve(&replace, v);
     for (site, def) in reads {
@@ -73,8 +72,8 @@ pub fn repair(
         }
         write(f, site, def);
     }
-    for mut phi in r.phis {
-        if !placeholders.contains(&phi.value) {
+    for (mut phi, keep) in r.phis.into_iter().zip(kept) {
+        if !keep {
             continue;
         }
         phi.value = resolve(phi.value);
@@ -159,6 +158,8 @@ impl Lookup {
         let mut tracked = tracked.to_vec();
         tracked.sort();
         tracked.dedup();
+        let mut removed = removed.to_vec();
+        removed.sort();
         let mut r = Lookup {
             cfg,
             next: PLACEHOLDERS,
@@ -171,7 +172,7 @@ impl Lookup {
         for b in f.block_ids() {
             for phi in &f.block(b).phis {
                 let v = phi.def.value;
-                if r.is_tracked(v) && !removed.contains(&v) {
+                if r.is_tracked(v) && removed.binary_search(&v).is_err() {
                     r.entry.insert((v, b), v);
                 }
             }
@@ -192,14 +193,6 @@ impl Lookup {
 
     fn is_tracked(&self, v: Value) -> bool {
         self.tracked.binary_search(&v).is_ok()
-    }
-
-    /// The value a placed phi stands for.
-    fn of(&self, placeholder: Value) -> Value {
-        self.phis
-            .iter()
-            .find(|p| p.value == placeholder)
-            .map_or(UNDEFINED, |p| p.of)
     }
 
     /// Every read of a tracked value, with the definition reaching it.

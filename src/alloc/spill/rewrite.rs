@@ -137,8 +137,10 @@ impl<'t> State<'t> {
                 code.push(*b, end, Slot::Edge, pending);
             }
         }
+        let memory_phi_values: BTreeSet<Value> =
+            memory_phis.iter().map(|m| m.phi.def.value).collect();
         for &v in &reloaded {
-            self.ensure_home(v, &memory_phis);
+            self.ensure_home(v, memory_phi_values.contains(&v));
         }
         code.items.retain(|&(_, _, _, p)| match p {
             Pending::Store(v, owner) => {
@@ -158,7 +160,8 @@ impl<'t> State<'t> {
         self.repair(&tracked, &defs, &removed)
     }
 
-    /// Removes the class's memory phis from their blocks; each owns a location.
+    /// Removes the class's memory phis from their blocks; each owns a location. They come
+    /// sorted by block.
     fn take_memory_phis(&mut self, d: &Decisions) -> Vec<MemoryPhi> {
         let mut out = Vec::new();
         for b in self.f.block_ids().collect::<Vec<_>>() {
@@ -213,12 +216,7 @@ impl<'t> State<'t> {
                         .iter()
                         .filter(|phi| of_class(phi.def.value))
                         .map(|phi| (phi, false))
-                        .chain(
-                            memory_phis
-                                .iter()
-                                .filter(|m| m.block == s)
-                                .map(|m| (&m.phi, true)),
-                        )
+                        .chain(memory_phis_of(memory_phis, s).map(|m| (&m.phi, true)))
                         .collect(),
                 })
                 .collect();
@@ -234,11 +232,10 @@ impl<'t> State<'t> {
 
     /// Gives a reloaded value its home: recomputed, a register of another class, or a
     /// spill location of its own.
-    fn ensure_home(&mut self, v: Value, memory_phis: &[MemoryPhi]) {
+    fn ensure_home(&mut self, v: Value, is_memory_phi: bool) {
         if self.home[v.index()].is_some() {
             return;
         }
-        let is_memory_phi = memory_phis.iter().any(|m| m.phi.def.value == v);
         if self.remat[v.index()] && !is_memory_phi {
             self.home[v.index()] = Some(Home::Remat);
             return;
@@ -302,6 +299,7 @@ impl<'t> State<'t> {
             .iter()
             .flat_map(|plan| plan.reloads.iter().map(|&(_, v)| v))
             .collect();
+        let spans = live_spans(input, &order, &def_sites, self.f.values.len());
         for &v in reloaded {
             let Some(&(def_block, def_at)) = def_sites.get(&v) else {
                 continue;
@@ -314,7 +312,8 @@ impl<'t> State<'t> {
                     if !in_blocks.contains(&v) && only_reloaded_around(coupling, v) => {}
                 Some(Home::Slot(_)) => {
                     let points = evictions.get(&v).map_or(&[][..], Vec::as_slice);
-                    let stores = first_evictions(input, &order, v, def_block, points);
+                    let span = &spans[v.index()];
+                    let stores = first_evictions(input, span, def_block, points);
                     let spread: f64 = stores.iter().map(|&(b, _, _)| input.freq[b.index()]).sum();
                     if stores.is_empty() || input.freq[def_block.index()] <= spread {
                         code.push(def_block, def_at, Slot::AfterDef, Pending::Store(v, v));
@@ -426,6 +425,14 @@ impl<'t> State<'t> {
     }
 }
 
+/// The memory phis of block `b`, in `memory_phis` sorted by block.
+fn memory_phis_of(memory_phis: &[MemoryPhi], b: Block) -> impl Iterator<Item = &MemoryPhi> {
+    let start = memory_phis.partition_point(|m| m.block < b);
+    memory_phis[start..]
+        .iter()
+        .take_while(move |m| m.block == b)
+}
+
 fn fresh_value(
     f: &mut Function,
     origin: &mut Vec<Value>,
@@ -449,8 +456,6 @@ fn fresh_value(
     v
 }
 
-/// The points among `points` where `v` is not yet stored on every path from its
-/// definition: a forward dataflow over the blocks in visit order.
 /// Whether every reload of `v` on an edge follows its own store on that edge (`v` was
 /// spilled around the edge, [`edges`]): that store is all those reloads need.
 fn only_reloaded_around(coupling: &[(Block, EdgeCode)], v: Value) -> bool {
@@ -461,41 +466,68 @@ fn only_reloaded_around(coupling: &[(Block, EdgeCode)], v: Value) -> bool {
     })
 }
 
-fn first_evictions(
+/// Per value with a definition site: the blocks that define it or where it is live in,
+/// in visit order (the only blocks its store dataflow visits); empty for other values.
+fn live_spans(
     input: &ClassInput,
     order: &[Block],
-    v: Value,
+    def_sites: &HashMap<Value, (Block, u32)>,
+    values: usize,
+) -> Vec<Vec<Block>> {
+    let mut spans: Vec<Vec<Block>> = vec![Vec::new(); values];
+    for &b in order {
+        for &v in input.liveness.live_in(b) {
+            if def_sites.contains_key(&v) {
+                spans[v.index()].push(b);
+            }
+        }
+    }
+    let mut rank = vec![0usize; input.freq.len()];
+    for (k, &b) in order.iter().enumerate() {
+        rank[b.index()] = k;
+    }
+    for (&v, &(def_block, _)) in def_sites {
+        let span = &mut spans[v.index()];
+        let at = span.partition_point(|x| rank[x.index()] < rank[def_block.index()]);
+        if span.get(at) != Some(&def_block) {
+            span.insert(at, def_block);
+        }
+    }
+    spans
+}
+
+/// The points among `points` where the value is not yet stored on every path from its
+/// definition: a forward dataflow over `span`, the blocks where it lives, in visit order.
+fn first_evictions(
+    input: &ClassInput,
+    span: &[Block],
     def_block: Block,
     points: &[(Block, u32, Slot)],
 ) -> Vec<(Block, u32, Slot)> {
     if points.is_empty() {
         return Vec::new();
     }
-    let n = input.freq.len();
-    let mut stored_out: Vec<Option<bool>> = vec![None; n];
+    let mut points = points.to_vec();
+    points.sort();
+    let mut stored_out: HashMap<Block, bool> = HashMap::with_capacity(span.len());
     let mut chosen = Vec::new();
-    let live_in = |b: Block| input.liveness.live_in(b).binary_search(&v).is_ok();
-    for &b in order {
-        if b != def_block && !live_in(b) {
-            continue;
-        }
+    for &b in span {
         let mut stored = b != def_block
             && input
                 .graph
                 .preds(b)
                 .iter()
-                .filter_map(|p| stored_out[p.index()])
+                .filter_map(|p| stored_out.get(p).copied())
                 .fold(None, |acc: Option<bool>, s| Some(acc.unwrap_or(true) && s))
                 .unwrap_or(false);
-        let mut here: Vec<&(Block, u32, Slot)> = points.iter().filter(|(x, ..)| *x == b).collect();
-        here.sort_by_key(|&&(_, at, slot)| (at, slot));
-        for &&(pb, at, slot) in &here {
+        let start = points.partition_point(|&(x, ..)| x < b);
+        if let Some(&first) = points[start..].first().filter(|&&(x, ..)| x == b) {
             if !stored {
-                chosen.push((pb, at, slot));
+                chosen.push(first);
                 stored = true;
             }
         }
-        stored_out[b.index()] = Some(stored);
+        stored_out.insert(b, stored);
     }
     chosen
 }
