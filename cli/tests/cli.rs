@@ -524,7 +524,7 @@ fn sweep_prints_the_spill_curve_of_a_class() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 43, "{text}");
+    assert_eq!(lines.len(), 44, "{text}");
     assert!(lines[0].starts_with("corpus/high_pressure_block.chr v=44  spills 0  reloads 0"));
     assert!(
         lines[4].starts_with("corpus/high_pressure_block.chr v=40  spills 4  reloads 4"),
@@ -538,6 +538,7 @@ fn sweep_prints_the_spill_curve_of_a_class() {
         "{}",
         lines[42]
     );
+    assert_eq!(lines[43], "one register more costs more: 0 of 41 steps");
 }
 
 #[test]

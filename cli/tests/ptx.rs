@@ -184,8 +184,14 @@ fn corpus_covers_the_ptx_sample() {
 fn sweep_a_kernel() {
     let out = chromatic(&["sweep", SMALL, "--class", "r"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let last = stdout(&out).lines().last().unwrap_or_default().to_string();
-    assert!(last.contains("failed: 0"), "{last}");
+    let text = stdout(&out);
+    let totals = text.lines().find(|l| l.starts_with("points: "));
+    assert!(totals.is_some_and(|l| l.contains("failed: 0")), "{text}");
+    let rises = text.lines().last().unwrap_or_default();
+    assert!(
+        rises.starts_with("one register more costs more: "),
+        "{rises}"
+    );
 }
 
 const MOVES: &str = ".visible .entry m()
