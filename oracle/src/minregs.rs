@@ -73,6 +73,9 @@ pub struct MinRegs {
     pub status: Status,
     /// Registers of the starting solution.
     pub start: u16,
+    /// Whether the allocation handed in as a hint keeps one register per value and so is
+    /// a solution of the model (the answer is then never worse than it).
+    pub hint_fits: bool,
     pub variables: usize,
     pub constraints: usize,
     pub seconds: f64,
@@ -101,8 +104,17 @@ pub fn min_regs(
             budget: cap,
         });
     }
-    let from_hint = hint.and_then(|h| start::from_allocation(&p, f, h, cap));
-    let starts = [from_hint, start::greedy(&p, cap)];
+    let wishes = hint.map(|h| start::wishes(&p, f, h));
+    let from_hint = wishes
+        .as_deref()
+        .and_then(start::complete)
+        .filter(|a| start::feasible(&p, a, cap));
+    let hint_fits = from_hint.is_some();
+    let starts = [
+        from_hint,
+        start::greedy(&p, cap, wishes.as_deref()),
+        start::greedy(&p, cap, None),
+    ];
     let best_start = starts
         .into_iter()
         .flatten()
@@ -126,6 +138,7 @@ pub fn min_regs(
         bound: bound.min(regs),
         status,
         start: upper,
+        hint_fits,
         variables: model.variables,
         constraints: model.constraints,
         seconds: clock.elapsed().as_secs_f64(),
@@ -157,7 +170,7 @@ struct Model<'p> {
     u: Vec<Variable>,
     variables: usize,
     constraints: usize,
-    /// Two fixed groups share a unit at one instant.
+    /// A group has nowhere to go, or two fixed groups share a unit at one instant.
     infeasible: bool,
 }
 
@@ -196,6 +209,9 @@ impl<'p> Model<'p> {
             let firsts: Vec<u16> = (0..=self.upper.saturating_sub(g.size))
                 .filter(|&r| r + g.size <= self.upper && g.allows(r))
                 .collect();
+            if firsts.is_empty() {
+                self.infeasible = true;
+            }
             let vars: Vec<(u16, Option<Variable>)> = if firsts.len() == 1 {
                 vec![(firsts[0], None)]
             } else {

@@ -44,9 +44,19 @@ pub struct Group {
     pub align: u16,
     /// The first unit, where a fixed definition or a pinned fixed use decides it.
     pub fixed: Option<u16>,
-    /// Unit ranges (first, len) the group may not cover: copies into fixed registers
-    /// made while it is live.
-    pub forbidden: Vec<(u16, u16)>,
+    /// Unit ranges the group may not overlap: copies into fixed registers made while it
+    /// is live.
+    pub forbidden: Vec<Forbidden>,
+}
+
+/// A range of units a group may not overlap, except, where `unless_at`, by sitting
+/// exactly on it (the value a copy into a fixed register moves needs no copy when it is
+/// there already, but any other overlap would clobber it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Forbidden {
+    pub first: u16,
+    pub len: u16,
+    pub unless_at: bool,
 }
 
 impl Group {
@@ -54,10 +64,10 @@ impl Group {
     pub fn allows(&self, first: u16) -> bool {
         first.is_multiple_of(self.align)
             && self.fixed.is_none_or(|f| f == first)
-            && self
-                .forbidden
-                .iter()
-                .all(|&(b, len)| first + self.size <= b || b + len <= first)
+            && self.forbidden.iter().all(|b| {
+                let apart = first + self.size <= b.first || b.first + b.len <= first;
+                apart || (b.unless_at && b.first == first && b.len == self.size)
+            })
     }
 }
 
@@ -430,9 +440,14 @@ impl<'f> Walk<'f> {
             for bl in blocked {
                 p.reserved = p.reserved.max(bl.first + bl.len);
                 let exempt = p.group_of[bl.exempt.index()];
-                for &g in set.iter().filter(|&&g| Some(g) != exempt) {
-                    if !p.groups[g].forbidden.contains(&(bl.first, bl.len)) {
-                        p.groups[g].forbidden.push((bl.first, bl.len));
+                for &g in &set {
+                    let range = Forbidden {
+                        first: bl.first,
+                        len: bl.len,
+                        unless_at: Some(g) == exempt,
+                    };
+                    if !p.groups[g].forbidden.contains(&range) {
+                        p.groups[g].forbidden.push(range);
                     }
                 }
             }

@@ -40,14 +40,8 @@ fn disjoint(p: &ClassProblem, set: &[usize], a: &[u16]) -> bool {
     ranges.windows(2).all(|w| w[0].1 <= w[1].0)
 }
 
-/// Each group where `allocated` (an allocation of `original`) defines its first member,
-/// when that is feasible within `cap`.
-pub fn from_allocation(
-    p: &ClassProblem,
-    original: &Function,
-    allocated: &Function,
-    cap: u16,
-) -> Option<Assignment> {
+/// Per group, where `allocated` (an allocation of `original`) defines its first member.
+pub fn wishes(p: &ClassProblem, original: &Function, allocated: &Function) -> Vec<Option<u16>> {
     let mut at: Vec<Option<u16>> = vec![None; original.values.len()];
     for block in &allocated.blocks {
         let phis = block.phis.iter().map(|phi| &phi.def);
@@ -66,13 +60,17 @@ pub fn from_allocation(
             }
         }
     }
-    let a: Option<Assignment> = p.groups.iter().map(|g| at[g.members[0].index()]).collect();
-    a.filter(|a| feasible(p, a, cap))
+    p.groups.iter().map(|g| at[g.members[0].index()]).collect()
 }
 
-/// First fit in definition order, fixed groups first; `None` when a group finds no room
-/// within `cap`.
-pub fn greedy(p: &ClassProblem, cap: u16) -> Option<Assignment> {
+/// The wishes as an assignment, when every group has one.
+pub fn complete(wishes: &[Option<u16>]) -> Option<Assignment> {
+    wishes.iter().copied().collect()
+}
+
+/// First fit in definition order, fixed groups first, each group at its wish when that
+/// fits; `None` when a group finds no room within `cap`.
+pub fn greedy(p: &ClassProblem, cap: u16, wishes: Option<&[Option<u16>]>) -> Option<Assignment> {
     let neighbours = neighbours(p);
     let mut a: Vec<Option<u16>> = vec![None; p.groups.len()];
     let fixed = (0..p.groups.len()).filter(|&g| p.groups[g].fixed.is_some());
@@ -89,7 +87,10 @@ pub fn greedy(p: &ClassProblem, cap: u16) -> Option<Assignment> {
                     .iter()
                     .all(|&(f, s)| r + group.size <= f || f + s <= r)
         };
-        a[g] = Some((0..=cap.checked_sub(group.size)?).find(|&r| fits(r))?);
+        let wish = wishes
+            .and_then(|w| w[g])
+            .filter(|&r| r + group.size <= cap && fits(r));
+        a[g] = Some(wish.or_else(|| (0..=cap.checked_sub(group.size)?).find(|&r| fits(r)))?);
     }
     a.into_iter().collect()
 }
