@@ -1,6 +1,7 @@
 //! The ILP oracle: optimal allocations of small and medium programs, so that every
-//! heuristic can be measured against the optimum. Models are built with `good_lp` and
-//! solved by the pure-Rust `microlp`.
+//! heuristic can be measured against the optimum. Models are solved by the pure-Rust
+//! `microlp` (the spill bound is built through `good_lp`; the minimum-registers model
+//! talks to microlp directly for its warm start and its bound).
 //!
 //! - [`minregs`]: the least registers of a class without spilling, as an assignment of
 //!   every value ([`problem`] states the model, [`start`] its starting solutions), over
