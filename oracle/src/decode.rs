@@ -245,3 +245,67 @@ fn split(f: &mut Function, p: Block, s: Block) -> &mut BlockData {
     let last = f.blocks.len() - 1;
     &mut f.blocks[last]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decoded(text: &str, regs: &[(&str, u16)]) -> String {
+        let p = chromatic::parse(text).expect("parses");
+        let f = &p.functions[0];
+        let first: Vec<Option<u16>> = f
+            .value_ids()
+            .map(|v| {
+                let name = &f.value(v).name;
+                regs.iter().find(|(n, _)| n == name).map(|&(_, r)| r)
+            })
+            .collect();
+        let out = decode(f, &first).expect("decodes");
+        chromatic::print(&chromatic::Program {
+            target: p.target.clone(),
+            functions: vec![out],
+        })
+    }
+
+    #[test]
+    fn a_fixed_use_elsewhere_is_copied_before_and_a_fixed_definition_after() {
+        let text = decoded(
+            "target generic v=8
+func @f {
+b:
+  %a:v1 = load 0 reads
+  %c:v1 fixed(v0) = mul %a fixed(v2)
+  ret %c
+}",
+            &[("a", 1), ("c", 3)],
+        );
+        assert!(text.contains("parallel_copy v2 <- v1 %a\n  %c:v1 fixed(v0)@v0 = mul %a fixed(v2)@v2\n  parallel_copy v3 <- v0 %c"), "{text}");
+    }
+
+    #[test]
+    fn a_phi_in_another_register_is_copied_on_a_split_edge() {
+        let text = decoded(
+            "target generic v=8
+func @f {
+b:
+  %x:v1 = load 0 reads
+  %p:v1 = cmp %x
+  branch uniform %p, j, e
+e:
+  jump j
+j:
+  %y:v1 = phi [b: %x], [e: %x]
+  ret %y
+}",
+            &[("x", 0), ("p", 1), ("y", 2)],
+        );
+        assert!(
+            text.contains("b.j:\n  parallel_copy v2 <- v0 %x\n  jump j"),
+            "{text}"
+        );
+        assert!(
+            text.contains("e:\n  parallel_copy v2 <- v0 %x\n  jump j"),
+            "{text}"
+        );
+    }
+}

@@ -492,3 +492,81 @@ fn subset(a: &[usize], b: &[usize]) -> bool {
     }
     true
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problem(text: &str) -> (Function, ClassProblem) {
+        let p = chromatic::parse(text).expect("parses");
+        let v = p.target.class_by_name("v").expect("class v");
+        let f = p.functions[0].clone();
+        let problem = build(&f, &p.target, v).expect("builds");
+        (f, problem)
+    }
+
+    fn group(f: &Function, p: &ClassProblem, name: &str) -> usize {
+        let v = f
+            .value_ids()
+            .find(|&v| f.value(v).name == name)
+            .expect("value");
+        p.group_of[v.index()].expect("a group")
+    }
+
+    fn apart(p: &ClassProblem, a: usize, b: usize) -> bool {
+        p.instants.iter().any(|s| s.contains(&a) && s.contains(&b))
+    }
+
+    #[test]
+    fn a_definition_tied_to_a_dying_operand_shares_its_register() {
+        let (f, p) = problem(
+            "target generic v=8
+func @f {
+b:
+  %a:v1 = load 0 reads
+  %b:v1 = load 1 reads
+  %c:v1 = mac %a, %b tied(0)
+  ret %c
+}",
+        );
+        assert_eq!(group(&f, &p, "a"), group(&f, &p, "c"));
+        assert_eq!(p.groups.len(), 2);
+    }
+
+    #[test]
+    fn a_definition_tied_to_an_operand_that_lives_on_is_apart_from_it_at_both_instants() {
+        let (f, p) = problem(
+            "target generic v=8
+func @f {
+b:
+  %a:v1 = load 0 reads
+  %c:v1 = mac %a tied(0)
+  %d:v1 = add %c, %a
+  ret %d
+}",
+        );
+        let (a, c) = (group(&f, &p, "a"), group(&f, &p, "c"));
+        assert_ne!(a, c);
+        assert!(apart(&p, a, c));
+    }
+
+    /// A fixed use is read through a copy: the other operand may not sit in its register,
+    /// the copied value may sit exactly there but not across it.
+    #[test]
+    fn a_fixed_use_keeps_other_values_off_its_register() {
+        let (f, p) = problem(
+            "target generic v=8
+func @f {
+b:
+  %a:v2 = load 0 reads
+  %b:v1 = load 1 reads
+  %c:v1 = mul %a fixed(v[2:3]), %b
+  ret %c, %a
+}",
+        );
+        let (a, b) = (group(&f, &p, "a"), group(&f, &p, "b"));
+        assert!(!p.groups[b].allows(2) && !p.groups[b].allows(3));
+        assert!(p.groups[a].allows(2) && !p.groups[a].allows(3) && p.groups[a].allows(4));
+        assert_eq!(p.reserved, 4);
+    }
+}
