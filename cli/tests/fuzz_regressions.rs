@@ -91,8 +91,8 @@ const SWEEP: u64 = 2000;
 const ORACLE_SWEEP: u64 = 1000;
 
 /// Seeds for `oracle_diff`: each case allocates, solves a 0-1 program per class, and
-/// verifies and interprets two allocations (about 10 ms a case).
-const ORACLE_DIFF_SWEEP: u64 = 1000;
+/// verifies and interprets two allocations (about 30 ms a case on a shared 2-core machine).
+const ORACLE_DIFF_SWEEP: u64 = 500;
 
 /// The allocator on 20,000 sweep seeds (ten times the regular sweep): every program the
 /// generator makes allocates at every legal budget, verifies and behaves like the
