@@ -114,7 +114,8 @@ struct Done {
     rows: Vec<Row>,
     allocated: Option<Function>,
     error: Option<String>,
-    /// Why the function has no rows, when that is not a failure (it needs spilling).
+    /// Why the function has no rows, when that is not a failure: it needs spilling, or
+    /// has no solution in the model (one register per value) or none in the limits.
     skipped: Option<String>,
 }
 
@@ -239,7 +240,11 @@ fn minregs_rows(l: &Loaded, j: usize, limits: minregs::Limits) -> Done {
     let hint = l.allocated.functions.get(j);
     let answer = match allocate(f, &l.program.target, &l.budget, hint, limits) {
         Ok(a) => a,
-        Err(e @ OracleError::NeedsSpilling { .. }) => {
+        Err(
+            e @ (OracleError::NeedsSpilling { .. }
+            | OracleError::Infeasible
+            | OracleError::NoSolution),
+        ) => {
             return Done {
                 rows: Vec::new(),
                 allocated: None,
