@@ -104,32 +104,22 @@ pub fn min_regs(
             budget: cap,
         });
     }
-    let wishes = hint.map(|h| start::wishes(&p, f, h));
-    let from_hint = wishes
-        .as_deref()
-        .and_then(start::complete)
-        .filter(|a| start::feasible(&p, a, cap));
-    let hint_fits = from_hint.is_some();
-    let starts = [
-        from_hint,
-        start::greedy(&p, cap, wishes.as_deref()),
-        start::greedy(&p, cap, None),
-    ];
-    let best_start = starts
-        .into_iter()
-        .flatten()
-        .min_by_key(|a| start::registers(&p, a));
+    let (best_start, hint_fits) = starting_solution(&p, f, hint, cap);
     let upper = best_start.as_ref().map_or(cap, |a| start::registers(&p, a));
     let model = Model::new(&p, upper);
-    let solved = match &best_start {
-        Some(a) if start::registers(&p, a) <= p.floor => None,
-        _ => Some(model.solve(best_start.as_deref(), limits)?),
+    let best = match best_start {
+        Some(a) if start::registers(&p, &a) <= p.floor => (a, p.floor, Status::Optimal),
+        start => {
+            let solved = model.solve(start.as_deref(), limits)?;
+            match start {
+                Some(a) if start::registers(&p, &a) < start::registers(&p, &solved.assignment) => {
+                    (a, solved.bound, Status::Limit)
+                }
+                _ => (solved.assignment, solved.bound, solved.status),
+            }
+        }
     };
-    let (best, bound, status) = match (solved, best_start) {
-        (Some(s), _) => (s.assignment, s.bound, s.status),
-        (None, Some(a)) => (a, p.floor, Status::Optimal),
-        (None, None) => return Err(OracleError::Infeasible),
-    };
+    let (best, bound, status) = best;
     let regs = start::registers(&p, &best);
     Ok(MinRegs {
         class,
@@ -144,6 +134,33 @@ pub fn min_regs(
         seconds: clock.elapsed().as_secs_f64(),
         first: firsts(f, &p, &best),
     })
+}
+
+/// The better of the allocator's assignment (where it is a solution of the model) and
+/// first fit with and without the allocator's registers as wishes; whether the
+/// allocator's assignment was a solution.
+fn starting_solution(
+    p: &ClassProblem,
+    f: &Function,
+    hint: Option<&Function>,
+    cap: u16,
+) -> (Option<Assignment>, bool) {
+    let wishes = hint.map(|h| start::wishes(p, f, h));
+    let from_hint = wishes
+        .as_deref()
+        .and_then(start::complete)
+        .filter(|a| start::feasible(p, a, cap));
+    let hint_fits = from_hint.is_some();
+    let starts = [
+        from_hint,
+        start::greedy(p, cap, wishes.as_deref()),
+        start::greedy(p, cap, None),
+    ];
+    let best = starts
+        .into_iter()
+        .flatten()
+        .min_by_key(|a| start::registers(p, a));
+    (best, hint_fits)
 }
 
 /// Per value, the first register of its group.
