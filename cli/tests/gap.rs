@@ -135,6 +135,34 @@ j:
     assert_eq!((s.max_live, s.regs, s.status), (2, 2, Status::Optimal));
 }
 
+/// A uniform phi of the else-arm takes its argument on the edge from the branch block,
+/// which the linear CFG runs after the then-side: %u lives through the then-side, beside
+/// %w and %w2, so 3 registers are needed (the logical CFG would allow 2).
+#[test]
+fn a_uniform_phi_argument_of_the_else_arm_lives_through_the_then_side() {
+    let text = "target generic s=8:uniform v=8
+func @f {
+b:
+  %u:s1 = s_mov 1
+  %p:v1 = cmp 0
+  branch divergent %p, t, e
+t:
+  %w:s1 = s_mov 2
+  %w2:s1 = s_mov 3
+  store %w, %w2 writes
+  jump j
+e:
+  %x:s1 = phi [b: %u]
+  store %x writes
+  jump j
+j:
+  ret
+}";
+    let (_, answer) = solve(text, "s");
+    let s = class(&answer, text, "s");
+    assert_eq!((s.max_live, s.regs, s.status), (3, 3, Status::Optimal));
+}
+
 /// A definition tied to an operand that lives on is written over a copy, so the two
 /// take different registers at the instruction: 3 registers for %a, %b and %c.
 #[test]
