@@ -180,7 +180,7 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
         .filter(|r| !r.verified && r.best.is_some())
         .count();
     if let Some(dir) = &args.emit_dir {
-        emit(dir, &loaded, &jobs, &done, &args.paths)?;
+        emit(dir, &loaded, &jobs, &done)?;
     }
     let skipped: Vec<String> = done.iter().filter_map(|d| d.skipped.clone()).collect();
     let rows: Vec<Row> = done.into_iter().flat_map(|d| d.rows).collect();
@@ -360,9 +360,10 @@ fn emit(
     loaded: &[Loaded],
     jobs: &[(usize, usize)],
     done: &[Done],
-    inputs: &[String],
 ) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
+    let inputs: Vec<&str> = loaded.iter().map(|l| l.name.as_str()).collect();
+    let mut written: Vec<PathBuf> = Vec::new();
     for (i, l) in loaded.iter().enumerate() {
         let functions: Option<Vec<Function>> = jobs
             .iter()
@@ -373,25 +374,37 @@ fn emit(
         let Some(functions) = functions.filter(|fs| !fs.is_empty()) else {
             continue;
         };
-        let stem = Path::new(&l.name)
-            .file_stem()
-            .map_or_else(|| String::from("out"), |s| s.to_string_lossy().into_owned());
-        let out = dir.join(format!("{stem}.chr"));
+        let out = output_path(dir, &l.name, &written);
         let out_name = out.display().to_string();
-        let input_names: Vec<&str> = inputs
-            .iter()
-            .map(String::as_str)
-            .chain([l.name.as_str()])
-            .collect();
-        refuse_to_overwrite(&out_name, &input_names)?;
+        refuse_to_overwrite(&out_name, &inputs).map_err(|_| {
+            anyhow::anyhow!(
+                "--emit-dir would write over the input {out_name}; choose another directory"
+            )
+        })?;
         let program = Program {
             target: l.program.target.clone(),
             functions,
         };
         std::fs::write(&out, chromatic::print(&program))
             .map_err(|e| anyhow::anyhow!("{out_name}: {e}"))?;
+        written.push(out);
     }
     Ok(())
+}
+
+/// `DIR/<stem>.chr`, or `DIR/<stem>-2.chr` and so on when an earlier input of the same
+/// name took it.
+fn output_path(dir: &Path, input: &str, written: &[PathBuf]) -> PathBuf {
+    let stem = Path::new(input)
+        .file_stem()
+        .map_or_else(|| String::from("out"), |s| s.to_string_lossy().into_owned());
+    let mut out = dir.join(format!("{stem}.chr"));
+    let mut n = 1;
+    while written.contains(&out) {
+        n += 1;
+        out = dir.join(format!("{stem}-{n}.chr"));
+    }
+    out
 }
 
 /// Summary over the rows.
