@@ -302,6 +302,11 @@ fn gap_reports_bad_input_without_panicking() {
     let negative = chromatic(&["gap", "corpus/tied_mac.chr", "--time-limit=-1"]);
     assert_eq!(negative.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&negative.stderr).contains("--time-limit"));
+    let before = std::fs::read_to_string(root().join("corpus/tied_mac.chr")).expect("corpus");
+    let over_input = chromatic(&["gap", "corpus/tied_mac.chr", "--emit-dir", "corpus"]);
+    assert_eq!(over_input.status.code(), Some(2));
+    let after = std::fs::read_to_string(root().join("corpus/tied_mac.chr")).expect("corpus");
+    assert_eq!(before, after);
     let spill = chromatic(&[
         "gap",
         "corpus/tied_mac.chr",
