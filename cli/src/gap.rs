@@ -243,7 +243,8 @@ fn minregs_rows(l: &Loaded, j: usize, limits: minregs::Limits) -> Done {
         Err(
             e @ (OracleError::NeedsSpilling { .. }
             | OracleError::Infeasible
-            | OracleError::NoSolution),
+            | OracleError::NoSolution
+            | OracleError::OutsideModel(_)),
         ) => {
             return Done {
                 rows: Vec::new(),

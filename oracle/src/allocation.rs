@@ -43,6 +43,6 @@ pub fn allocate(
         }
         classes.push(answer);
     }
-    let function = decode(f, &first).map_err(|e| OracleError::Unsupported(e.to_string()))?;
+    let function = decode(f, &first).map_err(OracleError::Decode)?;
     Ok(Allocation { classes, function })
 }

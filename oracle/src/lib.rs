@@ -46,5 +46,7 @@ pub enum OracleError {
         budget: u16,
     },
     #[error("outside the model: {0}")]
-    Unsupported(String),
+    OutsideModel(String),
+    #[error("the assignment cannot be written as an allocation: {0}")]
+    Decode(#[from] decode::DecodeError),
 }

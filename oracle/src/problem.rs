@@ -109,8 +109,9 @@ pub fn build(f: &Function, target: &Target, class: ClassId) -> Result<ClassProbl
     walk.finish(target, &flow)
 }
 
-/// A copy into a fixed register at an early instant: every value there but `exempt`
-/// stays off `(first, len)`.
+/// A copy into a fixed register before the instruction (early) or out of one after it
+/// (late): every value of that instant but `exempt` stays off `(first, len)`, and
+/// `exempt` may sit exactly there.
 #[derive(Clone, Copy, Debug)]
 struct Blocked {
     first: u16,
@@ -125,6 +126,7 @@ struct Walk<'f> {
     instants: Vec<(Vec<Value>, Vec<Blocked>)>,
     /// Union-find parent per value: values that share a register.
     parent: Vec<usize>,
+    /// Per value, the first unit it must take (pinned values at fixed operands).
     fixed: Vec<Option<u16>>,
     pinned: Vec<bool>,
 }
@@ -184,7 +186,7 @@ impl<'f> Walk<'f> {
     }
 
     fn unsupported(&self, v: Value, why: &str) -> OracleError {
-        OracleError::Unsupported(format!("`%{}` {why}", self.f.value(v).name))
+        OracleError::OutsideModel(format!("`%{}` {why}", self.f.value(v).name))
     }
 
     fn push(&mut self, values: Vec<Value>, blocked: Vec<Blocked>) {
