@@ -8,7 +8,9 @@ use chromatic::alloc::parallel_copy::sequentialise;
 use chromatic::alloc::spill::minimum::lowest_legal;
 use chromatic::alloc::{allocate, AllocError, AllocOptions, Policy};
 use chromatic::gen::{generate, GenConfig};
-use chromatic::{ClassId, InstKind, Location, Move, Program, Target, Value};
+use chromatic::{ClassId, Function, InstKind, Location, Move, Program, Target, Value};
+use chromatic_oracle::allocation::allocate as oracle_allocate;
+use chromatic_oracle::minregs::Limits as MinRegsLimits;
 use chromatic_oracle::spill::{min_spill_cost, Limits};
 use chromatic_oracle::OracleError;
 use chromatic_verifier::interp::{run, Config};
@@ -226,6 +228,85 @@ pub fn oracle_bound(data: &[u8]) {
         );
     }
 }
+
+/// A random program at the full register file: the ILP oracle's minimum-registers
+/// allocation (`chromatic_oracle::allocation`) of every function that needs no spilling
+/// verifies and runs like the original; per class it uses never fewer registers than
+/// MaxLive, its bound is at most what it found, and it uses no more than the production
+/// allocator wherever that allocation keeps one register per value (a solution of the
+/// model). Functions outside the model (infeasible without splitting more live ranges,
+/// or no solution in the node limit without a start) are skipped.
+pub fn oracle_diff(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    if let Ok(p) = generate(&mut u, &ORACLE_PROGRAMS) {
+        oracle_check(&p);
+    }
+}
+
+/// The property of [`oracle_diff`] on one program.
+pub fn oracle_check(p: &Program) {
+    let opts = AllocOptions::default();
+    let Ok((a, stats)) = allocate(p, &opts) else {
+        return;
+    };
+    let budget = chromatic::alloc::budget_of(&p.target, &opts).expect("budget resolved");
+    for ((f, g), s) in p.functions.iter().zip(&a.functions).zip(&stats) {
+        let answer = match oracle_allocate(f, &p.target, &budget, Some(g), ORACLE_LIMITS) {
+            Ok(answer) => answer,
+            Err(
+                OracleError::NeedsSpilling { .. }
+                | OracleError::Infeasible
+                | OracleError::NoSolution
+                | OracleError::OutsideModel(_),
+            ) => continue,
+            Err(e) => panic!("oracle: {e}\n{}", chromatic::print(p)),
+        };
+        let one = |f: &Function| Program {
+            target: p.target.clone(),
+            functions: vec![f.clone()],
+        };
+        check_allocation(&one(f), &one(&answer.function), &opts);
+        for c in &answer.classes {
+            let heuristic = s.classes[c.class.index()].regs_used;
+            let comparable = c.hint_fits;
+            assert!(
+                c.max_live <= c.bound && c.bound <= c.regs && (!comparable || c.regs <= heuristic),
+                "@{}: class {}: max_live {} bound {} oracle {} heuristic {heuristic}\n{}",
+                f.name,
+                p.target.class(c.class).name,
+                c.max_live,
+                c.bound,
+                c.regs,
+                chromatic::print(p)
+            );
+        }
+    }
+}
+
+/// Small programs for `oracle_diff`: one function of a few blocks, a few dozen values.
+pub const ORACLE_PROGRAMS: GenConfig = GenConfig {
+    max_functions: 1,
+    max_blocks: 10,
+    max_depth: 3,
+    max_insts_per_block: 5,
+    max_values_live: 12,
+    pressure: 10,
+    tuples: true,
+    fixed: 8,
+    divergence: 50,
+    unstructured: 0,
+    conflicting_fixed: false,
+    unreachable: 20,
+    freq: 10,
+    generic_target: 30,
+};
+
+/// Deterministic limits for the oracle in fuzzing: nodes, not time, with a time limit
+/// far above what a case takes, against a runaway.
+pub const ORACLE_LIMITS: MinRegsLimits = MinRegsLimits {
+    time: std::time::Duration::from_secs(60),
+    nodes: Some(200),
+};
 
 /// Functions whose model is larger are skipped: microlp's simplex takes seconds on them,
 /// and the fuzzer needs many cases a second.

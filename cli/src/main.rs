@@ -8,6 +8,7 @@ mod check;
 mod corpus;
 mod diag;
 mod fmt;
+mod gap;
 mod mutate_check;
 mod options;
 mod pipeline;
@@ -40,6 +41,8 @@ enum Cli {
     Corpus(corpus::Args),
     /// Allocate every program at every budget from MaxLive down to the lowest legal one.
     Sweep(sweep::Args),
+    /// The production allocator against the ILP optimum, per function and class.
+    Gap(gap::Args),
     /// Compare with ptxas on PTX kernels: registers, spill bytes at a budget, exports.
     Ptx(ptx::Args),
 }
@@ -63,6 +66,7 @@ fn main() -> ExitCode {
         Cli::Corpus(args) => corpus::run(&args),
         Cli::Sweep(args) => sweep::run(&args),
         Cli::Ptx(args) => ptx::run(&args),
+        Cli::Gap(args) => gap::run(&args),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

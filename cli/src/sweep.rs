@@ -166,7 +166,7 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
     })
 }
 
-fn files_under(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
+pub(crate) fn files_under(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
     if path.is_dir() {
         files_with(path, &["chr"])
     } else {
@@ -176,7 +176,7 @@ fn files_under(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
 
 /// Reads, parses (`.chr`, or `.ptx` imported) and validates one file (an unreadable file
 /// is an error, exit 2); a problem in the program is rendered against its source.
-fn load(path: &Path) -> anyhow::Result<Result<Program, String>> {
+pub(crate) fn load(path: &Path) -> anyhow::Result<Result<Program, String>> {
     let source = Source::read(&path.display().to_string())?;
     let program = match parse_source(&source) {
         Ok(input) => input.program,

@@ -6,13 +6,14 @@ use std::path::PathBuf;
 
 type Check = fn(&[u8]);
 
-const TARGETS: [(&str, Check); 6] = [
+const TARGETS: [(&str, Check); 7] = [
     ("parse", fuzz_checks::parse),
     ("ptx_import", fuzz_checks::ptx_import),
     ("alloc_verify", fuzz_checks::alloc_verify),
     ("parallel_copy", fuzz_checks::parallel_copy),
     ("verifier_mutants", fuzz_checks::verifier_mutants),
     ("oracle_bound", fuzz_checks::oracle_bound),
+    ("oracle_diff", fuzz_checks::oracle_diff),
 ];
 
 /// The fuzz input of sweep seed `seed`.
@@ -41,10 +42,10 @@ fn seeded_sweep_of_every_target() {
         .into_iter()
         .filter(|(name, _)| *name != "ptx_import")
     {
-        let seeds = if name == "oracle_bound" {
-            ORACLE_SWEEP
-        } else {
-            SWEEP
+        let seeds = match name {
+            "oracle_bound" => ORACLE_SWEEP,
+            "oracle_diff" => ORACLE_DIFF_SWEEP,
+            _ => SWEEP,
         };
         for seed in 0..seeds {
             check(&bytes(seed, 4096));
@@ -88,6 +89,10 @@ const SWEEP: u64 = 2000;
 /// Seeds for `oracle_bound`, whose every case solves an ILP per function (a few ms a case,
 /// where the others take well under 1 ms).
 const ORACLE_SWEEP: u64 = 1000;
+
+/// Seeds for `oracle_diff`: each case allocates, solves a 0-1 program per class, and
+/// verifies and interprets two allocations (about 30 ms a case on a shared 2-core machine).
+const ORACLE_DIFF_SWEEP: u64 = 500;
 
 /// The allocator on 20,000 sweep seeds (ten times the regular sweep): every program the
 /// generator makes allocates at every legal budget, verifies and behaves like the

@@ -1,12 +1,26 @@
 //! The ILP oracle: optimal allocations of small and medium programs, so that every
-//! heuristic can be measured against the optimum. Models are built with `good_lp` and
-//! solved by the pure-Rust `microlp`.
+//! heuristic can be measured against the optimum. Models are solved by the pure-Rust
+//! `microlp` (the spill bound is built through `good_lp`; the minimum-registers model
+//! talks to microlp directly for its warm start and its bound).
 //!
-//! - [`spill`]: the minimum frequency-weighted spill cost of a class at a budget, over the
-//!   program points of [`points`].
+//! - [`minregs`]: the least registers of a class without spilling, as an assignment of
+//!   every value ([`problem`] states the model, [`start`] its starting solutions), over
+//!   the class's own [`flow`] and [`live`]ness, recomputed from the program alone;
+//! - [`decode`]: an assignment of every class turned into an allocated function (locations
+//!   on every operand, parallel copies on edges and before constrained operands), which
+//!   any checker can verify;
+//! - [`spill`]: a lower bound on the frequency-weighted spill cost of a class at a budget,
+//!   over the program points of [`points`].
 
+pub mod allocation;
+pub mod decode;
+pub mod flow;
+pub mod live;
+pub mod minregs;
 pub mod points;
+pub mod problem;
 pub mod spill;
+pub mod start;
 
 /// Why the oracle gave no answer.
 #[derive(Debug, thiserror::Error)]
@@ -21,4 +35,18 @@ pub enum OracleError {
     TooLarge { variables: usize, limit: usize },
     #[error("the ILP solver failed: {0}")]
     Solver(String),
+    #[error("the model has no solution within the budget (no allocation without spilling keeps one register per value)")]
+    Infeasible,
+    #[error("the solver found no solution within its limits and there was no starting solution")]
+    NoSolution,
+    #[error("class `{class}` needs spilling: {max_live} units live at one point, above the budget of {budget}")]
+    NeedsSpilling {
+        class: String,
+        max_live: u16,
+        budget: u16,
+    },
+    #[error("outside the model: {0}")]
+    OutsideModel(String),
+    #[error("the assignment cannot be written as an allocation: {0}")]
+    Decode(#[from] decode::DecodeError),
 }

@@ -1,0 +1,546 @@
+//! `chromatic gap FILE...`: the production allocator against the optimum, per function and
+//! class. The allocator runs first (allocated, verified, interpreted); then, with
+//! `--problem minregs` (the default), the ILP oracle (`chromatic_oracle::minregs`) finds
+//! the least registers of every class without spilling, warm-started from the
+//! allocator's assignment, and its allocation is decoded, verified and run against the
+//! original like any other: a row reports a number only for an allocation that verifies.
+//! With `--problem spill`, each class below its MaxLive at the budget gets the spill
+//! oracle's lower bound (`chromatic_oracle::spill`), a bound-only row with no allocation.
+//!
+//! Functions run in parallel with a progress bar on stderr; rows follow file, function and
+//! class order. Rows of a function the allocator spilled (it may, even at the whole
+//! register file) are marked `(spills)` and left out of the gap figures: its registers
+//! do not compare with an allocation without spills. Solve times change from run to run, so they are printed only with
+//! `--times` (and always in `--json`); the rest of the output is deterministic when the
+//! limits are node limits or no time limit is reached. The last line sums up:
+//! `optimal proven: N/M  mean gap: X%  max gap: Y%  verified: V/M`.
+
+use crate::options::{refuse_to_overwrite, BudgetArgs};
+use crate::pipeline::{run_pipeline, traces_disagree, Verdict};
+use crate::sweep::{files_under, load};
+use crate::Outcome;
+use chromatic::alloc::{budget_of, AllocOptions, ClassStats, FunctionStats, Policy};
+use chromatic::{Function, Program};
+use chromatic_oracle::allocation::allocate;
+use chromatic_oracle::minregs::{self, Status};
+use chromatic_oracle::spill;
+use chromatic_oracle::OracleError;
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Kind {
+    /// The least registers per class without spilling.
+    Minregs,
+    /// A lower bound on the spill cost of each class at the budget (bound only).
+    Spill,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// `.chr` or `.ptx` files, or directories to walk for `.chr` files.
+    #[arg(required = true)]
+    paths: Vec<String>,
+    /// Which optimum to compute.
+    #[arg(long, value_enum, default_value = "minregs")]
+    problem: Kind,
+    #[command(flatten)]
+    budget: BudgetArgs,
+    /// Seconds the solver may spend per function and class.
+    #[arg(long, default_value_t = 10.0, value_name = "S")]
+    time_limit: f64,
+    /// Branch-and-bound nodes the solver may explore per function and class.
+    #[arg(long, value_name = "N")]
+    nodes: Option<u64>,
+    /// Write each file's optimal allocation as `DIR/<name>.chr` (minregs, when every
+    /// function of the file verified).
+    #[arg(long, value_name = "DIR")]
+    emit_dir: Option<PathBuf>,
+    /// Print the rows and the summary as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Print each row's solve time.
+    #[arg(long)]
+    times: bool,
+}
+
+/// One function and class.
+#[derive(Debug, Clone, Serialize)]
+struct Row {
+    file: String,
+    function: String,
+    class: String,
+    max_live: u32,
+    /// The production allocator's registers used (minregs) or spill cost (spill).
+    heuristic: f64,
+    /// Whether the allocator spilled in the function (minregs: its registers then do not
+    /// compare with an allocation without spills — lane spills take registers of another
+    /// class — and the row is left out of the gap figures).
+    heuristic_spills: bool,
+    /// The oracle's best verified allocation (minregs); `None` for bound-only rows.
+    best: Option<f64>,
+    bound: f64,
+    /// `optimal`, `limit` or `bound-only`.
+    status: &'static str,
+    variables: usize,
+    constraints: usize,
+    seconds: f64,
+    verified: bool,
+}
+
+impl Row {
+    fn proven(&self) -> bool {
+        self.status == "optimal"
+    }
+
+    /// How far the heuristic is above the oracle's best (or its bound), in percent.
+    fn gap(&self) -> f64 {
+        let reference = self.best.unwrap_or(self.bound);
+        if reference > 0.0 {
+            100.0 * (self.heuristic - reference) / reference
+        } else if self.heuristic > 0.0 {
+            100.0
+        } else {
+            0.0
+        }
+    }
+}
+
+/// What one function produced.
+struct Done {
+    rows: Vec<Row>,
+    allocated: Option<Function>,
+    error: Option<String>,
+    /// Why the function has no rows, when that is not a failure: it needs spilling, or
+    /// has no solution in the model (one register per value) or none in the limits.
+    skipped: Option<String>,
+}
+
+impl Done {
+    fn failed(error: String) -> Done {
+        Done {
+            rows: Vec::new(),
+            allocated: None,
+            error: Some(error),
+            skipped: None,
+        }
+    }
+}
+
+/// One file with the allocator's verified result.
+struct Loaded {
+    name: String,
+    program: Program,
+    budget: Vec<u16>,
+    allocated: Program,
+    stats: Vec<FunctionStats>,
+}
+
+pub fn run(args: &Args) -> anyhow::Result<Outcome> {
+    let options = args.budget.options(Policy::default());
+    let (loaded, mut problems) = load_all(&args.paths, &options)?;
+    let limits = minregs::Limits {
+        time: Duration::try_from_secs_f64(args.time_limit)
+            .map_err(|_| anyhow::anyhow!("--time-limit {}: not a duration", args.time_limit))?,
+        nodes: args.nodes,
+    };
+    let jobs: Vec<(usize, usize)> = loaded
+        .iter()
+        .enumerate()
+        .flat_map(|(i, l)| (0..l.program.functions.len()).map(move |j| (i, j)))
+        .collect();
+    let progress = ProgressBar::new(jobs.len() as u64).with_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let done: Vec<Done> = jobs
+        .par_iter()
+        .map(|&(i, j)| {
+            let d = match args.problem {
+                Kind::Minregs => minregs_rows(&loaded[i], j, limits),
+                Kind::Spill => spill_rows(&loaded[i], j, args.nodes),
+            };
+            progress.inc(1);
+            d
+        })
+        .collect();
+    progress.finish_and_clear();
+    for d in &done {
+        if let Some(e) = &d.error {
+            eprintln!("error: {e}");
+            problems += 1;
+        }
+    }
+    problems += done
+        .iter()
+        .flat_map(|d| &d.rows)
+        .filter(|r| !r.verified && r.best.is_some())
+        .count();
+    if let Some(dir) = &args.emit_dir {
+        emit(dir, &loaded, &jobs, &done)?;
+    }
+    let skipped: Vec<String> = done.iter().filter_map(|d| d.skipped.clone()).collect();
+    let rows: Vec<Row> = done.into_iter().flat_map(|d| d.rows).collect();
+    print(&rows, &skipped, args)?;
+    Ok(if problems == 0 {
+        Outcome::Ok
+    } else {
+        Outcome::Problem
+    })
+}
+
+/// Every file read, validated and allocated by the production allocator; the number of
+/// files that failed (reported on stderr).
+fn load_all(paths: &[String], options: &AllocOptions) -> anyhow::Result<(Vec<Loaded>, usize)> {
+    let mut files = Vec::new();
+    for path in paths {
+        files.extend(files_under(Path::new(path))?);
+    }
+    let mut loaded = Vec::new();
+    let mut problems = 0;
+    for path in files {
+        let name = path.display().to_string();
+        let program = match load(&path)? {
+            Ok(p) => p,
+            Err(message) => {
+                eprint!("{message}");
+                problems += 1;
+                continue;
+            }
+        };
+        let budget =
+            budget_of(&program.target, options).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        match run_pipeline(&program, options) {
+            Verdict::Verified { allocated, stats } => loaded.push(Loaded {
+                name,
+                program,
+                budget,
+                allocated,
+                stats,
+            }),
+            Verdict::OverBudget(e) => {
+                eprintln!("{name}: the allocator cannot meet the budget: {e}");
+                problems += 1;
+            }
+            Verdict::Failed(message) => {
+                eprintln!("{name}: {message}");
+                problems += 1;
+            }
+        }
+    }
+    Ok((loaded, problems))
+}
+
+/// The oracle's allocation of function `j`, checked; one row per class with values.
+fn minregs_rows(l: &Loaded, j: usize, limits: minregs::Limits) -> Done {
+    let f = &l.program.functions[j];
+    let hint = l.allocated.functions.get(j);
+    let answer = match allocate(f, &l.program.target, &l.budget, hint, limits) {
+        Ok(a) => a,
+        Err(
+            e @ (OracleError::NeedsSpilling { .. }
+            | OracleError::Infeasible
+            | OracleError::NoSolution
+            | OracleError::OutsideModel(_)),
+        ) => {
+            return Done {
+                rows: Vec::new(),
+                allocated: None,
+                error: None,
+                skipped: Some(format!("{} @{}: {e}", l.name, f.name)),
+            }
+        }
+        Err(e) => return Done::failed(format!("{} @{}: oracle: {e}", l.name, f.name)),
+    };
+    let check = check(&l.program, j, &answer.function, &l.budget);
+    let rows = answer
+        .classes
+        .iter()
+        .map(|c| Row {
+            file: l.name.clone(),
+            function: f.name.clone(),
+            class: l.program.target.class(c.class).name.clone(),
+            max_live: u32::from(c.max_live),
+            heuristic: f64::from(l.stats[j].classes[c.class.index()].regs_used),
+            heuristic_spills: l.stats[j].classes.iter().any(spills),
+            best: Some(f64::from(c.regs)),
+            bound: f64::from(c.bound),
+            status: match c.status {
+                Status::Optimal => "optimal",
+                Status::Limit => "limit",
+            },
+            variables: c.variables,
+            constraints: c.constraints,
+            seconds: c.seconds,
+            verified: check.is_none(),
+        })
+        .collect();
+    Done {
+        rows,
+        allocated: check.is_none().then_some(answer.function),
+        error: check.map(|e| format!("{} @{}: the oracle's allocation {e}", l.name, f.name)),
+        skipped: None,
+    }
+}
+
+/// Whether the allocator put spill code in the class.
+fn spills(c: &ClassStats) -> bool {
+    c.spills + c.lane_spills + c.class_spills + c.reloads + c.remats > 0
+}
+
+/// Why the allocation of function `j` is wrong: the verifier's first error or the first
+/// difference of the interpreter's traces; `None` when it is right.
+fn check(p: &Program, j: usize, allocated: &Function, budget: &[u16]) -> Option<String> {
+    let original = Program {
+        target: p.target.clone(),
+        functions: vec![p.functions[j].clone()],
+    };
+    let allocated = Program {
+        target: p.target.clone(),
+        functions: vec![allocated.clone()],
+    };
+    let errors = chromatic_verifier::verify_program(&original, &allocated, Some(budget));
+    if let Some(e) = errors.first() {
+        return Some(format!("does not verify: {e} ({} errors)", errors.len()));
+    }
+    traces_disagree(&original, &allocated).map(|m| format!("runs differently: {m}"))
+}
+
+/// Bound-only rows: the spill oracle's lower bound for each class of function `j` whose
+/// MaxLive exceeds its budget.
+fn spill_rows(l: &Loaded, j: usize, nodes: Option<u64>) -> Done {
+    let f = &l.program.functions[j];
+    let target = &l.program.target;
+    let limits = spill::Limits {
+        nodes: nodes.unwrap_or(spill::Limits::default().nodes),
+        max_variables: None,
+    };
+    let mut rows = Vec::new();
+    for c in &l.stats[j].classes {
+        let Some(class) = target.class_by_name(&c.class) else {
+            continue;
+        };
+        let budget = l.budget[class.index()];
+        if c.max_live <= u32::from(budget) {
+            continue;
+        }
+        let clock = std::time::Instant::now();
+        match spill::min_spill_cost(f, target, class, u32::from(budget), limits) {
+            Ok(answer) => rows.push(Row {
+                file: l.name.clone(),
+                function: f.name.clone(),
+                class: c.class.clone(),
+                max_live: c.max_live,
+                heuristic: c.spill_cost,
+                heuristic_spills: false,
+                best: None,
+                bound: answer.bound,
+                status: "bound-only",
+                variables: answer.variables,
+                constraints: 0,
+                seconds: clock.elapsed().as_secs_f64(),
+                verified: false,
+            }),
+            Err(e) => return Done::failed(format!("{} @{}: spill oracle: {e}", l.name, f.name)),
+        }
+    }
+    Done {
+        rows,
+        allocated: None,
+        error: None,
+        skipped: None,
+    }
+}
+
+/// Writes each file whose functions all have a verified oracle allocation.
+fn emit(
+    dir: &Path,
+    loaded: &[Loaded],
+    jobs: &[(usize, usize)],
+    done: &[Done],
+) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
+    let inputs: Vec<&str> = loaded.iter().map(|l| l.name.as_str()).collect();
+    let mut written: Vec<PathBuf> = Vec::new();
+    for (i, l) in loaded.iter().enumerate() {
+        let functions: Option<Vec<Function>> = jobs
+            .iter()
+            .zip(done)
+            .filter(|((fi, _), _)| *fi == i)
+            .map(|(_, d)| d.allocated.clone())
+            .collect();
+        let Some(functions) = functions.filter(|fs| !fs.is_empty()) else {
+            continue;
+        };
+        let out = output_path(dir, &l.name, &written);
+        let out_name = out.display().to_string();
+        refuse_to_overwrite(&out_name, &inputs).map_err(|_| {
+            anyhow::anyhow!(
+                "--emit-dir would write over the input {out_name}; choose another directory"
+            )
+        })?;
+        let program = Program {
+            target: l.program.target.clone(),
+            functions,
+        };
+        std::fs::write(&out, chromatic::print(&program))
+            .map_err(|e| anyhow::anyhow!("{out_name}: {e}"))?;
+        written.push(out);
+    }
+    Ok(())
+}
+
+/// `DIR/<stem>.chr`, or `DIR/<stem>-2.chr` and so on when an earlier input of the same
+/// name took it.
+fn output_path(dir: &Path, input: &str, written: &[PathBuf]) -> PathBuf {
+    let stem = Path::new(input)
+        .file_stem()
+        .map_or_else(|| String::from("out"), |s| s.to_string_lossy().into_owned());
+    let mut out = dir.join(format!("{stem}.chr"));
+    let mut n = 1;
+    while written.contains(&out) {
+        n += 1;
+        out = dir.join(format!("{stem}-{n}.chr"));
+    }
+    out
+}
+
+/// Summary over the rows.
+#[derive(Debug, Serialize)]
+struct Summary {
+    rows: usize,
+    proven: usize,
+    verified: usize,
+    mean_gap: f64,
+    max_gap: f64,
+    seconds: f64,
+}
+
+fn summary(rows: &[Row]) -> Summary {
+    let gaps: Vec<f64> = rows
+        .iter()
+        .filter(|r| !r.heuristic_spills)
+        .map(Row::gap)
+        .collect();
+    Summary {
+        rows: rows.len(),
+        proven: rows.iter().filter(|r| r.proven()).count(),
+        verified: rows.iter().filter(|r| r.verified).count(),
+        mean_gap: if gaps.is_empty() {
+            0.0
+        } else {
+            gaps.iter().sum::<f64>() / gaps.len() as f64
+        },
+        max_gap: gaps.iter().copied().fold(0.0, f64::max),
+        seconds: rows.iter().map(|r| r.seconds).sum(),
+    }
+}
+
+fn print(rows: &[Row], skipped: &[String], args: &Args) -> anyhow::Result<()> {
+    let s = summary(rows);
+    if args.json {
+        #[derive(Serialize)]
+        struct Report<'a> {
+            rows: &'a [Row],
+            skipped: &'a [String],
+            summary: &'a Summary,
+        }
+        let report = Report {
+            rows,
+            skipped,
+            summary: &s,
+        };
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(());
+    }
+    for r in rows {
+        println!("{}", line(r, args.times));
+    }
+    for reason in skipped {
+        println!("skipped: {reason}");
+    }
+    if args.times {
+        println!("solve time: {:.2} s", s.seconds);
+    }
+    println!(
+        "optimal proven: {}/{}  mean gap: {:.1}%  max gap: {:.1}%  verified: {}/{}",
+        s.proven, s.rows, s.mean_gap, s.max_gap, s.verified, s.rows
+    );
+    Ok(())
+}
+
+/// `FILE @f v: max_live 8  heuristic 9  optimum 8  gap 12.5%  optimal  vars 120  cons 300  verified`
+fn line(r: &Row, times: bool) -> String {
+    let best = match (r.best, r.status) {
+        (Some(b), "optimal") => format!("optimum {}", num(b)),
+        (Some(b), _) => format!("best {}  bound {}", num(b), num(r.bound)),
+        (None, _) => format!("bound {}", num(r.bound)),
+    };
+    let time = if times {
+        format!("  {:.3} s", r.seconds)
+    } else {
+        String::new()
+    };
+    let verified = match (r.best, r.verified) {
+        (None, _) => "no allocation",
+        (Some(_), true) => "verified",
+        (Some(_), false) => "NOT VERIFIED",
+    };
+    let spills = if r.heuristic_spills { " (spills)" } else { "" };
+    format!(
+        "{} @{} {}: max_live {}  heuristic {}{spills}  {best}  gap {:.1}%  {}  vars {}  cons {}{time}  {verified}",
+        r.file,
+        r.function,
+        r.class,
+        r.max_live,
+        num(r.heuristic),
+        r.gap(),
+        r.status,
+        r.variables,
+        r.constraints,
+    )
+}
+
+/// A number as the solver's floating point sums should read: to a thousandth.
+fn num(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(heuristic: f64, best: f64, heuristic_spills: bool) -> Row {
+        Row {
+            file: String::from("f.chr"),
+            function: String::from("f"),
+            class: String::from("v"),
+            max_live: 2,
+            heuristic,
+            heuristic_spills,
+            best: Some(best),
+            bound: best,
+            status: "optimal",
+            variables: 0,
+            constraints: 0,
+            seconds: 0.0,
+            verified: true,
+        }
+    }
+
+    /// A function the allocator spilled uses fewer registers than any allocation without
+    /// spills may: its rows are shown but kept out of the gap figures.
+    #[test]
+    fn rows_of_a_spilled_function_are_left_out_of_the_gap() {
+        let s = summary(&[
+            row(3.0, 2.0, false),
+            row(72.0, 98.0, true),
+            row(4.0, 4.0, false),
+        ]);
+        assert_eq!((s.proven, s.verified, s.rows), (3, 3, 3));
+        assert_eq!((s.mean_gap, s.max_gap), (25.0, 50.0));
+    }
+}
