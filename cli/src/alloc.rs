@@ -38,9 +38,18 @@ enum Emit {
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
-enum PolicyArg {
+pub enum PolicyArg {
     Dense,
     RoundRobin,
+}
+
+impl From<PolicyArg> for Policy {
+    fn from(p: PolicyArg) -> Policy {
+        match p {
+            PolicyArg::Dense => Policy::Dense,
+            PolicyArg::RoundRobin => Policy::RoundRobin,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -77,11 +86,7 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
             }
         };
     }
-    let policy = match args.policy {
-        PolicyArg::Dense => Policy::Dense,
-        PolicyArg::RoundRobin => Policy::RoundRobin,
-    };
-    let opts = args.budget.options(policy);
+    let opts = args.budget.options(args.policy.into());
     let budget = chromatic::alloc::budget_of(&program.target, &opts)?;
     let (allocated, stats) = match allocate(&program, &opts) {
         Ok(result) => result,

@@ -13,6 +13,7 @@ mod options;
 mod pipeline;
 mod ptx;
 mod ptxas;
+mod report;
 mod run;
 mod sweep;
 mod verify;
@@ -42,6 +43,9 @@ enum Cli {
     Sweep(sweep::Args),
     /// Compare with ptxas on PTX kernels: registers, spill bytes at a budget, exports.
     Ptx(ptx::Args),
+    /// Pre-merge statistics, shader-db style: allocate, verify and measure every program;
+    /// compare with a saved baseline.
+    Report(report::Args),
 }
 
 /// What a command reports back to `main`.
@@ -63,6 +67,7 @@ fn main() -> ExitCode {
         Cli::Corpus(args) => corpus::run(&args),
         Cli::Sweep(args) => sweep::run(&args),
         Cli::Ptx(args) => ptx::run(&args),
+        Cli::Report(args) => report::run(&args),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

@@ -1,0 +1,142 @@
+//! `chromatic report` end to end: saving and comparing against the saved run (shader-db
+//! lines), the CI gate, deterministic output, and failures that must be loud.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn chromatic(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_chromatic"))
+        .args(args)
+        .current_dir(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".."))
+        .output()
+        .expect("the binary runs")
+}
+
+fn temp_path(name: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("chromatic-report-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir.join(name).display().to_string()
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Programs whose round-robin allocation differs from the dense one.
+const FILES: [&str; 3] = [
+    "corpus/fixed_registers.chr",
+    "corpus/fixed_conflict.chr",
+    "corpus/block_frequencies.chr",
+];
+
+fn report(extra: &[&str]) -> Output {
+    let mut args = vec!["report"];
+    args.extend(FILES);
+    args.extend(extra);
+    chromatic(&args)
+}
+
+#[test]
+fn a_run_against_its_own_save_helps_and_hurts_nothing() {
+    let saved = temp_path("same.json");
+    let first = report(&["--save", &saved]);
+    assert_eq!(first.status.code(), Some(0), "{}", stdout(&first));
+    let again = report(&["--baseline", &saved, "--fail-on", "any"]);
+    assert_eq!(again.status.code(), Some(0));
+    let text = stdout(&again);
+    assert!(text.contains(
+        "total instructions in shared programs: 21 -> 21 (0.00%)\ninstructions in affected programs: 0 -> 0 (0.00%)\nhelped: 0\nHURT: 0\n"
+    ), "{text}");
+    assert!(!text.contains("HURT: 1") && !text.contains("GAINED") && !text.contains("LOST"));
+    let resaved = temp_path("same-again.json");
+    report(&["--save", &resaved]);
+    assert_eq!(
+        std::fs::read_to_string(&saved).unwrap(),
+        std::fs::read_to_string(&resaved).unwrap(),
+        "saved stats are deterministic"
+    );
+}
+
+#[test]
+fn round_robin_against_dense_shows_its_hurt_programs_and_fails_the_gate() {
+    let saved = temp_path("dense.json");
+    report(&["--save", &saved]);
+    let out = report(&[
+        "--policy",
+        "round-robin",
+        "--baseline",
+        &saved,
+        "--fail-on",
+        "hurt",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "the gate fails on HURT");
+    let text = stdout(&out);
+    assert!(text.contains(
+        "total instructions in shared programs: 21 -> 25 (19.05%)\ninstructions in affected programs: 21 -> 25 (19.05%)\nhelped: 0\nHURT: 3\n"
+    ), "{text}");
+    assert!(text.contains(
+        "instructions HURT: corpus/fixed_registers.chr @fixed_registers: 9 -> 11 (22.22%)"
+    ));
+    assert!(text.contains(
+        "copy cost v HURT: corpus/block_frequencies.chr @block_frequencies: 0 -> 0.5 (inf)"
+    ));
+    let lost_only = report(&[
+        "--policy",
+        "round-robin",
+        "--baseline",
+        &saved,
+        "--fail-on",
+        "lost",
+    ]);
+    assert_eq!(lost_only.status.code(), Some(0), "nothing LOST");
+}
+
+#[test]
+fn occupancy_lost_is_reported_and_gated() {
+    let saved = temp_path("occupancy.json");
+    let file = "corpus/block_frequencies.chr";
+    chromatic(&["report", file, "--save", &saved]);
+    let out = chromatic(&[
+        "report",
+        file,
+        "--regs",
+        "v=1",
+        "--baseline",
+        &saved,
+        "--fail-on",
+        "lost",
+    ]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("LOST: corpus/block_frequencies.chr @block_frequencies: allocation ("),
+        "{text}"
+    );
+    assert!(text.contains("not allocated by ssa:"), "{text}");
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn output_is_identical_from_run_to_run_and_json_round_trips() {
+    let a = report(&[]);
+    let b = report(&[]);
+    assert_eq!(stdout(&a), stdout(&b));
+    let json = report(&["--json"]);
+    let value: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    assert_eq!(value["records"].as_array().map(Vec::len), Some(3));
+    assert_eq!(value["records"][0]["status"], "verified");
+}
+
+#[test]
+fn unreadable_baseline_and_bad_programs_are_errors() {
+    let out = report(&["--baseline", "no/such/file.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let bad = temp_path("bad.chr");
+    std::fs::write(
+        &bad,
+        "target gfx9\nfunc @f {\nb:\n  %x:q1 = foo\n  ret\n}\n",
+    )
+    .unwrap();
+    let out = chromatic(&["report", &bad]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.chr:4:6"));
+}
