@@ -21,7 +21,7 @@ use crate::diag::Source;
 use crate::options::{parse_source, BudgetArgs};
 use crate::pipeline::{run_pipeline, Verdict};
 use crate::Outcome as Exit;
-use chromatic::alloc::AllocOptions;
+use chromatic::alloc::{AllocError, AllocOptions, Allocator};
 use chromatic::Program;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
@@ -37,6 +37,13 @@ pub struct Args {
     /// match it).
     #[arg(long)]
     target: Option<String>,
+    /// The allocator: `ssa` (production), `coloring` (Chaitin–Briggs) or `linear`
+    /// (linear scan).
+    #[arg(long, default_value_t = Allocator::Ssa, conflicts_with = "compare")]
+    allocator: Allocator,
+    /// Several allocators side by side, e.g. `ssa,coloring,linear`.
+    #[arg(long, value_delimiter = ',', value_name = "A,B,...")]
+    compare: Vec<Allocator>,
     #[command(flatten)]
     budget: BudgetArgs,
     /// `dense` (lowest free register) or `round-robin`.
@@ -72,7 +79,11 @@ pub fn run(args: &Args) -> anyhow::Result<Exit> {
     let files = files(&args.paths)?;
     let programs = load_all(&files, args.target.as_deref())?;
     let mut problems = programs.iter().filter(|p| p.1.is_none()).count();
-    let allocators = [String::from("ssa")];
+    let allocators: Vec<Allocator> = if args.compare.is_empty() {
+        vec![args.allocator]
+    } else {
+        args.compare.clone()
+    };
     let saved = run_all(&programs, &allocators, args);
     problems += saved
         .records
@@ -196,8 +207,8 @@ fn load(source: &Source, target: Option<&chromatic::Target>) -> Result<Program, 
 
 /// Every program under every allocator, in parallel; records in file, function and
 /// allocator order.
-fn run_all(programs: &[(String, Option<Program>)], allocators: &[String], args: &Args) -> Saved {
-    let jobs: Vec<(&String, &Program, &String)> = programs
+fn run_all(programs: &[(String, Option<Program>)], allocators: &[Allocator], args: &Args) -> Saved {
+    let jobs: Vec<(&String, &Program, &Allocator)> = programs
         .iter()
         .filter_map(|(name, p)| Some((name, p.as_ref()?)))
         .flat_map(|(name, p)| allocators.iter().map(move |a| (name, p, a)))
@@ -209,8 +220,11 @@ fn run_all(programs: &[(String, Option<Program>)], allocators: &[String], args: 
     let results: Vec<Vec<(Record, Option<u64>)>> = jobs
         .par_iter()
         .map(|(file, program, allocator)| {
-            let options = options_for(program, args);
-            let records = records(file, program, allocator, &options);
+            let options = AllocOptions {
+                allocator: **allocator,
+                ..options_for(program, args)
+            };
+            let records = records(file, program, &options);
             progress.inc(1);
             records
         })
@@ -244,16 +258,11 @@ fn options_for(program: &Program, args: &Args) -> AllocOptions {
 }
 
 /// One record per function, with its allocation time when it was allocated.
-fn records(
-    file: &str,
-    program: &Program,
-    allocator: &str,
-    options: &AllocOptions,
-) -> Vec<(Record, Option<u64>)> {
+fn records(file: &str, program: &Program, options: &AllocOptions) -> Vec<(Record, Option<u64>)> {
     let record = |function: &str, outcome: Outcome| Record {
         file: file.to_string(),
         function: function.to_string(),
-        allocator: allocator.to_string(),
+        allocator: options.allocator.to_string(),
         outcome,
     };
     let each = |outcome: Outcome| {
@@ -275,6 +284,9 @@ fn records(
                 )
             })
             .collect(),
+        Verdict::OverBudget(AllocError::NotHandled { message, .. }) => {
+            each(Outcome::NotAllocated { reason: message })
+        }
         Verdict::OverBudget(e) => each(Outcome::NotAllocated {
             reason: e.to_string(),
         }),

@@ -3,10 +3,11 @@
 //! side by side are summed over the same programs.
 
 use super::record::{program_name, rounded, ClassMetrics, Metrics, Outcome, Record, Saved};
+use chromatic::alloc::Allocator;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
-pub fn report(saved: &Saved, allocators: &[String]) -> String {
+pub fn report(saved: &Saved, allocators: &[Allocator]) -> String {
     let several = allocators.len() > 1;
     let mut out = String::new();
     for r in &saved.records {
@@ -73,7 +74,7 @@ fn per_class_columns(classes: &BTreeMap<String, ClassMetrics>) -> String {
 
 /// Per allocator: how many functions it verified, declined and failed, and its metrics
 /// summed over the functions every allocator verified.
-fn totals(saved: &Saved, allocators: &[String]) -> String {
+fn totals(saved: &Saved, allocators: &[Allocator]) -> String {
     let mut verified_by: BTreeMap<(&str, &str), usize> = BTreeMap::new();
     for r in &saved.records {
         if matches!(r.outcome, Outcome::Verified(_)) {
@@ -98,7 +99,7 @@ fn totals(saved: &Saved, allocators: &[String]) -> String {
         let mine: Vec<&Record> = saved
             .records
             .iter()
-            .filter(|r| &r.allocator == allocator)
+            .filter(|r| r.allocator == allocator.name())
             .collect();
         let count = |f: fn(&Outcome) -> bool| mine.iter().filter(|r| f(&r.outcome)).count();
         let summed = sum(mine

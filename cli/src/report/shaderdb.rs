@@ -123,11 +123,7 @@ fn allocators(records: &[Record]) -> BTreeSet<&str> {
 }
 
 /// Compares `after` with `before`; `times` are both runs' times when they are to be shown.
-pub fn compare(
-    before: &[Record],
-    after: &[Record],
-    times: Option<(&Times, &Times)>,
-) -> Comparison {
+pub fn compare(before: &[Record], after: &[Record], times: Option<(&Times, &Times)>) -> Comparison {
     let with_allocator = allocators(before).len() > 1 || allocators(after).len() > 1;
     let (b, a) = (
         by_key(before, with_allocator),
