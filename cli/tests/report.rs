@@ -92,7 +92,7 @@ fn round_robin_against_dense_shows_its_hurt_programs_and_fails_the_gate() {
 }
 
 #[test]
-fn occupancy_lost_is_reported_and_gated() {
+fn losing_an_allocation_is_reported_and_gated() {
     let saved = temp_path("occupancy.json");
     let file = "corpus/block_frequencies.chr";
     chromatic(&["report", file, "--save", &saved]);
@@ -139,4 +139,68 @@ fn unreadable_baseline_and_bad_programs_are_errors() {
     let out = chromatic(&["report", &bad]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("bad.chr:4:6"));
+}
+
+/// The three allocators side by side over the whole corpus: every allocation verifies
+/// (exit 0), the baselines decline only the programs with pinned accumulators, and the
+/// production allocator's weighted spill cost is the lowest in the totals.
+#[test]
+fn compare_runs_every_allocator_over_the_corpus() {
+    let out = chromatic(&[
+        "report",
+        "corpus",
+        "--compare",
+        "ssa,coloring,linear",
+        "--json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let value: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let records = value["records"].as_array().expect("records");
+    let status = |r: &serde_json::Value| r["status"].as_str().unwrap_or_default().to_string();
+    assert!(records.iter().all(|r| status(r) != "failed"));
+    let declined: Vec<String> = records
+        .iter()
+        .filter(|r| status(r) == "not-allocated")
+        .map(|r| format!("{} {}", r["allocator"], r["reason"]))
+        .collect();
+    assert_eq!(declined.len(), 6, "{declined:?}");
+    assert!(declined.iter().all(|d| d.contains("pinned values")));
+    let spill_cost = |allocator: &str| -> f64 {
+        records
+            .iter()
+            .filter(|r| r["allocator"] == allocator && status(r) == "verified")
+            .flat_map(|r| {
+                r["classes"]
+                    .as_object()
+                    .into_iter()
+                    .flat_map(|c| c.values())
+            })
+            .map(|c| c["spill_cost"].as_f64().unwrap_or(0.0))
+            .sum()
+    };
+    let (ssa, coloring, linear) = (
+        spill_cost("ssa"),
+        spill_cost("coloring"),
+        spill_cost("linear"),
+    );
+    assert!(ssa < coloring && ssa < linear, "{ssa} {coloring} {linear}");
+}
+
+#[test]
+fn a_baseline_compared_with_a_saved_ssa_run_shows_both() {
+    let saved = temp_path("ssa.json");
+    report(&["--save", &saved]);
+    let out = report(&["--allocator", "linear", "--baseline", &saved]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    assert!(
+        text.contains("total instructions in shared programs: 21 -> "),
+        "{text}"
+    );
+    assert!(text.contains("linear: functions 3  verified 3"), "{text}");
 }

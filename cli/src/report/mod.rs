@@ -245,12 +245,19 @@ fn run_all(programs: &[(String, Option<Program>)], allocators: &[Allocator], arg
 }
 
 /// The budget of the command line for one program: classes its target lacks are left
-/// out, and `--occupancy` applies where the target has an occupancy model.
+/// out, a class smaller than its budget keeps its whole file, and `--occupancy` applies
+/// where the target has an occupancy model.
 fn options_for(program: &Program, args: &Args) -> AllocOptions {
     let mut options = args.budget.options(args.policy.into());
-    options
+    let target = &program.target;
+    options.budget = options
         .budget
-        .retain(|(class, _)| program.target.class_by_name(class).is_some());
+        .into_iter()
+        .filter_map(|(class, k)| {
+            let units = target.class(target.class_by_name(&class)?).units;
+            Some((class, k.min(units)))
+        })
+        .collect();
     options.occupancy = options
         .occupancy
         .filter(|_| program.target.max_occupancy().is_some());

@@ -295,7 +295,44 @@ fn transitions(before: &Outcome, after: &Outcome) -> Vec<(bool, String)> {
 
 #[cfg(test)]
 mod tests {
-    use super::percent;
+    use super::super::record::{ClassMetrics, Metrics, Outcome};
+    use super::{percent, transitions};
+
+    fn verified(occupancy: u32, spills: u32) -> Outcome {
+        let class = ClassMetrics {
+            registers: 8,
+            spills,
+            reloads: spills,
+            remats: 0,
+            copies: 0,
+            spill_cost: 0.0,
+            copy_cost: 0.0,
+        };
+        Outcome::Verified(Metrics {
+            instructions: 10,
+            occupancy: Some(occupancy),
+            classes: [(String::from("v"), class)].into(),
+        })
+    }
+
+    #[test]
+    fn occupancy_tiers_and_spill_free_allocations_are_gained_and_lost() {
+        assert_eq!(
+            transitions(&verified(10, 0), &verified(8, 2)),
+            [
+                (false, String::from("occupancy 10 -> 8")),
+                (false, String::from("spill-free allocation"))
+            ]
+        );
+        assert_eq!(
+            transitions(&verified(8, 2), &verified(10, 0)),
+            [
+                (true, String::from("occupancy 8 -> 10")),
+                (true, String::from("spill-free allocation"))
+            ]
+        );
+        assert!(transitions(&verified(8, 2), &verified(8, 1)).is_empty());
+    }
 
     #[test]
     fn percentages_as_shader_db_prints_them() {

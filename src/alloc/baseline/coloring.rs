@@ -4,10 +4,11 @@
 //! repeatedly remove a node that is trivially colourable and push it on a stack. With
 //! tuples of several sizes and alignments, "trivially colourable" is Runeson & Nyström's
 //! test ("Retargetable Graph-Coloring Register Allocation for Irregular Architectures",
-//! SCOPES 2003): `q(B, C)` is the most registers of class B one register of class C can
-//! block, and a node of class C is trivially colourable when the sum of `q(neighbour's
-//! class, C)` over its remaining neighbours is below `p(C)`, the registers C has (here
-//! the legal start units inside the budget, less those its forbidden units exclude).
+//! SCOPES 2003): `q(B, C)` is the most registers of class C one register of class B can
+//! block (Mesa's `classes[c]->q[b]`), and a node of class C is trivially colourable when
+//! the sum of `q(neighbour's class, C)` over its remaining neighbours is below `p(C)`, the
+//! registers C has (here the legal start units inside the budget, less those its
+//! forbidden units exclude). A class is a shape here: size and alignment.
 //! When no node is, the one with the lowest spill cost per unit of degree is pushed
 //! anyway (Briggs, Cooper & Torczon, "Improvements to graph coloring register
 //! allocation", TOPLAS 1994: optimistic colouring). Select pops the stack and gives each
@@ -32,13 +33,14 @@ struct QTable {
 }
 
 impl QTable {
-    fn q(&mut self, b: &Range, c: &Range, budget: u16) -> u32 {
-        let key = (b.size, b.align, c.size, c.align, budget);
+    /// The most start units of `of`'s shape that one placement of `by` overlaps.
+    fn q(&mut self, by: &Range, of: &Range, budget: u16) -> u32 {
+        let key = (by.size, by.align, of.size, of.align, budget);
         *self.cache.entry(key).or_insert_with(|| {
-            starts(c.size, c.align, budget)
+            starts(by.size, by.align, budget)
                 .map(|x| {
-                    starts(b.size, b.align, budget)
-                        .filter(|&y| y < x + c.size && x < y + b.size)
+                    starts(of.size, of.align, budget)
+                        .filter(|&y| y < x + by.size && x < y + of.size)
                         .count() as u32
                 })
                 .max()
@@ -154,4 +156,40 @@ fn select(model: &Model, budget: &[u16], policy: Policy, stack: &[u32]) -> Round
         }
     }
     Round::finish(loc, spills, stuck)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::Value;
+    use crate::target::ClassId;
+
+    fn range(size: u16, align: u16) -> Range {
+        Range {
+            value: Value(0),
+            class: ClassId(0),
+            size,
+            align,
+            cost: 1.0,
+            forbidden: Vec::new(),
+            exact: Vec::new(),
+            prefer: Vec::new(),
+            start: 0,
+            end: 0,
+            in_memory: false,
+        }
+    }
+
+    /// A single register blocks one aligned pair, an aligned pair two singles, an
+    /// unaligned pair up to three unaligned pairs.
+    #[test]
+    fn q_counts_the_registers_one_neighbour_can_block() {
+        let mut q = QTable::default();
+        let (single, pair, loose_pair) = (range(1, 1), range(2, 2), range(2, 1));
+        assert_eq!(q.q(&single, &pair, 8), 1);
+        assert_eq!(q.q(&pair, &single, 8), 2);
+        assert_eq!(q.q(&loose_pair, &loose_pair, 8), 3);
+        assert_eq!(q.q(&pair, &pair, 8), 1);
+        assert_eq!(registers(&pair, 8), 4);
+    }
 }
