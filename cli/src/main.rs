@@ -7,6 +7,7 @@ mod alloc;
 mod check;
 mod corpus;
 mod diag;
+mod draw;
 mod fmt;
 mod mutate_check;
 mod options;
@@ -46,6 +47,8 @@ enum Cli {
     /// Pre-merge statistics, shader-db style: allocate, verify and measure every program;
     /// compare with a saved baseline.
     Report(report::Args),
+    /// Draw one function's allocation as SVG: registers × program points, moves, pressure.
+    Draw(draw::Args),
 }
 
 /// What a command reports back to `main`.
@@ -68,6 +71,7 @@ fn main() -> ExitCode {
         Cli::Sweep(args) => sweep::run(&args),
         Cli::Ptx(args) => ptx::run(&args),
         Cli::Report(args) => report::run(&args),
+        Cli::Draw(args) => draw::run(&args),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

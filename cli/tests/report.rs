@@ -1,5 +1,6 @@
 //! `chromatic report` end to end: saving and comparing against the saved run (shader-db
-//! lines), the CI gate, deterministic output, and failures that must be loud.
+//! lines), the CI gate, deterministic output, failures that must be loud, allocators side
+//! by side; and `chromatic draw`, which pictures one of those allocations.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -203,4 +204,46 @@ fn a_baseline_compared_with_a_saved_ssa_run_shows_both() {
         "{text}"
     );
     assert!(text.contains("linear: functions 3  verified 3"), "{text}");
+}
+
+/// `chromatic draw`: one row per register used, a bar per value, spill and reload marks,
+/// the budget line; an unknown function is an error.
+#[test]
+fn draw_writes_the_allocation_as_svg() {
+    let out_path = temp_path("hp.svg");
+    let out = chromatic(&[
+        "draw",
+        "corpus/high_pressure_block.chr",
+        "--regs",
+        "v=20",
+        "-o",
+        &out_path,
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let svg = std::fs::read_to_string(&out_path).expect("written");
+    assert!(svg.starts_with("<svg"));
+    assert!(
+        svg.contains(">v19</text>") && !svg.contains(">v20</text>"),
+        "rows v0..v19"
+    );
+    assert!(
+        svg.contains("fill=\"#c00\"/>") && svg.contains("fill=\"#080\"/>"),
+        "spills and reloads"
+    );
+    assert!(svg.contains("budget 20"));
+    let missing = chromatic(&[
+        "draw",
+        "corpus/high_pressure_block.chr",
+        "--function",
+        "nope",
+        "-o",
+        &out_path,
+    ]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no function @nope"));
 }

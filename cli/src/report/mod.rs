@@ -18,7 +18,7 @@ use crate::alloc::PolicyArg;
 use crate::check::validate;
 use crate::corpus::program_files;
 use crate::diag::Source;
-use crate::options::{parse_source, BudgetArgs};
+use crate::options::{is_ptx, parse_source, BudgetArgs};
 use crate::pipeline::{run_pipeline, Verdict};
 use crate::Outcome as Exit;
 use chromatic::alloc::{AllocError, AllocOptions, Allocator};
@@ -188,6 +188,12 @@ fn load_all(
 }
 
 fn load(source: &Source, target: Option<&chromatic::Target>) -> Result<Program, String> {
+    if target.is_some() && is_ptx(&source.name) {
+        return Err(format!(
+            "{}: --target applies to .chr files only\n",
+            source.name
+        ));
+    }
     let program = match target {
         Some(t) => chromatic::parse::parse_for_target(&source.text, t).map_err(|e| {
             source.render(e.pos, &format!("{} (with --target {})", e.message, t.name))
