@@ -244,6 +244,10 @@ fn time_line(
     after: &Times,
     text: &mut String,
 ) {
+    if before.is_empty() {
+        text.push_str("allocation time: the baseline has none (save it with --times)\n\n");
+        return;
+    }
     let (mut tb, mut ta) = (0.0, 0.0);
     for (r, _, _) in verified {
         let key = program_name(r, true);
