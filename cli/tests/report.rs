@@ -247,3 +247,22 @@ fn draw_writes_the_allocation_as_svg() {
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no function @nope"));
 }
+
+#[test]
+fn compare_prints_each_allocator_against_the_first() {
+    let out = report(&["--compare", "ssa,linear"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    let tail = text
+        .split("\nlinear against ssa:\n\n")
+        .nth(1)
+        .expect("the comparison");
+    assert!(
+        tail.starts_with("total instructions in shared programs: 21 -> "),
+        "{tail}"
+    );
+    assert!(
+        !tail.contains(" helped: corpus/"),
+        "four lines per metric only: {tail}"
+    );
+}

@@ -113,6 +113,7 @@ pub fn run(args: &Args) -> anyhow::Result<Exit> {
         println!("{}", serde_json::to_string_pretty(&shown)?);
     } else {
         print!("{}", print::report(&shown, &allocators));
+        print!("{}", side_by_side(&saved.records, &allocators));
     }
     if let Some(path) = &args.baseline {
         let before = Saved::read(path)?;
@@ -128,6 +129,28 @@ pub fn run(args: &Args) -> anyhow::Result<Exit> {
     } else {
         Exit::Problem
     })
+}
+
+/// With `--compare A,B,...`: each allocator after the first against the first, the four
+/// shader-db lines per metric.
+fn side_by_side(records: &[Record], allocators: &[Allocator]) -> String {
+    let Some((first, rest)) = allocators.split_first() else {
+        return String::new();
+    };
+    let of = |a: &Allocator| -> Vec<Record> {
+        records
+            .iter()
+            .filter(|r| r.allocator == a.name())
+            .cloned()
+            .collect()
+    };
+    let base = of(first);
+    rest.iter()
+        .map(|a| {
+            let c = shaderdb::compare(&base, &of(a), None);
+            format!("\n{a} against {first}:\n\n{}", c.summary)
+        })
+        .collect()
 }
 
 /// 1 when `--fail-on` finds what it names, with the reason on standard error.

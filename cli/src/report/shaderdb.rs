@@ -13,6 +13,8 @@ use std::fmt::Write;
 #[derive(Debug, Default)]
 pub struct Comparison {
     pub text: String,
+    /// Only the four lines per metric: what `--compare` prints per allocator.
+    pub summary: String,
     /// Programs HURT, summed over the metrics.
     pub hurt: usize,
     /// Programs that lost an occupancy tier, a spill-free allocation or an allocation.
@@ -219,15 +221,17 @@ fn metric_block(
         .iter()
         .filter(|v| differs(v.1, v.2) && !better(v.1, v.2))
         .collect();
-    let t = &mut out.text;
-    let _ = writeln!(
-        t,
-        "total {metric} in shared programs: {}",
-        change(all_b, all_a)
+    let four = format!(
+        "total {metric} in shared programs: {}\n{metric} in affected programs: {}\nhelped: {}\nHURT: {}\n",
+        change(all_b, all_a),
+        change(aff_b, aff_a),
+        helped.len(),
+        hurt.len()
     );
-    let _ = writeln!(t, "{metric} in affected programs: {}", change(aff_b, aff_a));
-    let _ = writeln!(t, "helped: {}", helped.len());
-    let _ = writeln!(t, "HURT: {}", hurt.len());
+    out.summary += &four;
+    out.summary.push('\n');
+    let t = &mut out.text;
+    t.push_str(&four);
     for (label, list) in [("helped", &helped), ("HURT", &hurt)] {
         for (r, x, y) in list.iter().copied() {
             let name = program_name(r, with_allocator);
