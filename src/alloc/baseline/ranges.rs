@@ -347,22 +347,13 @@ impl Builder<'_> {
         r as usize >= self.f.values.len()
     }
 
+    /// One instruction, backward: its definitions against what is live after it, then
+    /// its operands (reload ranges where spilled) against what is live before it, then
+    /// the constraints of fixed, early-clobber and tied operands.
     fn instruction(&mut self, b: Block, i: u32, op: &Op, live: &mut BTreeSet<u32>, before: u32) {
         live.retain(|&r| !self.is_reload(r));
-        let after = before + 1;
         let defs: Vec<u32> = op.defs.iter().map(|d| d.value.0).collect();
-        let mut after_set = live.clone();
-        after_set.extend(&defs);
-        for (k, d) in op.defs.iter().enumerate() {
-            let r = defs[k];
-            self.extend(r, after);
-            for &w in after_set.iter() {
-                self.interfere(r, w);
-            }
-            if let Some(loc) = d.fixed {
-                self.fixed_def(r, loc, live, &defs);
-            }
-        }
+        self.definitions(op, &defs, live, before + 1);
         for &r in &defs {
             live.remove(&r);
         }
@@ -372,10 +363,8 @@ impl Builder<'_> {
             .map(|o| o.as_use().map(|u| self.read(b, i, u.value)))
             .collect();
         live.extend(operands.iter().flatten());
-        for &r in live.iter() {
-            if operands.contains(&Some(r)) {
-                self.extend(r, before);
-            }
+        for &r in operands.iter().flatten() {
+            self.extend(r, before);
         }
         let reloads: Vec<u32> = operands
             .iter()
@@ -384,45 +373,76 @@ impl Builder<'_> {
             .filter(|&r| self.is_reload(r))
             .collect();
         self.reads_interfere(&reloads, live);
-        let fixed: Vec<Location> = (0..op.operands.len())
-            .filter_map(|k| fixed_read(op, k))
-            .collect();
         for (k, r) in operands.iter().enumerate() {
             if let (Some(r), Some(loc)) = (r, fixed_read(op, k)) {
                 self.fixed_read(*r, loc, live);
             }
         }
-        for (k, d) in op.defs.iter().enumerate() {
-            let r = defs[k];
-            let tie = d
-                .tied
-                .map(usize::from)
-                .filter(|&t| free_tie(op, t) == Some(k));
-            if d.early_clobber || tie.is_some() {
-                self.extend(r, before);
-                fixed.iter().for_each(|&loc| self.forbid(r, loc));
+        for k in 0..op.defs.len() {
+            self.read_constraints(op, k, defs[k], &operands, live, before);
+        }
+    }
+
+    /// Definitions interfere with each other and with everything live after them.
+    fn definitions(&mut self, op: &Op, defs: &[u32], live: &BTreeSet<u32>, after: u32) {
+        let mut after_set = live.clone();
+        after_set.extend(defs);
+        for (d, &r) in op.defs.iter().zip(defs) {
+            self.extend(r, after);
+            for &w in after_set.iter() {
+                self.interfere(r, w);
             }
-            if d.early_clobber {
-                for &o in operands.iter().flatten() {
-                    self.interfere(r, o);
-                    if let Some(loc) = d.fixed {
-                        self.forbid(o, loc);
-                    }
-                }
-            }
-            if let Some(x) = tie.and_then(|t| operands[t]) {
-                let read_elsewhere = operands
-                    .iter()
-                    .enumerate()
-                    .any(|(k, o)| Some(k) != tie && *o == Some(x));
-                let exempt = if read_elsewhere { u32::MAX } else { x };
-                for &w in live.clone().iter().filter(|&&w| w != exempt) {
-                    self.interfere(r, w);
-                }
-                self.model.ranges[r as usize].prefer.push(Pref::Range(x));
-                self.model.ranges[x as usize].prefer.push(Pref::Range(r));
+            if let Some(loc) = d.fixed {
+                self.fixed_def(r, loc, live, defs);
             }
         }
+    }
+
+    /// Definition `k` (range `r`) against the reads: an early-clobber one shares no unit
+    /// with an operand; a tied one receives its operand before the instruction, so it
+    /// interferes with everything live there but that operand — unless another operand
+    /// reads the same value from its own register, which the copy must not touch.
+    fn read_constraints(
+        &mut self,
+        op: &Op,
+        k: usize,
+        r: u32,
+        operands: &[Option<u32>],
+        live: &BTreeSet<u32>,
+        before: u32,
+    ) {
+        let d = &op.defs[k];
+        let tie = d
+            .tied
+            .map(usize::from)
+            .filter(|&t| free_tie(op, t) == Some(k));
+        if d.early_clobber || tie.is_some() {
+            self.extend(r, before);
+            for loc in (0..op.operands.len()).filter_map(|o| fixed_read(op, o)) {
+                self.forbid(r, loc);
+            }
+        }
+        if d.early_clobber {
+            for &o in operands.iter().flatten() {
+                self.interfere(r, o);
+                if let Some(loc) = d.fixed {
+                    self.forbid(o, loc);
+                }
+            }
+        }
+        let Some(x) = tie.and_then(|t| operands[t]) else {
+            return;
+        };
+        let read_elsewhere = operands
+            .iter()
+            .enumerate()
+            .any(|(o, v)| Some(o) != tie && *v == Some(x));
+        let exempt = if read_elsewhere { u32::MAX } else { x };
+        for &w in live.iter().filter(|&&w| w != exempt) {
+            self.interfere(r, w);
+        }
+        self.model.ranges[r as usize].prefer.push(Pref::Range(x));
+        self.model.ranges[x as usize].prefer.push(Pref::Range(r));
     }
 
     /// A definition written to `loc` and copied to its own register after: no range live
