@@ -378,8 +378,8 @@ impl Builder<'_> {
                 self.fixed_read(*r, loc, live);
             }
         }
-        for k in 0..op.defs.len() {
-            self.read_constraints(op, k, defs[k], &operands, live, before);
+        for (k, &r) in defs.iter().enumerate() {
+            self.read_constraints(op, k, r, &operands, live, before);
         }
     }
 
