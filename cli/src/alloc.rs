@@ -5,7 +5,7 @@
 
 use crate::options::{read_input, refuse_to_overwrite, BudgetArgs};
 use crate::Outcome;
-use chromatic::alloc::{allocate, FunctionStats, Policy};
+use chromatic::alloc::{allocate, AllocOptions, Allocator, FunctionStats, Policy};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -19,6 +19,10 @@ pub struct Args {
     /// `dense` (lowest free register) or `round-robin`.
     #[arg(long, value_enum, default_value_t = PolicyArg::Dense)]
     policy: PolicyArg,
+    /// `ssa` (the production allocator), or a baseline: `coloring` (Chaitin–Briggs) or
+    /// `linear` (linear scan).
+    #[arg(long, default_value_t = Allocator::Ssa)]
+    allocator: Allocator,
     /// Write the allocated program here instead of standard output (never over the input).
     #[arg(short, long)]
     output: Option<String>,
@@ -38,9 +42,18 @@ enum Emit {
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
-enum PolicyArg {
+pub enum PolicyArg {
     Dense,
     RoundRobin,
+}
+
+impl From<PolicyArg> for Policy {
+    fn from(p: PolicyArg) -> Policy {
+        match p {
+            PolicyArg::Dense => Policy::Dense,
+            PolicyArg::RoundRobin => Policy::RoundRobin,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -77,11 +90,10 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
             }
         };
     }
-    let policy = match args.policy {
-        PolicyArg::Dense => Policy::Dense,
-        PolicyArg::RoundRobin => Policy::RoundRobin,
+    let opts = AllocOptions {
+        allocator: args.allocator,
+        ..args.budget.options(args.policy.into())
     };
-    let opts = args.budget.options(policy);
     let budget = chromatic::alloc::budget_of(&program.target, &opts)?;
     let (allocated, stats) = match allocate(&program, &opts) {
         Ok(result) => result,

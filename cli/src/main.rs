@@ -7,6 +7,7 @@ mod alloc;
 mod check;
 mod corpus;
 mod diag;
+mod draw;
 mod fmt;
 mod gap;
 mod mutate_check;
@@ -14,6 +15,7 @@ mod options;
 mod pipeline;
 mod ptx;
 mod ptxas;
+mod report;
 mod run;
 mod sweep;
 mod verify;
@@ -45,6 +47,11 @@ enum Cli {
     Gap(gap::Args),
     /// Compare with ptxas on PTX kernels: registers, spill bytes at a budget, exports.
     Ptx(ptx::Args),
+    /// Pre-merge statistics, shader-db style: allocate, verify and measure every program;
+    /// compare with a saved baseline.
+    Report(report::Args),
+    /// Draw one function's allocation as SVG: registers × program points, moves, pressure.
+    Draw(draw::Args),
 }
 
 /// What a command reports back to `main`.
@@ -67,6 +74,8 @@ fn main() -> ExitCode {
         Cli::Sweep(args) => sweep::run(&args),
         Cli::Ptx(args) => ptx::run(&args),
         Cli::Gap(args) => gap::run(&args),
+        Cli::Report(args) => report::run(&args),
+        Cli::Draw(args) => draw::run(&args),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

@@ -25,6 +25,7 @@ impl BudgetArgs {
             budget: self.regs.clone().unwrap_or_default().0,
             occupancy: self.occupancy,
             policy,
+            ..AllocOptions::default()
         }
     }
 }

@@ -16,7 +16,8 @@ pub enum Verdict {
         allocated: Program,
         stats: Vec<FunctionStats>,
     },
-    /// The budget is below what an instruction needs even with everything else spilled.
+    /// The budget is below what an instruction needs even with everything else spilled
+    /// (below the lowest legal budget), or a baseline allocator declined the program.
     OverBudget(AllocError),
     /// A real failure: an allocation error other than pressure, a verifier error, or
     /// traces that disagree.
@@ -26,7 +27,11 @@ pub enum Verdict {
 pub fn run_pipeline(program: &Program, options: &AllocOptions) -> Verdict {
     let (allocated, stats) = match allocate(program, options) {
         Ok(result) => result,
-        Err(e @ AllocError::Pressure { .. }) => return Verdict::OverBudget(e),
+        Err(
+            e @ (AllocError::Pressure { .. }
+            | AllocError::BelowLowest { .. }
+            | AllocError::NotHandled { .. }),
+        ) => return Verdict::OverBudget(e),
         Err(e) => return Verdict::Failed(format!("allocation failed: {e}")),
     };
     let budget = match chromatic::alloc::budget_of(&program.target, options) {

@@ -5,6 +5,7 @@
 //! the most demanding instruction needs is an error, never a panic.
 
 pub mod assign;
+pub mod baseline;
 pub mod operands;
 pub mod out_of_ssa;
 pub mod packing;
@@ -37,6 +38,49 @@ pub struct AllocOptions {
     /// largest budget that still reaches it ([`Target::budget_for_occupancy`]).
     pub occupancy: Option<u32>,
     pub policy: Policy,
+    pub allocator: Allocator,
+}
+
+/// Which allocator runs: the production one or a baseline ([`baseline`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Allocator {
+    /// The SSA-based production allocator.
+    #[default]
+    Ssa,
+    /// Chaitin–Briggs graph colouring ([`baseline::coloring`]).
+    Coloring,
+    /// Poletto–Sarkar linear scan ([`baseline::linear`]).
+    Linear,
+}
+
+impl Allocator {
+    pub const ALL: [Allocator; 3] = [Allocator::Ssa, Allocator::Coloring, Allocator::Linear];
+
+    /// The name the CLI takes: `ssa`, `coloring`, `linear`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Allocator::Ssa => "ssa",
+            Allocator::Coloring => "coloring",
+            Allocator::Linear => "linear",
+        }
+    }
+}
+
+impl std::fmt::Display for Allocator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Allocator {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Allocator, String> {
+        Allocator::ALL
+            .into_iter()
+            .find(|a| a.name() == s)
+            .ok_or_else(|| format!("`{s}`: expected one of ssa, coloring, linear"))
+    }
 }
 
 /// Why a program could not be allocated.
@@ -70,6 +114,12 @@ pub enum AllocError {
         class: String,
         needed: u32,
         budget: u16,
+    },
+    #[error("@{function}: not allocated by {allocator}: {message}")]
+    NotHandled {
+        allocator: &'static str,
+        function: String,
+        message: String,
     },
     #[error("@{function}: internal allocator error: {message}")]
     Internal { function: String, message: String },
@@ -123,7 +173,8 @@ pub fn budget_of(target: &Target, opts: &AllocOptions) -> Result<Vec<u16>, Alloc
     Ok(budget)
 }
 
-/// Allocates every function of `p`; returns the allocated program and statistics.
+/// Allocates every function of `p` with `opts.allocator`; returns the allocated program
+/// and statistics.
 pub fn allocate(
     p: &Program,
     opts: &AllocOptions,
@@ -133,7 +184,10 @@ pub fn allocate(
     let mut stats = Vec::with_capacity(p.functions.len());
     for f in &p.functions {
         let start = Instant::now();
-        let done = allocate_function(f, &p.target, &budget, opts.policy)?;
+        let done = match opts.allocator {
+            Allocator::Ssa => allocate_function(f, &p.target, &budget, opts.policy)?,
+            other => baseline::allocate_function(f, &p.target, &budget, other, opts.policy)?,
+        };
         let micros = start.elapsed().as_micros() as u64;
         let mut s = stats::collect(f, &done.func, &p.target, &done.analysis, micros);
         s.retries = done.stages.retries();
