@@ -20,7 +20,7 @@ pub use regfile::Policy;
 pub use stats::{ClassStats, FunctionStats};
 
 use crate::analysis::{ssa, Analysis};
-use crate::program::{Function, Pos, Program};
+use crate::program::{Block, Function, Pos, Program};
 use crate::target::{OccupancyError, Target};
 use std::time::Instant;
 
@@ -248,6 +248,34 @@ impl Stages {
     }
 }
 
+/// A function ready for any allocator: validated, copy-less edges split, analysed, and
+/// its divergent shape checked.
+pub(crate) struct Prepared {
+    pub func: Function,
+    /// The blocks splitting added (dropped again when they stay empty).
+    pub added: Vec<Block>,
+    pub analysis: Analysis,
+}
+
+/// The front every allocator shares: validate `f`, split the edges that need a place for
+/// copies, analyse, and check the divergent shape.
+pub(crate) fn prepare_function(f: &Function, target: &Target) -> Result<Prepared, AllocError> {
+    if let Err(errors) = ssa::validate(f, target) {
+        return Err(AllocError::Invalid {
+            function: f.name.clone(),
+            errors,
+        });
+    }
+    let (func, added) = prepare::split(f);
+    let analysis = Analysis::new(&func, target);
+    structure::check_structured(&func, target, &analysis)?;
+    Ok(Prepared {
+        func,
+        added,
+        analysis,
+    })
+}
+
 /// Allocates one function: validate, split copy-less edges, check the divergent shape,
 /// spill, assign, leave SSA, materialise the spill code, drop split blocks left empty.
 pub fn allocate_function(
@@ -257,15 +285,11 @@ pub fn allocate_function(
     policy: Policy,
 ) -> Result<Allocated, AllocError> {
     let mut stages = Stages::default();
-    if let Err(errors) = ssa::validate(f, target) {
-        return Err(AllocError::Invalid {
-            function: f.name.clone(),
-            errors,
-        });
-    }
-    let (prepared, added) = prepare::split(f);
-    let a = Analysis::new(&prepared, target);
-    structure::check_structured(&prepared, target, &a)?;
+    let Prepared {
+        func: prepared,
+        added,
+        analysis: a,
+    } = prepare_function(f, target)?;
     stages.ran("spill");
     let spilled = spill::spill(&prepared, target, &a, budget)?;
     let sa = spilled.analysis.as_ref().unwrap_or(&a);

@@ -19,8 +19,10 @@ pub mod ranges;
 pub mod rewrite;
 pub mod select;
 
-use super::{prepare, structure, AllocError, Allocated, Allocator, Policy, Stages};
-use crate::analysis::{ssa, Analysis};
+use super::{
+    prepare, prepare_function, AllocError, Allocated, Allocator, Policy, Prepared, Stages,
+};
+use crate::analysis::Analysis;
 use crate::program::{Function, Location, Value};
 use crate::target::Target;
 use std::collections::BTreeSet;
@@ -55,15 +57,11 @@ pub fn allocate_function(
     allocator: Allocator,
     policy: Policy,
 ) -> Result<Allocated, AllocError> {
-    if let Err(errors) = ssa::validate(f, target) {
-        return Err(AllocError::Invalid {
-            function: f.name.clone(),
-            errors,
-        });
-    }
-    let (prepared, added) = prepare::split(f);
-    let a = Analysis::new(&prepared, target);
-    structure::check_structured(&prepared, target, &a)?;
+    let Prepared {
+        func: prepared,
+        added,
+        analysis: a,
+    } = prepare_function(f, target)?;
     let declined = |message: String| AllocError::NotHandled {
         allocator: allocator.name(),
         function: f.name.clone(),
