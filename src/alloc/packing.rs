@@ -25,7 +25,9 @@
 //! it keeps every item that can stay where it is, places the others first-fit, then
 //! displaces the fewest kept units for an item that finds no room, and falls back on the
 //! canonical packing (with items matched to the canonical positions they already hold)
-//! when that fails too. It succeeds exactly when [`canonical`] does.
+//! when that fails too. It succeeds exactly when [`canonical`] does. [`Tally`] is the
+//! spiller's cheaper test for problems without pins: from the items' shapes alone, a
+//! bound on where the greedy order ends that, within the budget, implies [`fits`].
 
 use std::cmp::Reverse;
 
@@ -240,6 +242,54 @@ pub fn canonical(p: &Problem) -> Option<Vec<u16>> {
 /// Whether the items fit: [`canonical`] finds a placement.
 pub fn fits(p: &Problem) -> bool {
     canonical(p).is_some()
+}
+
+/// Unpinned items counted by shape, for a test cheaper than [`fits`] that needs neither
+/// the items nor their order. First fit in canonical order places items by decreasing
+/// alignment; when every alignment is a power of two, each item's size rounded up to its
+/// alignment is a multiple of every alignment still to come, so at each instant the
+/// units taken stay below an *extent*: a single-instant item raises its instant's extent
+/// by its rounded size, a both-instant item raises both to the higher one plus its
+/// rounded size (the item fits at that aligned position, and first fit takes the lowest
+/// that fits). When the extents end within the budget, [`greedy`] succeeds.
+#[derive(Clone, Debug, Default)]
+pub struct Tally {
+    /// (alignment, size, span) and how many items have that shape.
+    shapes: Vec<((u16, u16, Span), u32)>,
+}
+
+impl Tally {
+    /// Counts an unpinned item of `size` units aligned to `align`.
+    pub fn add(&mut self, size: u16, align: u16, span: Span) {
+        let shape = (align.max(1), size, span);
+        match self.shapes.iter_mut().find(|(s, _)| *s == shape) {
+            Some((_, count)) => *count += 1,
+            None => self.shapes.push((shape, 1)),
+        }
+    }
+
+    /// Whether the extents of first fit in canonical order end within `units`; `true`
+    /// implies that [`fits`] holds for the problem of these items.
+    pub fn surely_fits(&mut self, units: u16) -> bool {
+        if !self.shapes.iter().all(|((a, _, _), _)| a.is_power_of_two()) {
+            return false;
+        }
+        self.shapes
+            .sort_by_key(|&((align, size, span), _)| (Reverse(align), Reverse(size), span.rank()));
+        let (mut early, mut late) = (0u32, 0u32);
+        for &((align, size, span), count) in &self.shapes {
+            let units = u32::from(size.next_multiple_of(align)) * count;
+            match span {
+                Span::Early => early += units,
+                Span::Late => late += units,
+                Span::Both => {
+                    early = early.max(late) + units;
+                    late = early;
+                }
+            }
+        }
+        early.max(late) <= u32::from(units)
+    }
 }
 
 /// First fit in canonical order. An item of the same shape as the one before it cannot
@@ -497,6 +547,48 @@ mod tests {
 
     fn item(size: u16, align: u16, span: Span) -> Item {
         Item::new(size, align, span)
+    }
+
+    /// Every problem of four items (sizes 1 to 4, naturally aligned up to 4, any
+    /// span) in 4 to 8 units: where the tally is sure, [`fits`] agrees, and it is sure of
+    /// single-unit problems the sums allow.
+    #[test]
+    fn tally_is_sure_only_of_problems_that_fit() {
+        let spans = [Span::Early, Span::Late, Span::Both];
+        let shapes: Vec<(u16, Span)> = (1..=4u16)
+            .flat_map(|size| spans.map(|span| (size, span)))
+            .collect();
+        let mut problems: Vec<Vec<(u16, Span)>> = vec![Vec::new()];
+        for _ in 0..4 {
+            let longer: Vec<Vec<(u16, Span)>> = problems
+                .iter()
+                .flat_map(|p| shapes.iter().map(move |&s| [p.clone(), vec![s]].concat()))
+                .collect();
+            problems = longer;
+        }
+        for units in 4..=8 {
+            for shapes in &problems {
+                let align = |size: u16| size.next_power_of_two().min(4);
+                let mut tally = Tally::default();
+                shapes
+                    .iter()
+                    .for_each(|&(s, span)| tally.add(s, align(s), span));
+                let items = shapes.iter().map(|&(s, span)| item(s, align(s), span));
+                let p = Problem {
+                    units,
+                    items: items.collect(),
+                };
+                let sure = tally.surely_fits(units);
+                assert!(!sure || fits(&p), "{p:?}");
+                let sum = |early: bool| {
+                    let at = |s: Span| if early { s.early() } else { s.late() };
+                    shapes.iter().filter(|&&(_, s)| at(s)).count()
+                };
+                let ones = shapes.iter().all(|&(s, _)| s == 1);
+                let by_sums = sum(true).max(sum(false)) <= usize::from(units);
+                assert!(!ones || sure == by_sums, "{p:?}");
+            }
+        }
     }
 
     fn pinned(size: u16, span: Span, at: u16) -> Item {

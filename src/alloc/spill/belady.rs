@@ -33,7 +33,7 @@
 use super::edges;
 use super::nextuse::{NextUse, Uses, LOOP_EXIT, NEVER};
 use crate::alloc::operands::{self, Context, Operands};
-use crate::alloc::packing;
+use crate::alloc::packing::{self, Span};
 use crate::alloc::AllocError;
 use crate::analysis::cfg::Graph;
 use crate::analysis::divergence;
@@ -1187,10 +1187,12 @@ impl Belady<'_, '_> {
         if early > k || late > k {
             return false;
         }
-        if self.simple(defs, &ops, w) {
-            return true;
+        if self.constrained(defs, &ops) {
+            return packing::fits(&self.problem(defs, &ops, w, lives).problem);
         }
-        packing::fits(&self.problem(defs, &ops, w, lives).problem)
+        self.stride1()
+            || self.surely_packs(defs, w, lives)
+            || packing::fits(&self.problem(defs, &ops, w, lives).problem)
     }
 
     /// Units at the two instants, without alignment, copies or pins: lower bounds.
@@ -1215,33 +1217,52 @@ impl Belady<'_, '_> {
         (early, late)
     }
 
-    /// Whether the sums decide the problem: no constraint of the class, and single-unit
-    /// values or a class without alignment.
-    fn simple(&self, defs: &[Def], ops: &[Operand], w: &Set) -> bool {
-        let mine_def = |d: &Def| self.of_class(d.value);
-        let mine_use = |u: &Use| self.of_class(u.value);
-        let constrained = defs
-            .iter()
-            .filter(|d| mine_def(d))
+    /// Whether the instruction fixes or ties a value of the class (its problem has pins or
+    /// copies).
+    fn constrained(&self, defs: &[Def], ops: &[Operand]) -> bool {
+        let mine_def = |d: &&Def| self.of_class(d.value);
+        let mine_use = |u: &&Use| self.of_class(u.value);
+        defs.iter()
+            .filter(mine_def)
             .any(|d| d.fixed.is_some() || d.tied.is_some())
             || ops
                 .iter()
                 .filter_map(Operand::as_use)
-                .filter(|u| mine_use(u))
-                .any(|u| u.fixed.is_some());
-        if constrained {
-            return false;
-        }
-        let stride1 = matches!(
+                .filter(mine_use)
+                .any(|u| u.fixed.is_some())
+    }
+
+    /// Whether the class has no alignment: then the sums decide an unconstrained problem.
+    fn stride1(&self) -> bool {
+        matches!(
             self.input.target.class(self.input.class).align,
             crate::target::AlignRule::Stride1
-        );
-        stride1
-            || (w.values.iter().all(|&v| self.size(v) == 1)
-                && defs
-                    .iter()
-                    .filter(|d| mine_def(d))
-                    .all(|d| self.size(d.value) == 1))
+        )
+    }
+
+    /// Whether the unconstrained problem surely fits by the extents of first fit
+    /// ([`packing::Tally`]): `w`'s values (both instants if they live on, else early) and
+    /// the definitions (both if early-clobber, else late), without building the problem.
+    fn surely_packs(&self, defs: &[Def], w: &Set, lives: &dyn Fn(Value) -> bool) -> bool {
+        let mut tally = packing::Tally::default();
+        let mut add = |v: Value, span: Span| {
+            let size = self.size(v);
+            tally.add(size, self.align(size), span);
+        };
+        for &v in &w.values {
+            add(v, if lives(v) { Span::Both } else { Span::Early });
+        }
+        for d in defs.iter().filter(|d| self.of_class(d.value)) {
+            add(
+                d.value,
+                if d.early_clobber {
+                    Span::Both
+                } else {
+                    Span::Late
+                },
+            );
+        }
+        tally.surely_fits(self.input.budget)
     }
 
     fn problem(

@@ -299,6 +299,7 @@ impl<'t> State<'t> {
             .iter()
             .flat_map(|plan| plan.reloads.iter().map(|&(_, v)| v))
             .collect();
+        let not_around = reloaded_not_around(coupling);
         let spans = live_spans(input, &order, &def_sites, self.f.values.len());
         for &v in reloaded {
             let Some(&(def_block, def_at)) = def_sites.get(&v) else {
@@ -308,8 +309,7 @@ impl<'t> State<'t> {
                 Some(Home::Holder(h)) => {
                     code.push(def_block, def_at, Slot::AfterDef, Pending::ClassStore(h, v));
                 }
-                Some(Home::Slot(_))
-                    if !in_blocks.contains(&v) && only_reloaded_around(coupling, v) => {}
+                Some(Home::Slot(_)) if !in_blocks.contains(&v) && !not_around.contains(&v) => {}
                 Some(Home::Slot(_)) => {
                     let points = evictions.get(&v).map_or(&[][..], Vec::as_slice);
                     let span = &spans[v.index()];
@@ -456,14 +456,26 @@ fn fresh_value(
     v
 }
 
-/// Whether every reload of `v` on an edge follows its own store on that edge (`v` was
-/// spilled around the edge, [`edges`]): that store is all those reloads need.
-fn only_reloaded_around(coupling: &[(Block, EdgeCode)], v: Value) -> bool {
-    coupling.iter().all(|(_, edge)| {
-        let reload = edge.ops.iter().position(|&op| op == EdgeOp::Reload(v));
-        let around = EdgeOp::Store { value: v, owner: v };
-        reload.is_none_or(|r| edge.ops[..r].contains(&around))
-    })
+/// The values some edge reloads before storing them on that edge itself; every reload of
+/// any other value follows its own store (it was spilled around the edge, [`edges`]),
+/// which is all those reloads need.
+fn reloaded_not_around(coupling: &[(Block, EdgeCode)]) -> BTreeSet<Value> {
+    let mut out = BTreeSet::new();
+    for (_, edge) in coupling {
+        let (mut stored, mut reloaded) = (BTreeSet::new(), BTreeSet::new());
+        for &op in &edge.ops {
+            match op {
+                EdgeOp::Store { value, owner } if value == owner => {
+                    stored.insert(value);
+                }
+                EdgeOp::Reload(v) if reloaded.insert(v) && !stored.contains(&v) => {
+                    out.insert(v);
+                }
+                _ => {}
+            }
+        }
+    }
+    out
 }
 
 /// Per value with a definition site: the blocks that define it or where it is live in,
