@@ -375,7 +375,7 @@ fn emit(
         let Some(functions) = functions.filter(|fs| !fs.is_empty()) else {
             continue;
         };
-        let out = output_path(dir, &l.name, &written);
+        let out = output_path(dir, &file_stem(&l.name), "chr", &written);
         let out_name = out.display().to_string();
         refuse_to_overwrite(&out_name, &inputs).map_err(|_| {
             anyhow::anyhow!(
@@ -393,19 +393,23 @@ fn emit(
     Ok(())
 }
 
-/// `DIR/<stem>.chr`, or `DIR/<stem>-2.chr` and so on when an earlier input of the same
-/// name took it.
-fn output_path(dir: &Path, input: &str, written: &[PathBuf]) -> PathBuf {
-    let stem = Path::new(input)
-        .file_stem()
-        .map_or_else(|| String::from("out"), |s| s.to_string_lossy().into_owned());
-    let mut out = dir.join(format!("{stem}.chr"));
+/// `DIR/<stem>.<extension>`, or `DIR/<stem>-2.<extension>` and so on when an earlier
+/// output took it.
+pub(crate) fn output_path(dir: &Path, stem: &str, extension: &str, written: &[PathBuf]) -> PathBuf {
+    let mut out = dir.join(format!("{stem}.{extension}"));
     let mut n = 1;
     while written.contains(&out) {
         n += 1;
-        out = dir.join(format!("{stem}-{n}.chr"));
+        out = dir.join(format!("{stem}-{n}.{extension}"));
     }
     out
+}
+
+/// The file name of `path` without its extension (`out` when it has none).
+pub(crate) fn file_stem(path: &str) -> String {
+    Path::new(path)
+        .file_stem()
+        .map_or_else(|| String::from("out"), |s| s.to_string_lossy().into_owned())
 }
 
 /// Summary over the rows.

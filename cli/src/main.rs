@@ -6,6 +6,7 @@
 mod alloc;
 mod check;
 mod corpus;
+mod curve;
 mod diag;
 mod draw;
 mod fmt;

@@ -16,7 +16,9 @@
 
 use crate::check::validate;
 use crate::corpus::files_with;
+use crate::curve::{self, CurvePoint};
 use crate::diag::Source;
+use crate::gap::{file_stem, output_path};
 use crate::options::parse_source;
 use crate::pipeline::{run_pipeline, Verdict};
 use crate::Outcome;
@@ -49,6 +51,10 @@ pub struct Args {
     /// Branch-and-bound nodes the oracle may explore per function.
     #[arg(long, default_value_t = Limits::default().nodes, value_name = "N")]
     nodes: u64,
+    /// Also draw each program's spill curve per class as SVG into this directory
+    /// (`<stem>.<class>.svg`), with the oracle's line under `--oracle`.
+    #[arg(long, value_name = "DIR")]
+    svg: Option<PathBuf>,
 }
 
 /// One program with one class at one budget.
@@ -158,6 +164,9 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
         println!("{}", serde_json::to_string_pretty(&points)?);
     } else {
         report(&points);
+    }
+    if let Some(dir) = &args.svg {
+        draw_curves(dir, &points)?;
     }
     Ok(if problems == 0 {
         Outcome::Ok
@@ -345,19 +354,46 @@ fn report(points: &[Point]) {
     }
 }
 
+/// The swept class's frequency-weighted spill cost at a point, over its functions.
+fn class_cost(p: &Point) -> f64 {
+    let of_class = |f: &FunctionStats| {
+        f.classes
+            .iter()
+            .filter(|c| c.class == p.class)
+            .map(|c| c.spill_cost)
+            .sum::<f64>()
+    };
+    p.stats.iter().map(of_class).sum()
+}
+
+/// One SVG spill curve per file and class with verified points, into `dir`.
+fn draw_curves(dir: &Path, points: &[Point]) -> anyhow::Result<()> {
+    let mut curves: BTreeMap<(&str, &str), Vec<CurvePoint>> = BTreeMap::new();
+    for p in points.iter().filter(|p| p.error.is_none()) {
+        curves
+            .entry((&p.file, &p.class))
+            .or_default()
+            .push(CurvePoint {
+                budget: p.budget,
+                cost: class_cost(p),
+                oracle: p.oracle.map(|o| o.optimum.unwrap_or(o.bound)),
+            });
+    }
+    std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
+    let mut written: Vec<PathBuf> = Vec::new();
+    for ((file, class), curve) in &curves {
+        let stem = format!("{}.{class}", file_stem(file));
+        let out = output_path(dir, &stem, "svg", &written);
+        std::fs::write(&out, curve::render(file, class, curve))
+            .map_err(|e| anyhow::anyhow!("{}: {e}", out.display()))?;
+        written.push(out);
+    }
+    Ok(())
+}
+
 /// Steps from a budget to the next one up (same file and class, both verified) where the
 /// swept class's spill cost rises: a spiller is monotone when there are none.
 fn rises(points: &[Point]) -> (usize, usize) {
-    let class_cost = |p: &Point| -> f64 {
-        let of_class = |f: &FunctionStats| {
-            f.classes
-                .iter()
-                .filter(|c| c.class == p.class)
-                .map(|c| c.spill_cost)
-                .sum::<f64>()
-        };
-        p.stats.iter().map(of_class).sum()
-    };
     let mut costs: BTreeMap<(&str, &str, u16), f64> = BTreeMap::new();
     for p in points.iter().filter(|p| p.error.is_none()) {
         costs.insert((&p.file, &p.class, p.budget), class_cost(p));

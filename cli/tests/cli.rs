@@ -541,6 +541,45 @@ fn sweep_prints_the_spill_curve_of_a_class() {
     assert_eq!(lines[43], "one register more costs more: 0 of 41 steps");
 }
 
+/// `--svg` draws one curve per file and class: a dot per verified budget (42 for `v`,
+/// from MaxLive 44 down to 3), the allocator's line and, with `--oracle`, the oracle's.
+#[test]
+fn sweep_svg_draws_one_curve_per_class() {
+    let dir = std::env::temp_dir().join(format!("chromatic-curves-{}", std::process::id()));
+    let dir_name = dir.display().to_string();
+    let out = chromatic(&[
+        "sweep",
+        "corpus/high_pressure_block.chr",
+        "corpus/mma_accumulate_loop.chr",
+        "--class",
+        "v",
+        "--svg",
+        &dir_name,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let mut written: Vec<String> = std::fs::read_dir(&dir)
+        .expect("the directory was made")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    written.sort();
+    assert_eq!(written, ["high_pressure_block.v.svg"]);
+    let svg = std::fs::read_to_string(dir.join(&written[0])).expect("svg");
+    assert!(svg.starts_with("<svg ") && svg.ends_with("</svg>\n"));
+    assert_eq!(svg.matches("<circle").count(), 42);
+    assert_eq!(svg.matches("<polyline").count(), 1);
+    let out = chromatic(&[
+        "sweep",
+        "corpus/swap_cycle3.chr",
+        "--oracle",
+        "--svg",
+        &dir_name,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let svg = std::fs::read_to_string(dir.join("swap_cycle3.v.svg")).expect("svg");
+    assert_eq!(svg.matches("<polyline").count(), 2, "{svg}");
+    std::fs::remove_dir_all(&dir).expect("clean up");
+}
+
 #[test]
 fn sweep_json_has_one_verified_point_per_budget() {
     let out = chromatic(&[

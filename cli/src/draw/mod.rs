@@ -75,3 +75,10 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
     std::fs::write(&args.output, picture).map_err(|e| anyhow::anyhow!("{}: {e}", args.output))?;
     Ok(Outcome::Ok)
 }
+
+/// `text` with the characters XML gives a meaning escaped.
+pub(crate) fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}

@@ -6,6 +6,7 @@
 //! per column — needed by the live values (grey) and held in registers (blue) — against a
 //! dashed budget line.
 
+use super::escape;
 use super::timeline::{Mark, Timeline};
 use chromatic::{Function, Target};
 use std::fmt::Write;
@@ -183,10 +184,4 @@ fn chart(demand: &[u32], held: &[u32], class: &str, budget: u16, top: usize, cw:
 fn colour(v: u32) -> String {
     let hue = (f64::from(v) * 137.508) % 360.0;
     format!("hsl({hue:.0},65%,62%)")
-}
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }
