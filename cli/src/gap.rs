@@ -15,6 +15,7 @@
 //! limits are node limits or no time limit is reached. The last line sums up:
 //! `optimal proven: N/M  mean gap: X%  max gap: Y%  verified: V/M`.
 
+use crate::gap_svg::{self, GapBar};
 use crate::options::{refuse_to_overwrite, BudgetArgs};
 use crate::pipeline::{run_pipeline, traces_disagree, Verdict};
 use crate::sweep::{files_under, load};
@@ -59,6 +60,9 @@ pub struct Args {
     /// function of the file verified).
     #[arg(long, value_name = "DIR")]
     emit_dir: Option<PathBuf>,
+    /// Also draw the gap of every verified row as an SVG chart into this file.
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
     /// Print the rows and the summary as JSON.
     #[arg(long)]
     json: bool,
@@ -185,11 +189,34 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
     let skipped: Vec<String> = done.iter().filter_map(|d| d.skipped.clone()).collect();
     let rows: Vec<Row> = done.into_iter().flat_map(|d| d.rows).collect();
     print(&rows, &skipped, args)?;
+    if let Some(path) = &args.svg {
+        draw(path, &rows, args.problem)?;
+    }
     Ok(if problems == 0 {
         Outcome::Ok
     } else {
         Outcome::Problem
     })
+}
+
+/// The chart of the rows with an oracle answer (verified, or a bound), in row order.
+fn draw(path: &Path, rows: &[Row], problem: Kind) -> anyhow::Result<()> {
+    let bars: Vec<GapBar> = rows
+        .iter()
+        .filter(|r| r.verified || r.best.is_none())
+        .map(|r| GapBar {
+            label: format!("{} @{} {}", r.file, r.function, r.class),
+            heuristic: r.heuristic,
+            oracle: r.best.unwrap_or(r.bound),
+            floor: matches!(problem, Kind::Minregs).then_some(f64::from(r.max_live)),
+        })
+        .collect();
+    let measure = match problem {
+        Kind::Minregs => "registers without spilling",
+        Kind::Spill => "weighted spill cost",
+    };
+    std::fs::write(path, gap_svg::render(measure, &bars))
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
 /// Every file read, validated and allocated by the production allocator; the number of

@@ -11,6 +11,7 @@ mod diag;
 mod draw;
 mod fmt;
 mod gap;
+mod gap_svg;
 mod mutate_check;
 mod options;
 mod pipeline;

@@ -255,7 +255,8 @@ fn earlier_failures_on_larger_programs() {
 
 /// The whole corpus: every (function, class) pair proven optimal and verified; the three
 /// functions that need spilling at their full register file are skipped; the gaps
-/// are the allocator's (tuples and fixed registers).
+/// are the allocator's (tuples and fixed registers). `--svg` draws the 65 rows, the four
+/// losses marked.
 #[test]
 fn gap_on_the_corpus() {
     let dir = std::env::temp_dir().join(format!("chromatic-gap-{}", std::process::id()));
@@ -284,7 +285,16 @@ fn gap_on_the_corpus() {
         emitted.to_str().expect("utf-8"),
     ]);
     assert_eq!(verdict.status.code(), Some(0));
-    let again = chromatic(&["gap", "corpus"]);
+    let chart = dir.join("gap.svg");
+    let again = chromatic(&["gap", "corpus", "--svg", chart.to_str().expect("utf-8")]);
+    let svg = std::fs::read_to_string(&chart).expect("the chart was written");
+    assert_eq!(svg.matches("<rect x=").count(), 2 * 65, "two bars per row");
+    assert_eq!(
+        svg.matches("fill=\"#c22\"").count(),
+        4,
+        "the four losses marked"
+    );
+    std::fs::remove_file(&chart).expect("chart");
     let emitted_count = std::fs::read_dir(&dir).expect("emit dir").count();
     std::fs::remove_dir_all(&dir).ok();
     assert_eq!(
