@@ -4,7 +4,7 @@
 //! as a dashed line beneath. A spiller that is monotone in the budget draws a curve that
 //! never rises to the right; the distance between the two lines is the optimality gap.
 
-use crate::draw::escape;
+use crate::draw::document;
 use std::fmt::Write;
 
 /// One budget of the curve: the allocator's cost and the oracle's, when asked for.
@@ -57,11 +57,8 @@ pub fn render(file: &str, class: &str, points: &[CurvePoint]) -> String {
     let mut points = points.to_vec();
     points.sort_by_key(|p| p.budget);
     let scale = Scale::of(&points);
-    let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{HEIGHT}\" font-family=\"monospace\" font-size=\"10\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"4\" y=\"14\" font-size=\"12\">{} — class {}: spill cost by budget</text>\n",
-        escape(file),
-        escape(class)
-    );
+    let title = format!("{file} — class {class}: spill cost by budget");
+    let mut s = document(WIDTH, HEIGHT, &title);
     axes(&mut s, &scale);
     let oracle: Vec<(u16, f64)> = points
         .iter()

@@ -249,7 +249,7 @@ pub fn oracle_bound(data: &[u8]) {
 /// or no solution in the node limit without a start) are skipped.
 pub fn oracle_diff(data: &[u8]) {
     let mut u = Unstructured::new(data);
-    if let Ok(p) = generate(&mut u, &ORACLE_PROGRAMS) {
+    if let Ok(p) = generate(&mut u, &oracle_programs()) {
         oracle_check(&p);
     }
 }
@@ -294,23 +294,18 @@ pub fn oracle_check(p: &Program) {
     }
 }
 
-/// Small programs for `oracle_diff`: one function of a few blocks, a few dozen values.
-pub const ORACLE_PROGRAMS: GenConfig = GenConfig {
-    max_functions: 1,
-    max_blocks: 10,
-    max_depth: 3,
-    max_insts_per_block: 5,
-    max_values_live: 12,
-    pressure: 10,
-    tuples: true,
-    fixed: 8,
-    divergence: 50,
-    unstructured: 0,
-    conflicting_fixed: false,
-    unreachable: 20,
-    freq: 10,
-    generic_target: 30,
-};
+/// Small programs for `oracle_diff`: one function of a few blocks, a few dozen values;
+/// the default generator otherwise.
+pub fn oracle_programs() -> GenConfig {
+    GenConfig {
+        max_functions: 1,
+        max_blocks: 10,
+        max_depth: 3,
+        max_insts_per_block: 5,
+        max_values_live: 12,
+        ..GenConfig::default()
+    }
+}
 
 /// Deterministic limits for the oracle in fuzzing: nodes, not time, with a time limit
 /// far above what a case takes, against a runaway.

@@ -4,7 +4,7 @@
 //! its best allocation when the search stopped, or its bound for bound-only rows — with
 //! a tick at MaxLive for `minregs`. A row whose two bars differ is a heuristic loss.
 
-use crate::draw::escape;
+use crate::draw::{document, escape};
 use std::fmt::Write;
 
 /// One row of the chart.
@@ -30,10 +30,8 @@ pub fn render(measure: &str, bars: &[GapBar]) -> String {
         .iter()
         .flat_map(|b| [b.heuristic, b.oracle])
         .fold(1.0, f64::max);
-    let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-family=\"monospace\" font-size=\"10\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"4\" y=\"14\" font-size=\"12\">{}: allocator (blue) against the ILP oracle (green)</text>\n",
-        escape(measure)
-    );
+    let title = format!("{measure}: allocator (blue) against the ILP oracle (green)");
+    let mut s = document(width, height, &title);
     for (i, b) in bars.iter().enumerate() {
         row(&mut s, TOP + ROW * i as f64, b, top);
     }

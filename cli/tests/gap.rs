@@ -5,7 +5,7 @@
 use chromatic::alloc::{allocate as heuristic, AllocOptions};
 use chromatic::gen::generate_from_seed;
 use chromatic::Program;
-use chromatic_cli::fuzz_checks::{oracle_check, ORACLE_LIMITS, ORACLE_PROGRAMS};
+use chromatic_cli::fuzz_checks::{oracle_check, oracle_programs, ORACLE_LIMITS};
 use chromatic_oracle::allocation::{allocate, Allocation};
 use chromatic_oracle::minregs::Status;
 use chromatic_oracle::OracleError;
@@ -219,7 +219,7 @@ fn a_class_that_needs_spilling_is_reported_as_such() {
 fn generated_programs_verify_and_are_mostly_proven_optimal() {
     let (mut pairs, mut proven) = (0, 0);
     for seed in 0..200 {
-        let p = generate_from_seed(seed, &ORACLE_PROGRAMS);
+        let p = generate_from_seed(seed, &oracle_programs());
         oracle_check(&p);
         let units: Vec<u16> = p.target.classes.iter().map(|c| c.units).collect();
         for f in &p.functions {

@@ -76,6 +76,19 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
     Ok(Outcome::Ok)
 }
 
+/// The opening of an SVG document of `width` × `height` on white, 10-point monospace,
+/// with `title` (escaped here) at the top left.
+pub(crate) fn document(
+    width: impl std::fmt::Display,
+    height: impl std::fmt::Display,
+    title: &str,
+) -> String {
+    format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-family=\"monospace\" font-size=\"10\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"4\" y=\"12\" font-size=\"12\">{}</text>\n",
+        escape(title)
+    )
+}
+
 /// `text` with the characters XML gives a meaning escaped.
 pub(crate) fn escape(text: &str) -> String {
     text.replace('&', "&amp;")

@@ -6,8 +6,8 @@
 //! per column — needed by the live values (grey) and held in registers (blue) — against a
 //! dashed budget line.
 
-use super::escape;
 use super::timeline::{Mark, Timeline};
+use super::{document, escape};
 use chromatic::{Function, Target};
 use std::fmt::Write;
 
@@ -31,11 +31,7 @@ pub fn render(t: &Timeline, f: &Function, target: &Target, budget: &[u16]) -> St
     let charts = t.pressure.len();
     let width = (LEFT + t.columns * cw + 130).max(560);
     let height = TOP + grid_h + 20 + charts * (CHART + 24) + 30;
-    let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-family=\"monospace\" font-size=\"10\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"4\" y=\"12\" font-size=\"12\">@{} ({})</text>\n",
-        escape(&f.name),
-        escape(&target.name)
-    );
+    let mut s = document(width, height, &format!("@{} ({})", f.name, target.name));
     for (i, (class, unit)) in t.rows.iter().enumerate() {
         let y = TOP + i * ROW;
         let name = &target.class(*class).name;
