@@ -212,7 +212,8 @@ fn assign_spilled(
     policy: Policy,
 ) -> Result<Function, AllocError> {
     let k = spilled.budget.as_slice();
-    let assigned = assign::assign(&spilled.func, target, sa, k, policy)?;
+    let func = spilled.func.as_ref().unwrap_or(f);
+    let assigned = assign::assign(func, target, sa, k, policy)?;
     let lowered = out_of_ssa::lower(assigned, target, sa, k)?;
     spill::materialise::materialise(f, lowered, &spilled.plan)
 }

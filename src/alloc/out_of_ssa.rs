@@ -50,7 +50,7 @@ pub fn lower(
             }
         }
     }
-    let mut func = asg.func.clone();
+    let mut func = asg.func;
     for (site, (moves, edges)) in sites {
         let busy = busy_units(&func, target, budget, &edges, (&asg.entry, &asg.exit));
         let insts = sequentialise(

@@ -42,6 +42,7 @@ pub fn check_structured(f: &Function, target: &Target, a: &Analysis) -> Result<(
 
 /// Every divergent branch is structured.
 fn check_branches(f: &Function, a: &Analysis) -> Result<(), AllocError> {
+    let mut marks = Marks::new(f);
     for b in a.cfg.rpo_all() {
         let Terminator::Branch {
             kind: BranchKind::Divergent,
@@ -57,8 +58,8 @@ fn check_branches(f: &Function, a: &Analysis) -> Result<(), AllocError> {
             None => Some("it has no join (no block post-dominates it)".to_string()),
             Some(join) => [(then_block, else_block), (else_block, then_block)]
                 .into_iter()
-                .find_map(|(arm, other)| region_problem(f, a, b, (arm, other), join))
-                .or_else(|| shared_join(f, a, b, (then_block, else_block), join)),
+                .find_map(|(arm, other)| region_problem(f, a, b, (arm, other), join, &mut marks))
+                .or_else(|| shared_join(f, a, b, (then_block, else_block), join, &mut marks)),
         };
         if let Some(problem) = problem {
             return Err(AllocError::Constraint {
@@ -84,6 +85,7 @@ fn region_problem(
     branch: Block,
     (arm, other): (Block, Block),
     join: Block,
+    marks: &mut Marks,
 ) -> Option<String> {
     if arm == join {
         return None;
@@ -91,9 +93,9 @@ fn region_problem(
     let is_then =
         matches!(f.block(branch).term, Terminator::Branch { then_block, .. } if then_block == arm);
     let may_loop = !is_then || other == join;
-    let mut seen = vec![false; f.blocks.len()];
+    marks.clear();
     let mut stack = vec![arm];
-    seen[arm.index()] = true;
+    marks.mark(arm);
     while let Some(x) = stack.pop() {
         if a.cfg.succs(x).is_empty() {
             return Some(format!(
@@ -120,8 +122,7 @@ fn region_problem(
                     f.block(s).name
                 ));
             }
-            if !seen[s.index()] {
-                seen[s.index()] = true;
+            if marks.mark(s) {
                 stack.push(s);
             }
         }
@@ -139,6 +140,7 @@ fn shared_join(
     branch: Block,
     (then_block, else_block): (Block, Block),
     join: Block,
+    marks: &mut Marks,
 ) -> Option<String> {
     if join == then_block || join == else_block {
         return None;
@@ -150,7 +152,7 @@ fn shared_join(
         ));
     }
     let owner = a.divergence.anchor(join).unwrap_or(branch);
-    let sides = sides_of(f, a, owner, join);
+    let sides = sides_of(f, a, owner, join, marks);
     if owner != branch && !sides.contains(&branch) {
         return Some(format!(
             "it shares its join `{}` with the branch in `{}` without lying in one of its sides",
@@ -167,7 +169,13 @@ fn shared_join(
 }
 
 /// The blocks of both sides of the divergent branch in `branch` with join `join`.
-fn sides_of(f: &Function, a: &Analysis, branch: Block, join: Block) -> Vec<Block> {
+fn sides_of(
+    f: &Function,
+    a: &Analysis,
+    branch: Block,
+    join: Block,
+    marks: &mut Marks,
+) -> Vec<Block> {
     let Terminator::Branch {
         then_block,
         else_block,
@@ -176,13 +184,51 @@ fn sides_of(f: &Function, a: &Analysis, branch: Block, join: Block) -> Vec<Block
     else {
         return Vec::new();
     };
-    let side = |arm: Block, other: Block| {
-        let mut stamp = vec![u32::MAX; f.blocks.len()];
-        divergence::then_region(&a.cfg, branch, (arm, other, Some(join)), &mut stamp)
+    let mut side = |arm: Block, other: Block| {
+        let region =
+            divergence::then_region(&a.cfg, branch, (arm, other, Some(join)), &mut marks.stamp);
+        region
+            .iter()
+            .for_each(|b| marks.stamp[b.index()] = u32::MAX);
+        region
     };
     let mut sides = side(then_block, else_block);
     sides.extend(side(else_block, then_block));
     sides
+}
+
+/// Per-block scratch marks shared by the branches' walks, each cleared in time
+/// proportional to what it marked: one allocation per function instead of one per branch.
+struct Marks {
+    /// [`divergence::then_region`]'s stamps, all `u32::MAX` between uses.
+    stamp: Vec<u32>,
+    seen: Vec<bool>,
+    marked: Vec<Block>,
+}
+
+impl Marks {
+    fn new(f: &Function) -> Marks {
+        Marks {
+            stamp: vec![u32::MAX; f.blocks.len()],
+            seen: vec![false; f.blocks.len()],
+            marked: Vec::new(),
+        }
+    }
+
+    /// Marks `b`; false when it was marked already.
+    fn mark(&mut self, b: Block) -> bool {
+        if std::mem::replace(&mut self.seen[b.index()], true) {
+            return false;
+        }
+        self.marked.push(b);
+        true
+    }
+
+    fn clear(&mut self) {
+        for b in self.marked.drain(..) {
+            self.seen[b.index()] = false;
+        }
+    }
 }
 
 /// Every use of a uniform value (a phi argument: the end of its predecessor) is dominated

@@ -30,10 +30,9 @@
 //! with their skip-path copies, made identities). When a side needs one of them evicted
 //! anyway, B stops keeping it (it is stored at B's end and reloaded after the side).
 
+use super::demand::{self, Demand};
 use super::edges;
 use super::nextuse::{NextUse, Uses, LOOP_EXIT, NEVER};
-use crate::alloc::operands::{self, Context, Operands};
-use crate::alloc::packing::{self, Span};
 use crate::alloc::AllocError;
 use crate::analysis::cfg::Graph;
 use crate::analysis::divergence;
@@ -41,7 +40,6 @@ use crate::analysis::loops::Loops;
 use crate::analysis::Analysis;
 use crate::program::*;
 use crate::target::{ClassId, SpillTarget, Target};
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The decisions for one class.
@@ -114,6 +112,7 @@ pub fn decide(input: &Input) -> Result<Decisions, AllocError> {
         evicted: BTreeSet::new(),
         horizon: vec![0; input.f.values.len()],
         pinned: input.f.pinned_values().into_iter().collect(),
+        demand: Demand::new(input.f, input.target, input.class, input.budget),
     };
     if input.target.class(input.class).uniform {
         b.find_sides();
@@ -244,6 +243,7 @@ struct Belady<'i, 'a> {
     /// its horizon exceeds `i` (its last read in the block; `u32::MAX` when it is live
     /// out; 0 otherwise).
     horizon: Vec<u32>,
+    demand: Demand<'a>,
 }
 
 /// What a walk through a block decided.
@@ -333,26 +333,27 @@ impl Belady<'_, '_> {
     }
 
     fn size(&self, v: Value) -> u16 {
-        self.f().value(v).size
+        self.demand.size(v)
     }
 
     fn of_class(&self, v: Value) -> bool {
-        self.f().value(v).class == self.input.class
+        self.demand.of_class(v)
     }
 
-    fn align(&self, size: u16) -> u16 {
-        self.input
-            .target
-            .class(self.input.class)
-            .align
-            .alignment(size)
-    }
-
-    /// Units a value takes when values are packed by decreasing alignment.
     fn rounded(&self, v: Value) -> u32 {
-        let size = self.size(v);
-        let a = self.align(size);
-        u32::from(size.div_ceil(a) * a)
+        self.demand.rounded(v)
+    }
+
+    /// Whether instruction `i`'s problem fits the budget with `w` in registers.
+    fn fits(&self, b: Block, i: u32, w: &Set, lives: &dyn Fn(Value) -> bool) -> bool {
+        let (defs, ops) = demand::operands_at(self.f(), b, i);
+        self.demand.fits((defs, &ops), &w.values, lives)
+    }
+
+    /// Units over the budget at the early and late instants, by the sums.
+    fn overflow(&self, b: Block, i: u32, w: &Set, lives: &dyn Fn(Value) -> bool) -> (u32, u32) {
+        let (defs, _) = demand::operands_at(self.f(), b, i);
+        self.demand.overflow(defs, &w.values, lives)
     }
 
     fn find_sides(&mut self) {
@@ -1159,145 +1160,6 @@ impl Belady<'_, '_> {
                 .collect(),
             _ => Vec::new(),
         }
-    }
-
-    /// The operands of instruction `i` (the terminator's uses at `n`).
-    fn operands_at(&self, b: Block, i: u32) -> (&[Def], Cow<'_, [Operand]>) {
-        let block = self.f().block(b);
-        match block.insts.get(i as usize).map(|inst| &inst.kind) {
-            Some(InstKind::Op(op)) => (&op.defs, Cow::Borrowed(&op.operands)),
-            Some(_) => (&[], Cow::Borrowed(&[])),
-            None => (
-                &[],
-                block
-                    .term
-                    .uses()
-                    .iter()
-                    .map(|u| Operand::Value(*u))
-                    .collect(),
-            ),
-        }
-    }
-
-    /// Whether instruction `i`'s problem fits the budget with `w` in registers.
-    fn fits(&self, b: Block, i: u32, w: &Set, lives: &dyn Fn(Value) -> bool) -> bool {
-        let (defs, ops) = self.operands_at(b, i);
-        let (early, late) = self.sums(defs, w, lives);
-        let k = u32::from(self.input.budget);
-        if early > k || late > k {
-            return false;
-        }
-        if self.constrained(defs, &ops) {
-            return packing::fits(&self.problem(defs, &ops, w, lives).problem);
-        }
-        self.stride1()
-            || self.surely_packs(defs, w, lives)
-            || packing::fits(&self.problem(defs, &ops, w, lives).problem)
-    }
-
-    /// Units at the two instants, without alignment, copies or pins: lower bounds.
-    fn sums(&self, defs: &[Def], w: &Set, lives: &dyn Fn(Value) -> bool) -> (u32, u32) {
-        let size = |v: Value| u32::from(self.size(v));
-        let held: u32 = w.values.iter().map(|&v| size(v)).sum();
-        let living: u32 = w
-            .values
-            .iter()
-            .filter(|&&v| lives(v))
-            .map(|&v| size(v))
-            .sum();
-        let mine = defs.iter().filter(|d| self.of_class(d.value));
-        let (mut early, mut late) = (held, living);
-        for d in mine {
-            let s = size(d.value);
-            late += s;
-            if d.early_clobber {
-                early += s;
-            }
-        }
-        (early, late)
-    }
-
-    /// Whether the instruction fixes or ties a value of the class (its problem has pins or
-    /// copies).
-    fn constrained(&self, defs: &[Def], ops: &[Operand]) -> bool {
-        let mine_def = |d: &&Def| self.of_class(d.value);
-        let mine_use = |u: &&Use| self.of_class(u.value);
-        defs.iter()
-            .filter(mine_def)
-            .any(|d| d.fixed.is_some() || d.tied.is_some())
-            || ops
-                .iter()
-                .filter_map(Operand::as_use)
-                .filter(mine_use)
-                .any(|u| u.fixed.is_some())
-    }
-
-    /// Whether the class has no alignment: then the sums decide an unconstrained problem.
-    fn stride1(&self) -> bool {
-        matches!(
-            self.input.target.class(self.input.class).align,
-            crate::target::AlignRule::Stride1
-        )
-    }
-
-    /// Whether the unconstrained problem surely fits by the extents of first fit
-    /// ([`packing::Tally`]): `w`'s values (both instants if they live on, else early) and
-    /// the definitions (both if early-clobber, else late), without building the problem.
-    fn surely_packs(&self, defs: &[Def], w: &Set, lives: &dyn Fn(Value) -> bool) -> bool {
-        let mut tally = packing::Tally::default();
-        let mut add = |v: Value, span: Span| {
-            let size = self.size(v);
-            tally.add(size, self.align(size), span);
-        };
-        for &v in &w.values {
-            add(v, if lives(v) { Span::Both } else { Span::Early });
-        }
-        for d in defs.iter().filter(|d| self.of_class(d.value)) {
-            add(
-                d.value,
-                if d.early_clobber {
-                    Span::Both
-                } else {
-                    Span::Late
-                },
-            );
-        }
-        tally.surely_fits(self.input.budget)
-    }
-
-    fn problem(
-        &self,
-        defs: &[Def],
-        ops: &[Operand],
-        w: &Set,
-        lives: &dyn Fn(Value) -> bool,
-    ) -> operands::Built {
-        let f = self.f();
-        let shape = |v: Value| (f.value(v).class, f.value(v).size);
-        let ctx = Context {
-            target: self.input.target,
-            class: self.input.class,
-            units: self.input.budget,
-            shape: &shape,
-            lives_on: lives,
-        };
-        let residents: Vec<(Value, Option<u16>)> = w.values.iter().map(|&v| (v, None)).collect();
-        operands::build(
-            &ctx,
-            &residents,
-            Operands {
-                defs,
-                operands: ops,
-            },
-        )
-    }
-
-    /// Units over the budget at the early and late instants, by the sums.
-    fn overflow(&self, b: Block, i: u32, w: &Set, lives: &dyn Fn(Value) -> bool) -> (u32, u32) {
-        let (defs, _) = self.operands_at(b, i);
-        let (early, late) = self.sums(defs, w, lives);
-        let k = u32::from(self.input.budget);
-        (early.saturating_sub(k), late.saturating_sub(k))
     }
 
     /// Once the instruction fits, victims whose eviction turned out unnecessary (a later,

@@ -3,7 +3,9 @@
 //! SSA-Form Programs" (CC 2009), the spiller of Mesa ACO.
 //!
 //! Per class, in spill-dependency order (a class spilling into registers or lanes of
-//! another goes first, so the other sees the extra demand):
+//! another goes first, so the other sees the extra demand), unless the class fits the
+//! budget everywhere with all its live values in registers ([`demand::fits_everywhere`]:
+//! then there is nothing to spill, and the analyses below are not run):
 //!
 //! 1. [`nextuse`]: next-use distances, a backward fixpoint with a penalty for leaving
 //!    loops (§3).
@@ -29,6 +31,7 @@
 
 pub mod belady;
 pub mod coalesce;
+pub mod demand;
 pub mod edges;
 pub mod materialise;
 pub mod minimum;
@@ -40,18 +43,23 @@ pub mod rewrite;
 pub mod slots;
 
 use super::AllocError;
+use crate::analysis::cfg::Graph;
 use crate::analysis::dom::DomTree;
 use crate::analysis::loops::Loops;
 use crate::analysis::Analysis;
 use crate::program::{Block, Function, Location, Value};
 use crate::target::{ClassId, SpillTarget, Target};
+use belady::Decisions;
 use rewrite::{ClassInput, MemoryPhi, State};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// A function whose demand fits the budget, and what [`materialise`] needs afterwards.
 #[derive(Debug)]
 pub struct Spilled {
-    pub func: Function,
+    /// The function with its spill code; `None` when every class fitted and the function
+    /// is the original.
+    pub func: Option<Function>,
     /// The budget left for assignment: reserved lane registers taken out.
     pub budget: Vec<u16>,
     pub plan: Plan,
@@ -81,6 +89,18 @@ pub fn spill(
     a: &Analysis,
     budget: &[u16],
 ) -> Result<Spilled, AllocError> {
+    let fitting: Vec<bool> = target
+        .class_ids()
+        .map(|c| demand::fits_everywhere(f, target, a, c, budget[c.index()]))
+        .collect();
+    if fitting.iter().all(|&fits| fits) {
+        return Ok(Spilled {
+            func: None,
+            budget: budget.to_vec(),
+            plan: Plan::identity(f),
+            analysis: None,
+        });
+    }
     let lowest = minimum::lowest_legal(f, target);
     check_lowest(f, target, budget, &lowest)?;
     let mut state = State::new(f, target);
@@ -91,7 +111,11 @@ pub fn spill(
     let mut analysis: Option<Analysis> = None;
     for c in class_order(target) {
         let current = analysis.as_ref().unwrap_or(a);
-        if lower_class(&mut state, current, c, budget[c.index()])? {
+        let fits = match analysis {
+            None => fitting[c.index()],
+            Some(_) => demand::fits_everywhere(&state.f, target, current, c, budget[c.index()]),
+        };
+        if !fits && lower_class(&mut state, current, c, budget[c.index()])? {
             analysis = Some(Analysis::new(&state.f, target));
         }
         let a = analysis.as_ref().unwrap_or(a);
@@ -155,26 +179,29 @@ pub fn spill(
         lane_registers,
     };
     Ok(Spilled {
-        func: state.f,
+        func: Some(state.f),
         budget,
         plan,
         analysis,
     })
 }
 
+impl Plan {
+    /// The plan of a function nothing was spilled in: every value is its own origin.
+    fn identity(f: &Function) -> Plan {
+        Plan {
+            origin: f.value_ids().collect(),
+            original_values: f.values.len(),
+            ..Plan::default()
+        }
+    }
+}
+
 /// Runs the spiller on class `c` of the state's function (analysed by `a`); returns
 /// whether it changed anything.
 fn lower_class(state: &mut State, a: &Analysis, c: ClassId, k: u16) -> Result<bool, AllocError> {
     let target = state.target;
-    let uniform = target.class(c).uniform;
-    let linear_loops;
-    let (graph, loops) = if uniform {
-        let linear = &a.divergence.linear;
-        linear_loops = Loops::new(linear, &DomTree::new(linear));
-        (linear, &linear_loops)
-    } else {
-        (&a.cfg, &a.loops)
-    };
+    let (graph, loops) = class_graph(a, target.class(c).uniform);
     let input = belady::Input {
         f: &state.f,
         target,
@@ -182,14 +209,45 @@ fn lower_class(state: &mut State, a: &Analysis, c: ClassId, k: u16) -> Result<bo
         class: c,
         budget: k,
         graph,
-        loops,
+        loops: &loops,
     };
     let decisions = belady::decide(&input)?;
-    let of_class = |v: &&Value| state.f.value(**v).class == c;
-    let all_in_registers = state.f.block_ids().all(|b| {
+    if leaves_all_in_registers(&state.f, a, c, &decisions) {
+        return Ok(false);
+    }
+    let class_input = ClassInput {
+        class: c,
+        budget: k,
+        graph,
+        loops: &loops,
+        liveness: &a.liveness,
+        freq: &a.freq,
+    };
+    state.apply(&decisions, &class_input)?;
+    Ok(true)
+}
+
+/// The CFG the values of a class follow (the linear CFG for uniform classes) and its
+/// loops.
+fn class_graph(a: &Analysis, uniform: bool) -> (&Graph, Cow<'_, Loops>) {
+    if uniform {
+        let linear = &a.divergence.linear;
+        (
+            linear,
+            Cow::Owned(Loops::new(linear, &DomTree::new(linear))),
+        )
+    } else {
+        (&a.cfg, Cow::Borrowed(&a.loops))
+    }
+}
+
+/// Whether `decisions` keep every value of class `c` in registers everywhere: no memory
+/// phi, reload or eviction, and every live-in and phi in W at each block's entry.
+fn leaves_all_in_registers(f: &Function, a: &Analysis, c: ClassId, decisions: &Decisions) -> bool {
+    let of_class = |v: &&Value| f.value(**v).class == c;
+    let all_at_entry = f.block_ids().all(|b| {
         let live_in = a.liveness.live_in(b).iter().filter(of_class).count();
-        let phis = state
-            .f
+        let phis = f
             .block(b)
             .phis
             .iter()
@@ -198,25 +256,12 @@ fn lower_class(state: &mut State, a: &Analysis, c: ClassId, k: u16) -> Result<bo
             .count();
         decisions.blocks[b.index()].entry.len() == live_in + phis
     });
-    let unchanged = all_in_registers
+    all_at_entry
         && decisions.memory_phis.is_empty()
         && decisions
             .blocks
             .iter()
-            .all(|p| p.reloads.is_empty() && p.evictions.is_empty());
-    if unchanged {
-        return Ok(false);
-    }
-    let class_input = ClassInput {
-        class: c,
-        budget: k,
-        graph,
-        loops,
-        liveness: &a.liveness,
-        freq: &a.freq,
-    };
-    state.apply(&decisions, &class_input)?;
-    Ok(true)
+            .all(|p| p.reloads.is_empty() && p.evictions.is_empty())
 }
 
 fn memory_phi_slots(state: &State) -> Vec<(Block, Value)> {

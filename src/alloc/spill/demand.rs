@@ -1,0 +1,349 @@
+//! The demand of one instruction on one class against the budget: the question Belady's
+//! MIN asks before every instruction ([`super::belady`]), and the one that tells whether a
+//! class needs the spiller at all ([`fits_everywhere`]).
+//!
+//! With the values `w` in registers before the instruction (its operands among them) and
+//! `lives(v)` telling which of them stay after it, the instruction fits when its
+//! [`packing`] problem does: the same problem assignment solves, with alignment, fixed
+//! registers, tied and early-clobber operands. Cheaper tests come first. The units held at
+//! the early and late instants are lower bounds (over the budget: no fit); when no value
+//! of the class needs alignment they decide an unconstrained problem (values that live
+//! across the instruction at the bottom, the others above them at their instant); the
+//! extents of first fit ([`packing::Tally`]) settle most of the rest without building the
+//! problem.
+//!
+//! A class *fits everywhere* when every instruction and terminator fits with every value of
+//! the class live there in a register. MIN then evicts nothing and the spiller has nothing
+//! to do; checking it costs one backward liveness walk per block, and nothing at all where
+//! the class is free of alignment and the instruction unconstrained (the pressure analysis
+//! has already summed those points).
+
+use crate::alloc::operands::{self, Context, Operands};
+use crate::alloc::packing::{self, Span};
+use crate::analysis::liveness::{At, LiveSet, Liveness};
+use crate::analysis::Analysis;
+use crate::program::{Block, Def, Function, InstKind, Operand, Use, Value};
+use crate::target::{AlignRule, ClassId, Target};
+use std::borrow::Cow;
+
+/// One class's demand at a budget.
+#[derive(Debug)]
+pub struct Demand<'a> {
+    f: &'a Function,
+    target: &'a Target,
+    class: ClassId,
+    budget: u16,
+    /// Whether no value of the class needs alignment: then the sums decide an
+    /// unconstrained problem.
+    alignment_free: bool,
+}
+
+impl<'a> Demand<'a> {
+    pub fn new(f: &'a Function, target: &'a Target, class: ClassId, budget: u16) -> Demand<'a> {
+        let rule = target.class(class).align;
+        let alignment_free = rule == AlignRule::Stride1
+            || f.values
+                .iter()
+                .filter(|v| v.class == class)
+                .all(|v| rule.alignment(v.size) == 1);
+        Demand {
+            f,
+            target,
+            class,
+            budget,
+            alignment_free,
+        }
+    }
+
+    pub fn size(&self, v: Value) -> u16 {
+        self.f.value(v).size
+    }
+
+    pub fn of_class(&self, v: Value) -> bool {
+        self.f.value(v).class == self.class
+    }
+
+    fn align(&self, size: u16) -> u16 {
+        self.target.class(self.class).align.alignment(size)
+    }
+
+    /// Units a value takes when values are packed by decreasing alignment.
+    pub fn rounded(&self, v: Value) -> u32 {
+        let size = self.size(v);
+        let a = self.align(size);
+        u32::from(size.div_ceil(a) * a)
+    }
+
+    /// Whether the instruction with `defs` and `ops` fits the budget with `w` in registers.
+    pub fn fits<'v, W>(
+        &self,
+        (defs, ops): (&[Def], &[Operand]),
+        w: W,
+        lives: &dyn Fn(Value) -> bool,
+    ) -> bool
+    where
+        W: IntoIterator<Item = &'v Value> + Copy,
+    {
+        let (early, late) = self.sums(defs, w, lives);
+        let k = u32::from(self.budget);
+        if early > k || late > k {
+            return false;
+        }
+        if self.constrained(defs, ops) {
+            return packing::fits(&self.problem(defs, ops, w, lives).problem);
+        }
+        self.alignment_free
+            || self.surely_packs(defs, w, lives)
+            || packing::fits(&self.problem(defs, ops, w, lives).problem)
+    }
+
+    /// Units over the budget at the early and late instants, by the sums.
+    pub fn overflow<'v, W>(&self, defs: &[Def], w: W, lives: &dyn Fn(Value) -> bool) -> (u32, u32)
+    where
+        W: IntoIterator<Item = &'v Value> + Copy,
+    {
+        let (early, late) = self.sums(defs, w, lives);
+        let k = u32::from(self.budget);
+        (early.saturating_sub(k), late.saturating_sub(k))
+    }
+
+    /// Units at the two instants, without alignment, copies or pins: lower bounds.
+    fn sums<'v, W>(&self, defs: &[Def], w: W, lives: &dyn Fn(Value) -> bool) -> (u32, u32)
+    where
+        W: IntoIterator<Item = &'v Value> + Copy,
+    {
+        let size = |v: Value| u32::from(self.size(v));
+        let (mut early, mut late) = (0, 0);
+        for &v in w {
+            early += size(v);
+            if lives(v) {
+                late += size(v);
+            }
+        }
+        for d in defs.iter().filter(|d| self.of_class(d.value)) {
+            let s = size(d.value);
+            late += s;
+            if d.early_clobber {
+                early += s;
+            }
+        }
+        (early, late)
+    }
+
+    /// Whether the instruction fixes or ties a value of the class (its problem has pins or
+    /// copies).
+    fn constrained(&self, defs: &[Def], ops: &[Operand]) -> bool {
+        let mine_def = |d: &&Def| self.of_class(d.value);
+        let mine_use = |u: &&Use| self.of_class(u.value);
+        defs.iter()
+            .filter(mine_def)
+            .any(|d| d.fixed.is_some() || d.tied.is_some())
+            || ops
+                .iter()
+                .filter_map(Operand::as_use)
+                .filter(mine_use)
+                .any(|u| u.fixed.is_some())
+    }
+
+    /// Whether the unconstrained problem surely fits by the extents of first fit
+    /// ([`packing::Tally`]): `w`'s values (both instants if they live on, else early) and
+    /// the definitions (both if early-clobber, else late), without building the problem.
+    fn surely_packs<'v, W>(&self, defs: &[Def], w: W, lives: &dyn Fn(Value) -> bool) -> bool
+    where
+        W: IntoIterator<Item = &'v Value> + Copy,
+    {
+        let mut tally = packing::Tally::default();
+        let mut add = |v: Value, span: Span| {
+            let size = self.size(v);
+            tally.add(size, self.align(size), span);
+        };
+        for &v in w {
+            add(v, if lives(v) { Span::Both } else { Span::Early });
+        }
+        for d in defs.iter().filter(|d| self.of_class(d.value)) {
+            let span = if d.early_clobber {
+                Span::Both
+            } else {
+                Span::Late
+            };
+            add(d.value, span);
+        }
+        tally.surely_fits(self.budget)
+    }
+
+    fn problem<'v, W>(
+        &self,
+        defs: &[Def],
+        ops: &[Operand],
+        w: W,
+        lives: &dyn Fn(Value) -> bool,
+    ) -> operands::Built
+    where
+        W: IntoIterator<Item = &'v Value> + Copy,
+    {
+        let f = self.f;
+        let shape = |v: Value| (f.value(v).class, f.value(v).size);
+        let ctx = Context {
+            target: self.target,
+            class: self.class,
+            units: self.budget,
+            shape: &shape,
+            lives_on: lives,
+        };
+        let residents: Vec<(Value, Option<u16>)> = w.into_iter().map(|&v| (v, None)).collect();
+        operands::build(
+            &ctx,
+            &residents,
+            Operands {
+                defs,
+                operands: ops,
+            },
+        )
+    }
+
+    /// Whether every instruction and terminator of `b` fits with every live value of the
+    /// class in a register.
+    fn block_fits(
+        &self,
+        b: Block,
+        liveness: &Liveness,
+        live: &mut LiveSet,
+        w: &mut Vec<Value>,
+    ) -> bool {
+        let mut fits = true;
+        liveness.walk_backward(self.f, b, live, |at, live| {
+            let At::Before(point) = at else { return };
+            let (defs, ops) = operands_at(self.f, b, point);
+            if !fits || (self.alignment_free && !self.constrained(defs, &ops)) {
+                return;
+            }
+            w.clear();
+            w.extend(live.values().iter().copied().filter(|&v| self.of_class(v)));
+            let lives = |v: Value| !liveness.is_killed_at(b, point, v);
+            fits = self.fits((defs, &ops), &*w, &lives);
+        });
+        fits
+    }
+}
+
+/// Whether class `class` of `f` (analysed by `a`) fits `budget` everywhere with every live
+/// value in a register: then the spiller leaves the class alone.
+pub fn fits_everywhere(
+    f: &Function,
+    target: &Target,
+    a: &Analysis,
+    class: ClassId,
+    budget: u16,
+) -> bool {
+    if a.pressure.max_live(class) > u32::from(budget) {
+        return false;
+    }
+    let demand = Demand::new(f, target, class, budget);
+    let mut live = LiveSet::new(f, target);
+    let mut w = Vec::new();
+    f.block_ids()
+        .all(|b| demand.block_fits(b, &a.liveness, &mut live, &mut w))
+}
+
+/// The definitions and operands of instruction `i` of `b` (the terminator's uses at the
+/// block's last position; none for instructions allocation added).
+pub fn operands_at(f: &Function, b: Block, i: u32) -> (&[Def], Cow<'_, [Operand]>) {
+    let block = f.block(b);
+    match block.insts.get(i as usize).map(|inst| &inst.kind) {
+        Some(InstKind::Op(op)) => (&op.defs, Cow::Borrowed(&op.operands)),
+        Some(_) => (&[], Cow::Borrowed(&[])),
+        None => (
+            &[],
+            block
+                .term
+                .uses()
+                .iter()
+                .map(|u| Operand::Value(*u))
+                .collect(),
+        ),
+    }
+}
+
+#[cfg(all(test, feature = "arbitrary"))]
+mod tests {
+    use super::*;
+    use crate::alloc::prepare_function;
+    use crate::gen::{generate_from_seed, GenConfig};
+    use crate::program::Program;
+
+    /// The definition, without shortcuts: pressure within the budget, and every
+    /// instruction's and terminator's packing problem fits with every live value of the
+    /// class in a register.
+    fn fits_by_packing(f: &Function, target: &Target, a: &Analysis, c: ClassId, k: u16) -> bool {
+        let demand = Demand::new(f, target, c, k);
+        let mut live = LiveSet::new(f, target);
+        let mut fits = a.pressure.max_live(c) <= u32::from(k);
+        for b in f.block_ids() {
+            a.liveness.walk_backward(f, b, &mut live, |at, live| {
+                let At::Before(point) = at else { return };
+                let (defs, ops) = operands_at(f, b, point);
+                let w: Vec<Value> = live
+                    .values()
+                    .iter()
+                    .copied()
+                    .filter(|&v| demand.of_class(v))
+                    .collect();
+                let lives = |v: Value| !a.liveness.is_killed_at(b, point, v);
+                fits &= packing::fits(&demand.problem(defs, &ops, &w, &lives).problem);
+            });
+        }
+        fits
+    }
+
+    /// Compares the two at budgets around MaxLive (ten below to two above); returns how
+    /// often the class fitted and how often it did not.
+    fn compare(p: &Program) -> (u32, u32) {
+        let mut counts = (0, 0);
+        for f in &p.functions {
+            let prepared = prepare_function(f, &p.target).expect("the programs allocate");
+            let (g, a) = (&prepared.func, &prepared.analysis);
+            for c in p.target.class_ids() {
+                let max = u16::try_from(a.pressure.max_live(c)).expect("small programs");
+                for k in max.saturating_sub(10)..=max + 2 {
+                    let fits = fits_everywhere(g, &p.target, a, c, k);
+                    let name = &p.target.class(c).name;
+                    assert_eq!(
+                        fits,
+                        fits_by_packing(g, &p.target, a, c, k),
+                        "{} {name}={k}",
+                        f.name
+                    );
+                    if fits {
+                        counts.0 += 1;
+                    } else {
+                        counts.1 += 1;
+                    }
+                }
+            }
+        }
+        counts
+    }
+
+    #[test]
+    fn fits_everywhere_is_exactly_every_packing_problem_fitting() {
+        let mut totals = (0, 0);
+        let mut add = |(fitted, not): (u32, u32)| totals = (totals.0 + fitted, totals.1 + not);
+        for seed in 0..200 {
+            add(compare(&generate_from_seed(seed, &GenConfig::default())));
+        }
+        let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/corpus");
+        for entry in std::fs::read_dir(corpus).expect("the corpus is there") {
+            let path = entry.expect("corpus entries are readable").path();
+            if path.extension().is_some_and(|e| e == "chr") {
+                let text = std::fs::read_to_string(&path).expect("corpus files are readable");
+                add(compare(
+                    &crate::parse(&text).expect("corpus programs parse"),
+                ));
+            }
+        }
+        assert!(
+            totals.0 > 500 && totals.1 > 500,
+            "both outcomes are exercised: {totals:?}"
+        );
+    }
+}
