@@ -189,11 +189,55 @@ fn raise(
     pos: Pos,
 ) {
     for c in target.class_ids() {
+        let cannot_raise = unconstrained_bound(f, target, c, (ops, through))
+            .is_some_and(|bound| bound <= need[c.index()].units);
+        if cannot_raise {
+            continue;
+        }
         let units = instruction_need(f, target, c, ops, through);
         if units > need[c.index()].units {
             need[c.index()] = Need { units, pos };
         }
     }
+}
+
+/// An upper bound on [`instruction_need`] when the instruction fixes and ties nothing
+/// of `class`: its items one after another by decreasing (power-of-two) alignment, each
+/// rounded up to its alignment, with nothing shared between the two instants.
+fn unconstrained_bound(
+    f: &Function,
+    target: &Target,
+    class: ClassId,
+    (ops, through): (Operands, &[Value]),
+) -> Option<u32> {
+    let rule = target.class(class).align;
+    let rounded = |v: Value| {
+        let size = f.value(v).size;
+        let align = rule.alignment(size);
+        align
+            .is_power_of_two()
+            .then(|| u32::from(size.next_multiple_of(align)))
+    };
+    let of_class = |v: Value| f.value(v).class == class;
+    let mut bound = 0;
+    for d in ops.defs.iter().filter(|d| of_class(d.value)) {
+        if d.fixed.is_some() || d.tied.is_some() {
+            return None;
+        }
+        bound += rounded(d.value)?;
+    }
+    for u in ops.operands.iter().filter_map(Operand::as_use) {
+        if of_class(u.value) {
+            if u.fixed.is_some() {
+                return None;
+            }
+            bound += rounded(u.value)?;
+        }
+    }
+    for &v in through.iter().filter(|&&v| of_class(v)) {
+        bound += rounded(v)?;
+    }
+    Some(bound)
 }
 
 /// The smallest budget of `class` at which the instruction fits alone, beside the pinned
@@ -355,5 +399,37 @@ b:
             "v",
         );
         assert_eq!(need.units, 2, "the add reads two");
+    }
+
+    #[cfg(feature = "arbitrary")]
+    #[test]
+    fn the_unconstrained_bound_is_never_below_the_need() {
+        let mut bounded = 0;
+        for seed in 0..300 {
+            let p = crate::gen::generate_from_seed(seed, &crate::gen::GenConfig::default());
+            for f in &p.functions {
+                let pinned = pinned::live_across(f);
+                for (b, block) in f.blocks.iter().enumerate() {
+                    for (i, op) in block.insts.iter().enumerate() {
+                        let Some(op) = op.op() else { continue };
+                        let ops = Operands {
+                            defs: &op.defs,
+                            operands: &op.operands,
+                        };
+                        for c in p.target.class_ids() {
+                            let through = &pinned[b][i];
+                            let need = instruction_need(f, &p.target, c, ops, through);
+                            if let Some(bound) =
+                                unconstrained_bound(f, &p.target, c, (ops, through))
+                            {
+                                assert!(need <= bound, "{}: {need} > {bound}", f.name);
+                                bounded += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(bounded > 10_000, "the bound applies often: {bounded}");
     }
 }
