@@ -202,8 +202,11 @@ fn raise(
 }
 
 /// An upper bound on [`instruction_need`] when the instruction fixes and ties nothing
-/// of `class`: its items one after another by decreasing (power-of-two) alignment, each
-/// rounded up to its alignment, with nothing shared between the two instants.
+/// of `class`. The values that hold both instants (pinned values living across,
+/// early-clobber definitions) go at the bottom, the operands read for the last time and
+/// the other definitions above them at their own instant; each group one after another by
+/// decreasing (power-of-two) alignment, each rounded up to its alignment, and the upper
+/// groups from the bottom group's end rounded up to the largest alignment.
 fn unconstrained_bound(
     f: &Function,
     target: &Target,
@@ -211,33 +214,35 @@ fn unconstrained_bound(
     (ops, through): (Operands, &[Value]),
 ) -> Option<u32> {
     let rule = target.class(class).align;
-    let rounded = |v: Value| {
+    let mut widest = 1;
+    let mut rounded = |v: Value| {
         let size = f.value(v).size;
         let align = rule.alignment(size);
+        widest = widest.max(align);
         align
             .is_power_of_two()
             .then(|| u32::from(size.next_multiple_of(align)))
     };
     let of_class = |v: Value| f.value(v).class == class;
-    let mut bound = 0;
+    let (mut both, mut early, mut late) = (0, 0, 0);
     for d in ops.defs.iter().filter(|d| of_class(d.value)) {
         if d.fixed.is_some() || d.tied.is_some() {
             return None;
         }
-        bound += rounded(d.value)?;
+        *(if d.early_clobber { &mut both } else { &mut late }) += rounded(d.value)?;
     }
     for u in ops.operands.iter().filter_map(Operand::as_use) {
         if of_class(u.value) {
             if u.fixed.is_some() {
                 return None;
             }
-            bound += rounded(u.value)?;
+            early += rounded(u.value)?;
         }
     }
     for &v in through.iter().filter(|&&v| of_class(v)) {
-        bound += rounded(v)?;
+        both += rounded(v)?;
     }
-    Some(bound)
+    Some(both.next_multiple_of(u32::from(widest)) + early.max(late))
 }
 
 /// The smallest budget of `class` at which the instruction fits alone, beside the pinned
