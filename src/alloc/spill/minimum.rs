@@ -229,7 +229,12 @@ fn unconstrained_bound(
         if d.fixed.is_some() || d.tied.is_some() {
             return None;
         }
-        *(if d.early_clobber { &mut both } else { &mut late }) += rounded(d.value)?;
+        let units = rounded(d.value)?;
+        if d.early_clobber {
+            both += units;
+        } else {
+            late += units;
+        }
     }
     for u in ops.operands.iter().filter_map(Operand::as_use) {
         if of_class(u.value) {
