@@ -381,3 +381,71 @@ impl Builder {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn interval(ranges: &[(u32, u32)], uses: &[u32]) -> Interval {
+        Interval {
+            value: Value(0),
+            class: ClassId(0),
+            size: 1,
+            align: 1,
+            ranges: ranges.to_vec(),
+            uses: uses.to_vec(),
+            splittable: true,
+            spillable: true,
+            hints: Vec::new(),
+            loc: Some(Loc::Reg(3)),
+        }
+    }
+
+    /// A split inside a range cuts it; one in a hole leaves the tail starting where the
+    /// interval resumes; uses go with their part, and the tail is placed afresh.
+    #[test]
+    fn split_cuts_ranges_and_uses() {
+        let mut it = interval(&[(2, 9), (20, 25)], &[2, 5, 9, 22]);
+        let tail = it.split_at(6).expect("a tail");
+        assert_eq!(
+            (it.ranges.clone(), it.uses.clone()),
+            (vec![(2, 5)], vec![2, 5])
+        );
+        assert_eq!(
+            (tail.ranges.clone(), tail.uses.clone()),
+            (vec![(6, 9), (20, 25)], vec![9, 22])
+        );
+        assert_eq!(tail.loc, None);
+        let mut tail = tail;
+        let rest = tail.split_at(12).expect("a tail");
+        assert_eq!(
+            (tail.ranges, rest.start(), rest.end()),
+            (vec![(6, 9)], 20, 25)
+        );
+        let mut whole = interval(&[(2, 9)], &[2]);
+        assert!(whole.split_at(2).is_none() && whole.split_at(10).is_none());
+    }
+
+    #[test]
+    fn intersection_and_coverage_skip_holes() {
+        let a = interval(&[(0, 4), (10, 14)], &[]);
+        let b = interval(&[(5, 11)], &[]);
+        assert_eq!(a.intersection(&b, 0), Some(10));
+        assert_eq!(a.intersection(&b, 12), None);
+        assert!(a.covers(4) && !a.covers(7) && a.covers(10));
+        assert_eq!(a.range_start_from(5), Some(10));
+    }
+
+    /// Moves go before an instruction, before the terminator or on the edges into a
+    /// block; never between an instruction's reads and its writes.
+    #[test]
+    fn move_points() {
+        let f = crate::parse("target generic v=4\nfunc @f {\nentry:\n  %a:v1 = load reads\n  store %a writes\n  ret\n}\n")
+            .expect("parses")
+            .functions
+            .remove(0);
+        let n = Numbering::new(&f);
+        let points: Vec<bool> = (0..=n.exit(Block(0))).map(|p| n.is_move_point(p)).collect();
+        assert_eq!(points, [true, true, false, true, false, true]);
+    }
+}
