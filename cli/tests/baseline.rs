@@ -254,3 +254,37 @@ exit:
 ";
     assert_eq!(linear_reloads(text, "v=5"), [("entry".to_string(), 1)]);
 }
+
+/// A definition tied to an operand whose value dies there takes that operand's register
+/// (`%d` takes `%c`'s); one tied to a value that stays live (`%e` to `%b`) receives a copy.
+#[test]
+fn linear_ties_without_a_copy_where_the_operand_dies() {
+    use chromatic::alloc::{allocate, AllocOptions};
+    use chromatic::InstKind;
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../corpus/tied_mac.chr"
+    ))
+    .expect("corpus/tied_mac.chr");
+    let p = chromatic::parse(&text).expect("parses");
+    check(&p, Allocator::Linear, Vec::new());
+    let opts = AllocOptions {
+        allocator: Allocator::Linear,
+        ..AllocOptions::default()
+    };
+    let (a, _) = allocate(&p, &opts).expect("allocated");
+    let copied: Vec<String> = a.functions[0].blocks[0]
+        .insts
+        .iter()
+        .filter_map(|i| match &i.kind {
+            InstKind::ParallelCopy(moves) => Some(
+                moves
+                    .iter()
+                    .map(|m| a.functions[0].value(m.value).name.clone()),
+            ),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert_eq!(copied, ["b"]);
+}

@@ -51,6 +51,9 @@ pub struct Interval {
     /// Whether it may leave its register for memory at all.
     pub spillable: bool,
     pub hints: Vec<Hint>,
+    /// For a definition that receives a tied operand by a copy: the operand's value,
+    /// whose register it may take where that value dies (then there is no copy).
+    pub tie: Option<Value>,
     pub loc: Option<Loc>,
 }
 
@@ -122,6 +125,7 @@ impl Interval {
             ranges: tail_ranges,
             uses: tail_uses,
             hints: vec![Hint::Value(self.value)],
+            tie: None,
             loc: None,
             ..self.clone()
         })
@@ -255,6 +259,7 @@ fn empty_interval(f: &Function, target: &Target, a: &Analysis, v: Value) -> Inte
         splittable: spillable && !class.uniform,
         spillable,
         hints: Vec::new(),
+        tie: None,
         loc: None,
     }
 }
@@ -371,6 +376,7 @@ impl Builder {
             }
             if let Some(x) = tie.and_then(|t| op.operands[t].as_use()) {
                 self.list[d.value.index()].hints.push(Hint::Value(x.value));
+                self.list[d.value.index()].tie = Some(x.value);
             }
         }
         for (k, u) in op.operands.iter().enumerate() {
@@ -397,6 +403,7 @@ mod tests {
             splittable: true,
             spillable: true,
             hints: Vec::new(),
+            tie: None,
             loc: Some(Loc::Reg(3)),
         }
     }

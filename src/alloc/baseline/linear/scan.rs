@@ -147,9 +147,21 @@ impl Scan<'_> {
         self.allocate_blocked(i);
     }
 
+    /// The active interval of the operand a definition tied to it may share a register
+    /// with: `i` starts before its instruction, where the operand's value dies.
+    fn tie_partner(&self, i: u32) -> Option<u32> {
+        let c = self.it(i);
+        let x = c.tie?;
+        self.active.iter().copied().find(|&a| {
+            let o = self.it(a);
+            o.value == x && o.end() == c.start() && o.size == c.size
+        })
+    }
+
     /// The holders (active, or inactive and meeting `i`) of units `s..s + size` of `i`'s
-    /// class, each with the first point it meets `i`.
+    /// class, each with the first point it meets `i`; not `i`'s tie partner.
     fn holders(&self, i: u32, s: Option<u16>) -> Vec<(u32, u32)> {
+        let partner = self.tie_partner(i);
         let c = self.it(i);
         let pos = c.start();
         let overlaps = |t: u16, size: u16| s.is_none_or(|s| t < s + c.size && s < t + size);
@@ -165,7 +177,8 @@ impl Scan<'_> {
                 let Some(Loc::Reg(t)) = o.loc else {
                     return None;
                 };
-                (o.class == c.class && overlaps(t, o.size)).then_some((a, meet?))
+                let holds = o.class == c.class && overlaps(t, o.size) && Some(a) != partner;
+                holds.then_some((a, meet?))
             })
             .collect()
     }
@@ -191,9 +204,16 @@ impl Scan<'_> {
         })
     }
 
-    /// `at(s)` per legal start of `i`, lowered to the first fixed block of `i` there.
+    /// `at(s)` per legal start of `i`, lowered to the first fixed block of `i` there, and
+    /// to its start where it would overlap its tie partner without taking its register.
     fn per_start(&self, i: u32, at: impl Fn(u16) -> Option<u32>) -> PerStart {
         let c = self.it(i);
+        let partner = self.tie_partner(i).and_then(|a| match self.it(a).loc {
+            Some(Loc::Reg(t)) => Some(t),
+            _ => None,
+        });
+        let misplaced =
+            |s: u16| partner.is_some_and(|t| s != t && s < t + c.size && t < s + c.size);
         let fixed: Vec<_> = self
             .iv
             .fixed
@@ -206,9 +226,12 @@ impl Scan<'_> {
                     .iter()
                     .filter(|f| f.blocks(c.value, s, c.size))
                     .map(|f| f.point);
-                let point = at(s)
-                    .unwrap_or(u32::MAX)
-                    .min(blocked.min().unwrap_or(u32::MAX));
+                let point = if misplaced(s) {
+                    c.start()
+                } else {
+                    at(s).unwrap_or(u32::MAX)
+                };
+                let point = point.min(blocked.min().unwrap_or(u32::MAX));
                 (s, point)
             })
             .collect()
