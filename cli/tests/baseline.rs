@@ -17,7 +17,8 @@ fn sweep(allocator: Allocator, seeds: std::ops::Range<u64>) -> Vec<String> {
         .collect()
 }
 
-/// Declines by reason: the message with its names and numbers left out.
+/// Declines by reason: the message with its names (but the first, the class) and numbers
+/// left out.
 fn reasons(declined: &[String]) -> std::collections::BTreeMap<String, usize> {
     let mut counts = std::collections::BTreeMap::new();
     for message in declined {
@@ -28,7 +29,11 @@ fn reasons(declined: &[String]) -> std::collections::BTreeMap<String, usize> {
             .join(": ")
             .split('`')
             .enumerate()
-            .map(|(i, part)| if i % 2 == 1 { "`…`" } else { part })
+            .map(|(i, part)| match i {
+                1 => format!("`{part}`"),
+                _ if i % 2 == 1 => "`…`".to_string(),
+                _ => part.to_string(),
+            })
             .collect::<String>()
             .split(|c: char| c.is_ascii_digit())
             .filter(|part| !part.is_empty())

@@ -17,6 +17,9 @@
 //! the latest legal point, moved to the end of an enclosing block of lower loop depth
 //! when there is one, so reloads leave loops.
 //!
+//! A definition tied to an operand may take that operand's register where the operand's
+//! value dies (then no copy is needed).
+//!
 //! Values of uniform classes (and of classes that do not spill to memory) are never
 //! split: they follow the linear CFG, where an edge from a branch to its else-side has no
 //! place for a move. They get a register for their whole interval or, as in Poletto &
