@@ -130,7 +130,8 @@ pub fn alloc_verify(data: &[u8]) {
 }
 
 /// [`alloc_verify`] for any allocator. A baseline may also decline a program
-/// (`AllocError::NotHandled`: it never splits ranges, so a low budget can be beyond it),
+/// (`AllocError::NotHandled`: colouring never splits ranges, linear scan splits only
+/// per-lane ones, so a low budget can be beyond them),
 /// which is returned so that tests can count how often; a wrong allocation, a panic or
 /// any other error fails as for the production allocator.
 pub fn alloc_verify_with(data: &[u8], allocator: Allocator) -> Option<AllocError> {

@@ -49,7 +49,7 @@ pub enum Allocator {
     Ssa,
     /// Chaitin–Briggs graph colouring ([`baseline::coloring`]).
     Coloring,
-    /// Poletto–Sarkar linear scan ([`baseline::linear`]).
+    /// Linear scan with interval splitting (Wimmer–Mössenböck; [`baseline::linear`]).
     Linear,
 }
 

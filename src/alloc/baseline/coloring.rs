@@ -174,8 +174,6 @@ mod tests {
             forbidden: Vec::new(),
             exact: Vec::new(),
             prefer: Vec::new(),
-            start: 0,
-            end: 0,
             in_memory: false,
         }
     }

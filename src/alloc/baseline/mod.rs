@@ -1,17 +1,20 @@
 //! Baseline allocators, to measure the production allocator against: Chaitin–Briggs
-//! graph colouring ([`coloring`]) and linear scan ([`linear`]). Both take the program out
-//! of SSA the classic way — one register per value for its whole life, copies for phis
-//! on the incoming edges, copies around constrained instructions ([`ranges`]) — and
-//! spill by storing a value after its definition and reloading it before each use, then
-//! allocate again: for a baseline, that iteration is the algorithm itself (each round is
-//! counted in [`super::Stages`]). Their allocations are in the same format and checked
-//! by the same verifier as the production allocator's.
+//! graph colouring ([`coloring`]) and linear scan with interval splitting ([`linear`]).
+//! Colouring takes the program out of SSA the classic way — one register per value for
+//! its whole life, copies for phis on the incoming edges, copies around constrained
+//! instructions ([`ranges`]) — and spills by storing a value after its definition and
+//! reloading it before each use, then allocates again: for a baseline, that iteration is
+//! the algorithm itself (each round is counted in [`super::Stages`]). Linear scan splits
+//! the intervals of per-lane values where registers run out and resolves the data flow
+//! on the edges; it goes round again only for what it does not split (uniform values).
+//! Their allocations are in the same format and checked by the same verifier as the
+//! production allocator's.
 //!
 //! What they do not handle they decline with [`AllocError::NotHandled`], never with a
 //! wrong allocation: pinned values, a uniform phi in a block the linear CFG enters from
 //! a then-side, a range that does not fit even after everything spillable around it was
-//! spilled (they never split ranges), and the divergent shapes the production allocator
-//! rejects too ([`super::structure`]).
+//! spilled, and the divergent shapes the production allocator rejects too
+//! ([`super::structure`]).
 
 pub mod coloring;
 pub mod linear;
@@ -48,6 +51,36 @@ impl Round {
     }
 }
 
+/// What one round of a baseline allocator ended with.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The allocated function.
+    Done(Function),
+    /// Values to spill everywhere before the next round.
+    Spill(Vec<Value>),
+    /// A value no register could be found for, spilling or not.
+    Stuck(Value),
+    /// An inconsistency in the allocator's own result.
+    Internal(String),
+}
+
+/// One round of Chaitin–Briggs colouring with `spilled` in memory.
+fn colour_round(
+    f: &Function,
+    target: &Target,
+    a: &Analysis,
+    budget: &[u16],
+    policy: Policy,
+    spilled: &BTreeSet<Value>,
+) -> Outcome {
+    let model = ranges::build(f, target, a, spilled);
+    match coloring::color(&model, budget, policy) {
+        Round::Done(loc) => Outcome::Done(rewrite::rewrite(f, a, &model, &loc, spilled)),
+        Round::Spill(values) => Outcome::Spill(values),
+        Round::Stuck(r) => Outcome::Stuck(model.ranges[r as usize].value),
+    }
+}
+
 /// Allocates one function with a baseline: validate, split copy-less edges, check the
 /// divergent shape, then colour and spill until everything fits.
 pub fn allocate_function(
@@ -73,14 +106,12 @@ pub fn allocate_function(
     let mut stages = Stages::default();
     loop {
         stages.ran("colour");
-        let model = ranges::build(&prepared, target, &a, &spilled);
-        let round = match allocator {
-            Allocator::Linear => linear::scan(&model, budget, policy),
-            _ => coloring::color(&model, budget, policy),
+        let outcome = match allocator {
+            Allocator::Linear => linear::allocate(&prepared, target, &a, budget, policy, &spilled),
+            _ => colour_round(&prepared, target, &a, budget, policy, &spilled),
         };
-        match round {
-            Round::Done(loc) => {
-                let mut func = rewrite::rewrite(&prepared, &a, &model, &loc, &spilled);
+        match outcome {
+            Outcome::Done(mut func) => {
                 prepare::drop_empty(&mut func, &added);
                 return Ok(Allocated {
                     func,
@@ -88,16 +119,21 @@ pub fn allocate_function(
                     stages,
                 });
             }
-            Round::Spill(values) => spilled.extend(values),
-            Round::Stuck(r) => {
-                let range = &model.ranges[r as usize];
-                let class = target.class(range.class);
+            Outcome::Spill(values) => spilled.extend(values),
+            Outcome::Stuck(v) => {
+                let class = target.class(prepared.value(v).class);
                 return Err(declined(format!(
-                    "no `{}` register for `%{}` within the budget of {} (it cannot be spilled further without splitting)",
+                    "no `{}` register for `%{}` within the budget of {} (even with everything around it spilled)",
                     class.name,
-                    prepared.value(range.value).name,
-                    budget[range.class.index()]
+                    prepared.value(v).name,
+                    budget[prepared.value(v).class.index()]
                 )));
+            }
+            Outcome::Internal(message) => {
+                return Err(AllocError::Internal {
+                    function: f.name.clone(),
+                    message,
+                })
             }
         }
     }

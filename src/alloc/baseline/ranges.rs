@@ -20,9 +20,6 @@
 //! uniform value live into the else-side of a divergent branch interferes with
 //! everything in the then-side — the simplest sound treatment of divergence.
 //!
-//! Every range also gets an interval over one numbering of program points (block entry,
-//! before and after each instruction, block end) for linear scan: two ranges that
-//! interfere always share a point, so intervals that do not overlap never interfere.
 
 use crate::analysis::Analysis;
 use crate::program::{Block, Function, Location, Op, Terminator, Use, Value};
@@ -57,9 +54,6 @@ pub struct Range {
     /// its value is copied into while the value's own register must stay intact.
     pub exact: Vec<(u16, u16)>,
     pub prefer: Vec<Pref>,
-    /// Interval over the program points, for linear scan.
-    pub start: u32,
-    pub end: u32,
     /// A memory phi: no register.
     pub in_memory: bool,
 }
@@ -120,7 +114,6 @@ pub fn build(f: &Function, target: &Target, a: &Analysis, spilled: &BTreeSet<Val
             adj: vec![Vec::new(); f.values.len()],
             reloads: HashMap::new(),
         },
-        point: 0,
     };
     for block in f.block_ids() {
         b.block(block);
@@ -182,8 +175,6 @@ fn main_range(
         forbidden: Vec::new(),
         exact: Vec::new(),
         prefer: Vec::new(),
-        start: u32::MAX,
-        end: 0,
         in_memory: is_phi && spilled.contains(&v),
     }
 }
@@ -193,17 +184,12 @@ struct Builder<'a> {
     a: &'a Analysis,
     spilled: &'a BTreeSet<Value>,
     model: Model,
-    point: u32,
 }
 
 impl Builder<'_> {
     /// Walks `b` backward from its live-out set.
     fn block(&mut self, b: Block) {
         let block = &self.f.blocks[b.index()];
-        let n = block.insts.len() as u32;
-        let entry = self.point;
-        let end = entry + 1 + 2 * n;
-        self.point = end + 1;
         let mut live: BTreeSet<u32> = self
             .a
             .liveness
@@ -213,20 +199,13 @@ impl Builder<'_> {
             .map(|v| v.0)
             .collect();
         self.edge_reloads(b, &mut live);
-        self.terminator(b, &block.term, &mut live, end);
+        self.terminator(b, &block.term, &mut live);
         for (i, inst) in block.insts.iter().enumerate().rev() {
             if let Some(op) = inst.op() {
-                let before = entry + 1 + 2 * i as u32;
-                self.instruction(b, i as u32, op, &mut live, before);
+                self.instruction(b, i as u32, op, &mut live);
             }
         }
-        self.phis(b, &mut live, entry);
-    }
-
-    fn extend(&mut self, r: u32, point: u32) {
-        let range = &mut self.model.ranges[r as usize];
-        range.start = range.start.min(point);
-        range.end = range.end.max(point);
+        self.phis(b, &mut live);
     }
 
     fn interfere(&mut self, x: u32, y: u32) {
@@ -263,8 +242,6 @@ impl Builder<'_> {
             forbidden: Vec::new(),
             exact: Vec::new(),
             prefer: Vec::new(),
-            start: u32::MAX,
-            end: 0,
             in_memory: false,
             ..*main
         };
@@ -295,7 +272,7 @@ impl Builder<'_> {
         }
     }
 
-    fn terminator(&mut self, b: Block, term: &Terminator, live: &mut BTreeSet<u32>, end: u32) {
+    fn terminator(&mut self, b: Block, term: &Terminator, live: &mut BTreeSet<u32>) {
         let n = self.f.blocks[b.index()].insts.len() as u32;
         let uses: Vec<(u32, Option<Location>)> = term
             .uses()
@@ -313,9 +290,6 @@ impl Builder<'_> {
             if let Some(loc) = fixed {
                 self.fixed_read(r, loc, live);
             }
-        }
-        for r in live.clone() {
-            self.extend(r, end);
         }
     }
 
@@ -350,10 +324,10 @@ impl Builder<'_> {
     /// One instruction, backward: its definitions against what is live after it, then
     /// its operands (reload ranges where spilled) against what is live before it, then
     /// the constraints of fixed, early-clobber and tied operands.
-    fn instruction(&mut self, b: Block, i: u32, op: &Op, live: &mut BTreeSet<u32>, before: u32) {
+    fn instruction(&mut self, b: Block, i: u32, op: &Op, live: &mut BTreeSet<u32>) {
         live.retain(|&r| !self.is_reload(r));
         let defs: Vec<u32> = op.defs.iter().map(|d| d.value.0).collect();
-        self.definitions(op, &defs, live, before + 1);
+        self.definitions(op, &defs, live);
         for &r in &defs {
             live.remove(&r);
         }
@@ -363,9 +337,6 @@ impl Builder<'_> {
             .map(|o| o.as_use().map(|u| self.read(b, i, u.value)))
             .collect();
         live.extend(operands.iter().flatten());
-        for &r in operands.iter().flatten() {
-            self.extend(r, before);
-        }
         let reloads: Vec<u32> = operands
             .iter()
             .flatten()
@@ -379,16 +350,15 @@ impl Builder<'_> {
             }
         }
         for (k, &r) in defs.iter().enumerate() {
-            self.read_constraints(op, k, r, &operands, live, before);
+            self.read_constraints(op, k, r, &operands, live);
         }
     }
 
     /// Definitions interfere with each other and with everything live after them.
-    fn definitions(&mut self, op: &Op, defs: &[u32], live: &BTreeSet<u32>, after: u32) {
+    fn definitions(&mut self, op: &Op, defs: &[u32], live: &BTreeSet<u32>) {
         let mut after_set = live.clone();
         after_set.extend(defs);
         for (d, &r) in op.defs.iter().zip(defs) {
-            self.extend(r, after);
             for &w in after_set.iter() {
                 self.interfere(r, w);
             }
@@ -409,7 +379,6 @@ impl Builder<'_> {
         r: u32,
         operands: &[Option<u32>],
         live: &BTreeSet<u32>,
-        before: u32,
     ) {
         let d = &op.defs[k];
         let tie = d
@@ -417,7 +386,6 @@ impl Builder<'_> {
             .map(usize::from)
             .filter(|&t| free_tie(op, t) == Some(k));
         if d.early_clobber || tie.is_some() {
-            self.extend(r, before);
             for loc in (0..op.operands.len()).filter_map(|o| fixed_read(op, o)) {
                 self.forbid(r, loc);
             }
@@ -458,7 +426,7 @@ impl Builder<'_> {
 
     /// Phis are defined together at the entry: they interfere with each other and with
     /// the block's live-in ranges; each prefers its arguments' registers.
-    fn phis(&mut self, b: Block, live: &mut BTreeSet<u32>, entry: u32) {
+    fn phis(&mut self, b: Block, live: &mut BTreeSet<u32>) {
         live.retain(|&r| !self.is_reload(r));
         let phis: Vec<u32> = self.f.blocks[b.index()]
             .phis
@@ -467,9 +435,6 @@ impl Builder<'_> {
             .collect();
         for &p in &phis {
             live.remove(&p);
-        }
-        for &r in live.iter().chain(&phis) {
-            self.extend(r, entry);
         }
         for &p in &phis {
             for &w in live.iter().chain(&phis) {

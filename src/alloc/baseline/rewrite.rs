@@ -246,7 +246,7 @@ impl Writer<'_> {
 
 /// One parallel copy of `moves`, unless there are none; a destination written twice
 /// (one value copied to the same place for two operands) is written once.
-fn push_copy(mut moves: Vec<Move>, out: &mut Vec<Inst>, pos: Pos) {
+pub fn push_copy(mut moves: Vec<Move>, out: &mut Vec<Inst>, pos: Pos) {
     let mut seen = BTreeSet::new();
     moves.retain(|m| seen.insert(m.dst));
     if !moves.is_empty() {

@@ -40,23 +40,37 @@ impl Chooser {
         taken: &dyn Fn(u16) -> bool,
         placed: &dyn Fn(u32) -> Option<u16>,
     ) -> Option<u16> {
+        let budget = self.budget;
         let fits = |s: u16| {
             s.is_multiple_of(r.align.max(1))
-                && s.checked_add(r.size).is_some_and(|e| e <= self.budget)
+                && s.checked_add(r.size).is_some_and(|e| e <= budget)
                 && (s..s + r.size).all(|u| !taken(u) && !forbidden(r, u))
                 && !misplaced(r, s)
         };
-        let preferred = r.prefer.iter().find_map(|p| {
-            let s = match *p {
+        let preferred: Vec<u16> = r
+            .prefer
+            .iter()
+            .filter_map(|p| match *p {
                 Pref::Unit(s) => Some(s),
                 Pref::Range(o) => placed(o),
-            }?;
-            fits(s).then_some(s)
-        });
-        if preferred.is_some() {
-            return preferred;
+            })
+            .collect();
+        self.pick(r.size, r.align, &preferred, &fits)
+    }
+
+    /// The first of `preferred` that `fits`, else the first fitting legal start of a range
+    /// of `size` units aligned to `align`, in the policy's order.
+    pub fn pick(
+        &mut self,
+        size: u16,
+        align: u16,
+        preferred: &[u16],
+        fits: &dyn Fn(u16) -> bool,
+    ) -> Option<u16> {
+        if let Some(&s) = preferred.iter().find(|&&s| fits(s)) {
+            return Some(s);
         }
-        let all: Vec<u16> = starts(r.size, r.align, self.budget).collect();
+        let all: Vec<u16> = starts(size, align, self.budget).collect();
         let from = match self.policy {
             Policy::Dense => 0,
             Policy::RoundRobin => all.iter().position(|&s| s >= self.next).unwrap_or(0),
@@ -66,7 +80,7 @@ impl Chooser {
             .chain(&all[..from])
             .copied()
             .find(|&s| fits(s))?;
-        self.next = chosen + r.size;
+        self.next = chosen + size;
         Some(chosen)
     }
 }
