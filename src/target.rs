@@ -386,12 +386,13 @@ impl fmt::Display for Target {
 const ARCH_VGPRS: u32 = 256;
 
 /// The VGPR figure occupancy reads: the VGPRs, or on a unified file (gfx90a, gfx942)
-/// the VGPRs rounded up to 4 plus the AGPRs (LLVM `AMDGPUUsage`, "unified VGPR file").
+/// with AGPRs in use the VGPRs rounded up to 4 plus the AGPRs (LLVM `AMDGPUUsage`,
+/// "unified VGPR file"; `.vgpr_count`).
 fn unified_vgprs(regs_used: &[u16], v: ClassId, a: Option<ClassId>) -> u32 {
     let vgprs = u32::from(regs_used[v.index()]);
-    match a {
-        Some(a) => vgprs.next_multiple_of(4) + u32::from(regs_used[a.index()]),
-        None => vgprs,
+    match a.map(|a| u32::from(regs_used[a.index()])) {
+        Some(agprs) if agprs > 0 => vgprs.next_multiple_of(4) + agprs,
+        _ => vgprs,
     }
 }
 

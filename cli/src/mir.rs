@@ -3,7 +3,7 @@
 //!
 //! Per kernel: MaxLive per class, the registers chromatic uses in minimum-registers mode
 //! (the whole file as budget) per class, its VGPR-file figure (VGPRs, or on gfx90a/gfx942
-//! the unified `align(VGPRs, 4) + AGPRs` that occupancy reads) and occupancy, and LLVM's
+//! with AGPRs in use the unified `align(VGPRs, 4) + AGPRs` that occupancy reads) and occupancy, and LLVM's
 //! figures for the same input from `--manifest` (the rows of producer `llc-19`:
 //! `.vgpr_count`, `.sgpr_count`, `.agpr_count`, `; Occupancy:`, spill counts). With
 //! `--at-llvm` each kernel is allocated again with LLVM's own VGPRs and AGPRs as budget,
@@ -20,7 +20,7 @@ use crate::options::parse_source;
 use crate::pipeline::traces_disagree;
 use crate::Outcome;
 use chromatic::alloc::{allocate, budget_of, AllocOptions, FunctionStats};
-use chromatic::{InstKind, Location, Program, Target};
+use chromatic::{InstKind, Location, Program};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -283,7 +283,7 @@ fn kernel(file: &str, p: &Program, llvm: Option<Llvm>, at_llvm: bool, times: &mu
             row.max_live = per_class(&stats, |c| c.max_live);
             let regs = per_class(&stats, |c| c.regs_used.into());
             row.regs = Some(regs);
-            row.vgpr_file = Some(vgpr_file(&p.target, regs));
+            row.vgpr_file = Some(vgpr_file(regs));
             row.occupancy = stats[0].occupancy;
         }
         Err(e) => row.error = Some(e),
@@ -294,10 +294,10 @@ fn kernel(file: &str, p: &Program, llvm: Option<Llvm>, at_llvm: bool, times: &mu
     row
 }
 
-/// The VGPR figure occupancy reads: VGPRs, or `align(VGPRs, 4) + AGPRs` where the target
-/// has AGPRs.
-fn vgpr_file(target: &Target, regs: Regs) -> u32 {
-    if target.class_by_name("a").is_some() {
+/// The VGPR figure occupancy reads (LLVM's `.vgpr_count`): VGPRs, or
+/// `align(VGPRs, 4) + AGPRs` when AGPRs are used.
+fn vgpr_file(regs: Regs) -> u32 {
+    if regs.a > 0 {
         regs.v.next_multiple_of(4) + regs.a
     } else {
         regs.v

@@ -2,9 +2,10 @@
 //!
 //! The SSA machine IR before `phi-node-elimination` is already what chromatic allocates:
 //! every virtual register has one definition, PHIs sit at block tops. The rules:
-//! - a virtual register is a value of its class ([`super::classes`]); a sub-register use
-//!   (`%7.sub1`) reads the whole tuple `%7`, so the tuple stays live until its last part
-//!   is read; `REG_SEQUENCE` is an operation defining the tuple from its parts;
+//! - a virtual register is a value of its class ([`super::classes`]); a tuple read only by
+//!   parts is split into them after its definition ([`super::parts`]); any other
+//!   sub-register use (`%7.sub1`) reads the whole tuple `%7`, so it stays live until its
+//!   last part is read; `REG_SEQUENCE` is an operation defining the tuple from its parts;
 //! - every explicit operand keeps its place (an immediate, a placeholder for anything
 //!   else), so tied operands ([`super::ties`]) name the operand LLVM ties;
 //! - `%x = COPY $sgprN` (live-in physical registers of the entry block) defines `%x`
@@ -26,6 +27,7 @@
 
 use super::ast::{BlockAst, FunctionAst, InstAst, OperandAst, OperandKind};
 use super::classes::{class_of, phys_location};
+use super::parts::{plan, Part};
 use super::ties::tied_operand;
 use super::MirError;
 use crate::program::{
@@ -45,6 +47,7 @@ pub fn lower_function(f: &FunctionAst, target: &Target, wave: u16) -> Result<Fun
         vregs: HashMap::new(),
         blocks: HashMap::new(),
         tail: vec![Vec::new(); f.blocks.len()],
+        parts: HashMap::new(),
     };
     for (i, b) in f.blocks.iter().enumerate() {
         if l.blocks.insert(b.number, Block(i as u32)).is_some() {
@@ -80,6 +83,8 @@ struct Lowering<'a> {
     blocks: HashMap<u32, Block>,
     /// Instructions to append to each block (`IMPLICIT_DEF`s of undef PHI arguments).
     tail: Vec<Vec<Inst>>,
+    /// Tuples read only by parts ([`super::parts`]): each part and its value.
+    parts: HashMap<u32, Vec<(Part, Value)>>,
 }
 
 /// Opcodes that end a block.
@@ -151,7 +156,65 @@ impl Lowering<'_> {
             let v = self.new_value(id.to_string(), c, size, d.pos);
             self.vregs.insert(*id, v);
         }
+        let mut planned: Vec<(u32, Vec<Part>)> = plan(f).into_iter().collect();
+        planned.sort_by_key(|(id, _)| *id);
+        for (id, parts) in planned {
+            let Some(&tuple) = self.vregs.get(&id) else {
+                continue;
+            };
+            let data = &self.values[tuple.index()];
+            let (class, size, pos) = (data.class, data.size, data.pos);
+            let fits = parts
+                .iter()
+                .all(|p| p.first + p.len <= size && self.target.class(class).allows_size(p.len));
+            if !fits || size == 1 {
+                continue;
+            }
+            let values = parts
+                .into_iter()
+                .map(|p| {
+                    let v = self.new_value(format!("{id}.{}", p.sub), class, p.len, pos);
+                    (p, v)
+                })
+                .collect();
+            self.parts.insert(id, values);
+        }
         Ok(())
+    }
+
+    /// The value a read of `%id` or `%id.sub` reads: the tuple, or its part.
+    fn read(&self, id: u32, sub: Option<&str>, pos: Pos) -> Result<Value, MirError> {
+        match (sub, self.parts.get(&id)) {
+            (Some(sub), Some(parts)) => parts
+                .iter()
+                .find(|(p, _)| p.sub == sub)
+                .map(|&(_, v)| v)
+                .ok_or_else(|| err(pos, format!("`%{id}.{sub}` is not a part of `%{id}`"))),
+            _ => self.value_of(id, pos),
+        }
+    }
+
+    /// `SPLIT` of a tuple read only by parts into its parts, right after its definition.
+    fn split_after_def(&self, id: u32, pos: Pos, out: &mut Vec<Inst>) {
+        let Some(parts) = self.parts.get(&id) else {
+            return;
+        };
+        let tuple = self.vregs[&id];
+        out.push(Inst {
+            kind: InstKind::Op(Op {
+                opcode: "SPLIT".into(),
+                defs: parts.iter().map(|&(_, v)| Def::new(v, pos)).collect(),
+                operands: vec![Operand::Value(Use {
+                    value: tuple,
+                    fixed: None,
+                    loc: None,
+                    pos,
+                })],
+                effect: Effect::None,
+                remat: false,
+            }),
+            pos,
+        });
     }
 
     fn class_of_vreg(
@@ -205,6 +268,11 @@ impl Lowering<'_> {
         let terms = &b.insts[body_end..];
         let flag = self.flag_value(&b.insts[phi_count..body_end], terms, b.pos)?;
         let mut insts = Vec::with_capacity(body_end - phi_count + 1);
+        for inst in &b.insts[..phi_count] {
+            if let Some(OperandKind::VReg { id, .. }) = inst.defs.first().map(|d| &d.kind) {
+                self.split_after_def(*id, inst.pos, &mut insts);
+            }
+        }
         for (i, inst) in b.insts[phi_count..body_end].iter().enumerate() {
             if inst.opcode == "PHI" {
                 return Err(err(inst.pos, "PHI after the top of its block".into()));
@@ -267,8 +335,9 @@ impl Lowering<'_> {
         let OperandKind::VReg { id, sub, .. } = &arg.kind else {
             return Err(err(arg.pos, "a PHI argument is a virtual register".into()));
         };
-        if !arg.flags.undef && sub.is_none() {
-            return self.value_of(*id, arg.pos);
+        let split = sub.is_some() && self.parts.contains_key(id);
+        if !arg.flags.undef && (sub.is_none() || split) {
+            return self.read(*id, sub.as_deref(), arg.pos);
         }
         let (class, size) = (
             self.values[phi.index()].class,
@@ -504,8 +573,8 @@ impl Lowering<'_> {
             .collect();
         for o in &sources {
             operands.push(match &o.kind {
-                OperandKind::VReg { id, .. } if !o.flags.undef => Operand::Value(Use {
-                    value: self.value_of(*id, o.pos)?,
+                OperandKind::VReg { id, sub, .. } if !o.flags.undef => Operand::Value(Use {
+                    value: self.read(*id, sub.as_deref(), o.pos)?,
                     fixed: None,
                     loc: None,
                     pos: o.pos,
@@ -545,6 +614,15 @@ impl Lowering<'_> {
             }),
             pos: inst.pos,
         });
+        let defined = inst
+            .defs
+            .iter()
+            .chain(inst.operands.iter().filter(|o| o.flags.def));
+        for d in defined {
+            if let OperandKind::VReg { id, .. } = d.kind {
+                self.split_after_def(id, inst.pos, out);
+            }
+        }
         Ok(())
     }
 

@@ -13,6 +13,8 @@
 //! - [`classes`]: LLVM register classes and physical registers as chromatic classes and
 //!   locations, and the target of the IR's `"target-cpu"`;
 //! - [`ties`]: the tied operands of the accumulating instructions, which MIR does not print;
+//! - [`parts`]: tuples read only by parts, split so their parts die apart (LLVM's
+//!   sub-register liveness);
 //! - [`lower`]: blocks, PHIs, operations and terminators of the program model.
 //!
 //! The AMD facts (register files, alignment, the unified VGPR/AGPR file and its occupancy)
@@ -23,6 +25,7 @@ pub mod classes;
 mod lexer;
 mod lower;
 pub mod parse;
+pub mod parts;
 pub mod ties;
 
 use crate::program::{Pos, Program};
@@ -35,7 +38,8 @@ pub struct MirError {
     pub message: String,
 }
 
-/// Imports a `.mir` file: one program function per machine function.
+/// Imports a `.mir` file: one program function per machine function, each checked by
+/// the SSA validator (a malformed input that lowers is refused there, with its position).
 pub fn import(src: &str) -> Result<Program, MirError> {
     let module = parse::parse_module(src)?;
     let (cpu, pos) = module.cpu.clone().ok_or_else(|| MirError {
@@ -52,8 +56,15 @@ pub fn import(src: &str) -> Result<Program, MirError> {
     let functions = module
         .functions
         .iter()
-        .map(|f| lower::lower_function(f, &target, wave))
-        .collect::<Result<_, _>>()?;
+        .map(|f| {
+            let function = lower::lower_function(f, &target, wave)?;
+            crate::analysis::ssa::validate(&function, &target).map_err(|errors| MirError {
+                pos: errors[0].pos,
+                message: errors[0].message.clone(),
+            })?;
+            Ok(function)
+        })
+        .collect::<Result<_, MirError>>()?;
     Ok(Program { target, functions })
 }
 
