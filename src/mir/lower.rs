@@ -6,6 +6,8 @@
 //!   parts is split into them after its definition ([`super::parts`]); any other
 //!   sub-register use (`%7.sub1`) reads the whole tuple `%7`, so it stays live until its
 //!   last part is read; `REG_SEQUENCE` is an operation defining the tuple from its parts;
+//!   a `COPY` between virtual registers of one class and size is forwarded (its result
+//!   stands for its source), as LLVM's coalescer joins them;
 //! - every explicit operand keeps its place (an immediate, a placeholder for anything
 //!   else), so tied operands ([`super::ties`]) name the operand LLVM ties;
 //! - `%x = COPY $sgprN` (live-in physical registers of the entry block) defines `%x`
@@ -48,6 +50,7 @@ pub fn lower_function(f: &FunctionAst, target: &Target, wave: u16) -> Result<Fun
         blocks: HashMap::new(),
         tail: vec![Vec::new(); f.blocks.len()],
         parts: HashMap::new(),
+        alias: HashMap::new(),
     };
     for (i, b) in f.blocks.iter().enumerate() {
         if l.blocks.insert(b.number, Block(i as u32)).is_some() {
@@ -62,12 +65,37 @@ pub fn lower_function(f: &FunctionAst, target: &Target, wave: u16) -> Result<Fun
     for (block, tail) in blocks.iter_mut().zip(std::mem::take(&mut l.tail)) {
         block.insts.extend(tail);
     }
-    Ok(Function {
+    let mut function = Function {
         name: f.name.clone(),
         pos: f.pos,
         blocks,
         values: l.values,
-    })
+    };
+    drop_undefined_values(&mut function);
+    Ok(function)
+}
+
+/// Removes the values no instruction defines (those of the copies forwarded away) and
+/// renumbers the rest in order.
+fn drop_undefined_values(f: &mut Function) {
+    let mut defined = vec![false; f.values.len()];
+    for b in &f.blocks {
+        for p in &b.phis {
+            defined[p.def.value.index()] = true;
+        }
+        for op in b.insts.iter().filter_map(Inst::op) {
+            op.defs.iter().for_each(|d| defined[d.value.index()] = true);
+        }
+    }
+    let mut map = vec![Value(0); f.values.len()];
+    let mut next = 0;
+    for (i, keep) in defined.iter().enumerate() {
+        map[i] = Value(next);
+        next += u32::from(*keep);
+    }
+    f.map_values(|v| map[v.index()]);
+    let mut keep = defined.into_iter();
+    f.values.retain(|_| keep.next().unwrap_or(false));
 }
 
 fn err(pos: Pos, message: String) -> MirError {
@@ -85,6 +113,9 @@ struct Lowering<'a> {
     tail: Vec<Vec<Inst>>,
     /// Tuples read only by parts ([`super::parts`]): each part and its value.
     parts: HashMap<u32, Vec<(Part, Value)>>,
+    /// Virtual registers defined by a `COPY` of a value of their class and size: the value
+    /// they stand for.
+    alias: HashMap<u32, Value>,
 }
 
 /// Opcodes that end a block.
@@ -179,7 +210,49 @@ impl Lowering<'_> {
                 .collect();
             self.parts.insert(id, values);
         }
+        self.forward_copies();
         Ok(())
+    }
+
+    /// `%b = COPY %a` (or `%a.subK`) where `%b` has the class and size of what it copies
+    /// and is never read by parts: `%b` stands for that value, and the copy is dropped —
+    /// what LLVM's register coalescer does with such copies. The allocator places copies
+    /// itself where a constraint needs them.
+    fn forward_copies(&mut self) {
+        let f = self.f;
+        let read_by_parts: std::collections::HashSet<u32> = f
+            .blocks
+            .iter()
+            .flat_map(|b| &b.insts)
+            .flat_map(|i| &i.operands)
+            .filter_map(|o| match &o.kind {
+                OperandKind::VReg {
+                    id, sub: Some(_), ..
+                } => Some(*id),
+                _ => None,
+            })
+            .collect();
+        for inst in f.blocks.iter().flat_map(|b| &b.insts) {
+            let Some((to, source)) = forwardable(inst) else {
+                continue;
+            };
+            if read_by_parts.contains(&to) {
+                continue;
+            }
+            let OperandKind::VReg { id, sub, .. } = &source.kind else {
+                continue;
+            };
+            let (Ok(from), Some(&def)) = (
+                self.read(*id, sub.as_deref(), source.pos),
+                self.vregs.get(&to),
+            ) else {
+                continue;
+            };
+            let (a, b) = (&self.values[from.index()], &self.values[def.index()]);
+            if (a.class, a.size) == (b.class, b.size) {
+                self.alias.insert(to, from);
+            }
+        }
     }
 
     /// The value a read of `%id` or `%id.sub` reads: the tuple, or its part.
@@ -240,6 +313,9 @@ impl Lowering<'_> {
     }
 
     fn value_of(&self, id: u32, pos: Pos) -> Result<Value, MirError> {
+        if let Some(&v) = self.alias.get(&id) {
+            return Ok(v);
+        }
         self.vregs
             .get(&id)
             .copied()
@@ -276,6 +352,9 @@ impl Lowering<'_> {
         for (i, inst) in b.insts[phi_count..body_end].iter().enumerate() {
             if inst.opcode == "PHI" {
                 return Err(err(inst.pos, "PHI after the top of its block".into()));
+            }
+            if forwardable(inst).is_some_and(|(to, _)| self.alias.contains_key(&to)) {
+                continue;
             }
             let extra = flag.filter(|&(at, _)| at == i).map(|(_, v)| v);
             self.op(inst, index, extra, &mut insts)?;
@@ -713,6 +792,23 @@ impl Lowering<'_> {
         def.early_clobber = false;
         Ok(())
     }
+}
+
+/// A `COPY` of a virtual register into a virtual register: the register defined and the
+/// operand read.
+fn forwardable(inst: &InstAst) -> Option<(u32, &OperandAst)> {
+    if inst.opcode != "COPY" {
+        return None;
+    }
+    let [def] = inst.defs.as_slice() else {
+        return None;
+    };
+    let OperandKind::VReg { id, sub: None, .. } = def.kind else {
+        return None;
+    };
+    let source = inst.operands.first()?;
+    let reads_vreg = matches!(source.kind, OperandKind::VReg { .. }) && !source.flags.undef;
+    reads_vreg.then_some((id, source))
 }
 
 /// What an instruction may not be reordered across.
