@@ -41,9 +41,7 @@ fn check_reads_mir_with_its_target() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(
-        text.starts_with(&format!(
-            "{SAXPY}: target gfx942\n  @saxpy: 3 blocks, "
-        )),
+        text.starts_with(&format!("{SAXPY}: target gfx942\n  @saxpy: 3 blocks, ")),
         "{text}"
     );
     assert!(
