@@ -77,3 +77,61 @@ fn errors_are_positioned() {
     let no_cpu = KERNEL.replace("\"target-cpu\"=\"gfx942\"", "");
     assert!(import(&no_cpu).unwrap_err().message.contains("target-cpu"));
 }
+
+/// The opcodes of block `b` of the first function, in order.
+fn opcodes(p: &crate::Program, b: usize) -> Vec<String> {
+    p.functions[0].blocks[b]
+        .insts
+        .iter()
+        .filter_map(|i| i.op().map(|op| op.opcode.clone()))
+        .collect()
+}
+
+#[test]
+fn a_tuple_read_only_by_parts_is_split_after_its_definition() {
+    let parts_only = KERNEL.replace(
+        "GLOBAL_STORE_DWORD %5, %5.sub0,",
+        "GLOBAL_STORE_DWORD %5.sub1, %5.sub0,",
+    );
+    let p = import(&parts_only).unwrap();
+    let f = &p.functions[0];
+    assert_eq!(
+        opcodes(&p, 1),
+        [
+            "V_FMAC_F32_e32",
+            "REG_SEQUENCE",
+            "SPLIT",
+            "GLOBAL_STORE_DWORD",
+            "IMPLICIT_DEF"
+        ]
+    );
+    let split = f.blocks[1].insts[2].op().unwrap();
+    let names: Vec<&str> = split
+        .defs
+        .iter()
+        .map(|d| f.value(d.value).name.as_str())
+        .collect();
+    assert_eq!(names, ["5.sub0", "5.sub1"]);
+    // Read whole as well, the tuple stays one value.
+    assert!(!opcodes(&import(KERNEL).unwrap(), 1).contains(&"SPLIT".to_string()));
+}
+
+#[test]
+fn a_copy_within_a_class_is_forwarded() {
+    let copied = KERNEL
+        .replace(
+            "    %5:vreg_64_align2 = REG_SEQUENCE killed %4,",
+            "    %8:vgpr_32 = COPY %4\n    %5:vreg_64_align2 = REG_SEQUENCE killed %8,",
+        )
+        .replace(
+            "  - { id: 6, class: vgpr_32, preferred-register: '' }",
+            "  - { id: 6, class: vgpr_32, preferred-register: '' }\n  - { id: 8, class: vgpr_32, preferred-register: '' }",
+        );
+    let p = import(&copied).unwrap();
+    let f = &p.functions[0];
+    assert!(!opcodes(&p, 1).contains(&"COPY".to_string()));
+    let collect = f.blocks[1].insts[1].op().unwrap();
+    let first = collect.uses().next().unwrap();
+    assert_eq!(f.value(first.value).name, "4");
+    assert!(f.values.iter().all(|v| v.name != "8"));
+}
