@@ -45,6 +45,7 @@ pub mod analysis;
 #[cfg(feature = "arbitrary")]
 pub mod gen;
 mod lexer;
+pub mod mir;
 pub mod parse;
 pub mod print;
 pub mod program;

@@ -111,9 +111,12 @@ pub enum Occupancy {
     None,
     /// AMD: `waves = min(max_waves, physical / align(max(v, granule), granule))` for the
     /// per-lane class; the uniform class limits occupancy by `sgpr_table` when non-empty
-    /// (GFX8/9: LLVM's table, ≤80 → 10, ≤88 → 9, ≤100 → 8, else 7).
+    /// (GFX8/9: LLVM's table, ≤80 → 10, ≤88 → 9, ≤100 → 8, else 7). With `agpr_class`
+    /// (gfx90a, gfx942) VGPRs and AGPRs share one file: `v` stands for
+    /// `align(VGPRs, 4) + AGPRs`.
     Amd {
         vgpr_class: ClassId,
+        agpr_class: Option<ClassId>,
         physical: u32,
         granule: u32,
         max_waves: u32,
@@ -166,6 +169,8 @@ pub struct Target {
 /// Names of the built-in targets, in the order `--help` lists them.
 pub const BUILTIN_TARGETS: &[&str] = &[
     "gfx9",
+    "gfx90a",
+    "gfx942",
     "gfx10-w32",
     "gfx10-w64",
     "gfx11-w32",
@@ -178,7 +183,7 @@ pub const BUILTIN_TARGETS: &[&str] = &[
 /// Why a target description was rejected.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum TargetError {
-    #[error("unknown target `{0}` (expected one of: gfx9, gfx10-w32, gfx10-w64, gfx11-w32, gfx11-w64, sm_80, sm_90, gen9, generic)")]
+    #[error("unknown target `{0}` (expected one of: gfx9, gfx90a, gfx942, gfx10-w32, gfx10-w64, gfx11-w32, gfx11-w64, sm_80, sm_90, gen9, generic)")]
     Unknown(String),
     #[error("bad class description `{0}`: expected NAME=UNITS[:uniform][:aligned][:noswap]")]
     BadClass(String),
@@ -193,12 +198,15 @@ pub enum TargetError {
 }
 
 const TUPLE_SIZES: &[u16] = &[1, 2, 3, 4, 8, 16];
+/// AMD register tuples: LLVM's SGPR and VGPR classes of 32 to 256 bits, and 512.
+const AMD_TUPLE_SIZES: &[u16] = &[1, 2, 3, 4, 5, 6, 7, 8, 16];
 
 impl Target {
     /// A built-in target by name.
     pub fn builtin(name: &str) -> Result<Target, TargetError> {
         match name {
             "gfx9" => Ok(amd(name, 102, 64, 256, 4, 10, llvm_gfx9_sgpr_table())),
+            "gfx90a" | "gfx942" => Ok(cdna(name)),
             "gfx10-w32" => Ok(amd(name, 106, 32, 1024, 8, 20, vec![])),
             "gfx10-w64" => Ok(amd(name, 106, 64, 512, 4, 20, vec![])),
             "gfx11-w32" => Ok(amd(name, 106, 32, 1536, 24, 16, vec![])),
@@ -257,13 +265,14 @@ impl Target {
             Occupancy::None => None,
             Occupancy::Amd {
                 vgpr_class,
+                agpr_class,
                 physical,
                 granule,
                 max_waves,
                 sgpr_class,
                 sgpr_table,
             } => {
-                let v = u32::from(regs_used[vgpr_class.index()]);
+                let v = unified_vgprs(regs_used, *vgpr_class, *agpr_class);
                 let rounded = v.max(*granule).div_ceil(*granule) * granule;
                 let by_vgpr = (*max_waves).min(physical / rounded);
                 let s = u32::from(regs_used[sgpr_class.index()]);
@@ -329,6 +338,7 @@ impl Target {
             Occupancy::None => Vec::new(),
             Occupancy::Amd {
                 vgpr_class,
+                agpr_class,
                 physical,
                 granule,
                 sgpr_class,
@@ -336,18 +346,18 @@ impl Target {
                 ..
             } => {
                 let vgprs = physical / n / granule * granule;
-                let sgprs = if sgpr_table.is_empty() || n <= SGPR_TABLE_FLOOR {
-                    u32::MAX
-                } else {
-                    sgpr_table
-                        .iter()
-                        .filter(|&&(_, waves)| waves >= n)
-                        .map(|&(limit, _)| limit)
-                        .max()
-                        .unwrap_or(0)
-                };
-                vec![(*vgpr_class, vgprs), (*sgpr_class, sgprs)]
+                let mut limits = vec![(*sgpr_class, sgpr_limit(sgpr_table, n))];
+                match agpr_class {
+                    Some(a) => {
+                        let arch = vgprs.min(ARCH_VGPRS);
+                        limits.push((*vgpr_class, arch));
+                        limits.push((*a, vgprs - arch));
+                    }
+                    None => limits.push((*vgpr_class, vgprs)),
+                }
+                limits
             }
+
             Occupancy::Nvidia { class, .. } => {
                 let per_quarter = n.div_ceil(4);
                 let granules = NV_PARTITION_REGS / (NV_GRANULE * NV_WARP) / per_quarter;
@@ -369,6 +379,34 @@ impl fmt::Display for Target {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.header())
     }
+}
+
+/// Architectural VGPRs a wave may address on the unified-file targets; the rest of the
+/// file holds AGPRs.
+const ARCH_VGPRS: u32 = 256;
+
+/// The VGPR figure occupancy reads: the VGPRs, or on a unified file (gfx90a, gfx942)
+/// with AGPRs in use the VGPRs rounded up to 4 plus the AGPRs (LLVM `AMDGPUUsage`,
+/// "unified VGPR file"; `.vgpr_count`).
+fn unified_vgprs(regs_used: &[u16], v: ClassId, a: Option<ClassId>) -> u32 {
+    let vgprs = u32::from(regs_used[v.index()]);
+    match a.map(|a| u32::from(regs_used[a.index()])) {
+        Some(agprs) if agprs > 0 => vgprs.next_multiple_of(4) + agprs,
+        _ => vgprs,
+    }
+}
+
+/// The most SGPRs that still allow `n` waves by the table (no limit without one).
+fn sgpr_limit(sgpr_table: &[(u32, u32)], n: u32) -> u32 {
+    if sgpr_table.is_empty() || n <= SGPR_TABLE_FLOOR {
+        return u32::MAX;
+    }
+    sgpr_table
+        .iter()
+        .filter(|&&(_, waves)| waves >= n)
+        .map(|&(limit, _)| limit)
+        .max()
+        .unwrap_or(0)
 }
 
 fn parse_generic_class(word: &str) -> Result<RegClass, TargetError> {
@@ -439,7 +477,7 @@ fn amd(
                 units: sgprs,
                 uniform: true,
                 align: AlignRule::Natural { max: 4 },
-                sizes: TUPLE_SIZES.to_vec(),
+                sizes: AMD_TUPLE_SIZES.to_vec(),
                 spill: vec![
                     SpillTarget::Lanes {
                         class: v,
@@ -454,13 +492,14 @@ fn amd(
                 units: 256,
                 uniform: false,
                 align: AlignRule::Stride1,
-                sizes: TUPLE_SIZES.to_vec(),
+                sizes: AMD_TUPLE_SIZES.to_vec(),
                 spill: vec![SpillTarget::Memory],
                 has_swap: true,
             },
         ],
         occupancy: Occupancy::Amd {
             vgpr_class: v,
+            agpr_class: None,
             physical,
             granule,
             max_waves,
@@ -474,6 +513,28 @@ fn amd(
         },
         spec: None,
     }
+}
+
+/// CDNA2/CDNA3 (gfx90a, gfx942): wave64, 102 SGPRs, VGPR tuples even-aligned, and an
+/// AGPR class `a` that shares one 512-register file with the VGPRs (granule 8, at most
+/// 8 waves per SIMD).
+fn cdna(name: &str) -> Target {
+    let mut t = amd(name, 102, 64, 512, 8, 8, llvm_gfx9_sgpr_table());
+    let a = ClassId(2);
+    t.classes[1].align = AlignRule::Natural { max: 2 };
+    t.classes.push(RegClass {
+        name: "a".into(),
+        units: 256,
+        uniform: false,
+        align: AlignRule::Natural { max: 2 },
+        sizes: AMD_TUPLE_SIZES.to_vec(),
+        spill: vec![SpillTarget::Memory],
+        has_swap: false,
+    });
+    if let Occupancy::Amd { agpr_class, .. } = &mut t.occupancy {
+        *agpr_class = Some(a);
+    }
+    t
 }
 
 /// NVIDIA: `sizes` are the tuple sizes of class `r` (sm_90 adds the 8- to 128-register
@@ -558,6 +619,18 @@ mod tests {
         let t = Target::builtin("gfx9").unwrap();
         let waves = |s| t.occupancy(&[s, 8]).unwrap();
         assert_eq!([waves(80), waves(81), waves(89), waves(101)], [10, 9, 8, 7]);
+    }
+
+    /// LLVM 19's own figures for gfx942 kernels (unified VGPRs → occupancy).
+    #[test]
+    fn gfx942_occupancy_counts_the_unified_file() {
+        let t = Target::builtin("gfx942").unwrap();
+        assert_eq!(t.occupancy(&[0, 40, 48]), Some(5));
+        assert_eq!(t.occupancy(&[0, 98, 0]), Some(4));
+        assert_eq!(t.occupancy(&[0, 182, 0]), Some(2));
+        assert_eq!(t.occupancy(&[0, 256, 149]), Some(1));
+        assert_eq!(t.occupancy(&[0, 62, 64]), Some(4));
+        assert_eq!(t.occupancy(&[0, 5, 0]), Some(8));
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! `chromatic corpus DIR`: the main job — every `.chr` and `.ptx` file under DIR through the pipeline
+//! `chromatic corpus DIR`: the main job — every `.chr`, `.ptx` and `.mir` file under DIR through the pipeline
 //! (parse, validate, allocate, verify, compare interpreter traces), in parallel, with one
 //! line per function and totals. A program whose pressure exceeds its register file is
 //! reported as `over-budget` (it needs spilling) and counted apart; every other problem is
@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The directory to walk (recursively) for `.chr` and `.ptx` files.
+    /// The directory to walk (recursively) for `.chr`, `.ptx` and `.mir` files.
     dir: String,
     /// Waves (AMD) or warps (NVIDIA) to reach on targets with an occupancy model: each class
     /// gets the most registers that still allow N.
@@ -39,7 +39,7 @@ struct FileResult {
 pub fn run(args: &Args) -> anyhow::Result<Outcome> {
     let files = program_files(Path::new(&args.dir))?;
     if files.is_empty() {
-        anyhow::bail!("{}: no .chr or .ptx files found", args.dir);
+        anyhow::bail!("{}: no .chr, .ptx or .mir files found", args.dir);
     }
     let progress = ProgressBar::new(files.len() as u64).with_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
@@ -157,9 +157,9 @@ fn summary(s: &FunctionStats) -> String {
     )
 }
 
-/// Every `.chr` and `.ptx` file under `dir`, sorted.
+/// Every `.chr`, `.ptx` and `.mir` file under `dir`, sorted.
 pub fn program_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    files_with(dir, &["chr", "ptx"])
+    files_with(dir, &["chr", "ptx", "mir"])
 }
 
 /// Every file under `dir` whose extension is one of `extensions`, sorted.

@@ -60,7 +60,32 @@ pub fn ptx_import(data: &[u8]) {
     }
 }
 
-/// A mutant of PTX text: a few edits chosen by `seed` — a line deleted, duplicated or
+/// Bytes as LLVM AMDGPU machine IR: the importer never panics; what it imports is valid
+/// SSA, prints and re-parses to the same program, and — when the allocator takes it —
+/// allocates into an allocation that verifies and behaves like the original.
+pub fn mir_import(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(p) = chromatic::mir::import(text) else {
+        return;
+    };
+    for f in &p.functions {
+        if let Err(errors) = chromatic::analysis::ssa::validate(f, &p.target) {
+            panic!("imported @{} is not valid SSA: {}", f.name, errors[0]);
+        }
+    }
+    let printed = chromatic::print(&p);
+    let again = chromatic::parse(&printed)
+        .unwrap_or_else(|e| panic!("the imported program does not parse back: {e}\n{printed}"));
+    assert_eq!(chromatic::print(&again), printed);
+    let opts = AllocOptions::default();
+    if let Ok((a, _)) = allocate(&p, &opts) {
+        check_allocation(&p, &a, &opts);
+    }
+}
+
+/// A mutant of PTX (or MIR) text: a few edits chosen by `seed` — a line deleted, duplicated or
 /// swapped with its neighbour, a character dropped, a digit changed, a punctuation mark
 /// inserted — so that the importer sees nearly valid kernels.
 pub fn ptx_mutant(text: &str, seed: u64) -> String {

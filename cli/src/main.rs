@@ -12,6 +12,7 @@ mod draw;
 mod fmt;
 mod gap;
 mod gap_svg;
+mod mir;
 mod mutate_check;
 mod options;
 mod pipeline;
@@ -49,6 +50,8 @@ enum Cli {
     Gap(gap::Args),
     /// Compare with ptxas on PTX kernels: registers, spill bytes at a budget, exports.
     Ptx(ptx::Args),
+    /// Compare with LLVM's AMDGPU allocator on `.mir` kernels: registers, occupancy, spills.
+    Mir(mir::Args),
     /// Pre-merge statistics, shader-db style: allocate, verify and measure every program;
     /// compare with a saved baseline.
     Report(report::Args),
@@ -75,6 +78,7 @@ fn main() -> ExitCode {
         Cli::Corpus(args) => corpus::run(&args),
         Cli::Sweep(args) => sweep::run(&args),
         Cli::Ptx(args) => ptx::run(&args),
+        Cli::Mir(args) => mir::run(&args),
         Cli::Gap(args) => gap::run(&args),
         Cli::Report(args) => report::run(&args),
         Cli::Draw(args) => draw::run(&args),

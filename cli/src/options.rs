@@ -68,7 +68,7 @@ pub fn refuse_to_overwrite(output: &str, inputs: &[&str]) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// Reads and parses `path` (`.chr`, or `.ptx` imported); an error is rendered against the
+/// Reads and parses `path` (`.chr`, or `.ptx` / `.mir` imported); an error is rendered against the
 /// source.
 pub fn read_program(path: &str) -> anyhow::Result<(Source, Result<Program, String>)> {
     let (source, input) = read_input(path)?;
@@ -89,9 +89,21 @@ pub fn is_ptx(path: &str) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("ptx"))
 }
 
-/// Parses a source: PTX when its name ends in `.ptx`, else the `.chr` format.
+/// Whether `path` names LLVM machine IR (by its extension).
+pub fn is_mir(path: &str) -> bool {
+    std::path::Path::new(path)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("mir"))
+}
+
+/// Parses a source: PTX when its name ends in `.ptx`, LLVM AMDGPU machine IR when it
+/// ends in `.mir`, else the `.chr` format.
 pub fn parse_source(source: &Source) -> Result<Input, String> {
-    if is_ptx(&source.name) {
+    if is_mir(&source.name) {
+        chromatic::mir::import(&source.text)
+            .map(|program| Input { program, ptx: None })
+            .map_err(|e| source.render(e.pos, &e.message))
+    } else if is_ptx(&source.name) {
         chromatic::ptx::import(&source.text)
             .map(|i| Input {
                 program: i.program,

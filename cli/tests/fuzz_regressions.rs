@@ -6,9 +6,10 @@ use std::path::PathBuf;
 
 type Check = fn(&[u8]);
 
-const TARGETS: [(&str, Check); 7] = [
+const TARGETS: [(&str, Check); 8] = [
     ("parse", fuzz_checks::parse),
     ("ptx_import", fuzz_checks::ptx_import),
+    ("mir_import", fuzz_checks::mir_import),
     ("alloc_verify", fuzz_checks::alloc_verify),
     ("parallel_copy", fuzz_checks::parallel_copy),
     ("verifier_mutants", fuzz_checks::verifier_mutants),
@@ -40,7 +41,7 @@ fn stored_regressions_replay() {
 fn seeded_sweep_of_every_target() {
     for (name, check) in TARGETS
         .into_iter()
-        .filter(|(name, _)| *name != "ptx_import")
+        .filter(|(name, _)| !matches!(*name, "ptx_import" | "mir_import"))
     {
         let seeds = match name {
             "oracle_bound" => ORACLE_SWEEP,
@@ -75,6 +76,33 @@ fn ptx_import_on_mutated_corpus_kernels() {
         for seed in 0..PTX_MUTANTS {
             let mutant = fuzz_checks::ptx_mutant(text, seed * 1000 + i as u64);
             fuzz_checks::ptx_import(mutant.as_bytes());
+        }
+    }
+}
+
+/// The AMD corpus kernels and mutants of them (the seeds `cargo fuzz run mir_import`
+/// starts from, `.ci/run`) through the importer's check.
+#[test]
+fn mir_import_on_mutated_corpus_kernels() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../corpus/amd");
+    let mut kernels: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("corpus/amd")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "mir"))
+        .collect();
+    kernels.sort();
+    let small: Vec<String> = kernels
+        .iter()
+        .map(|p| std::fs::read_to_string(p).expect("kernel"))
+        .filter(|t| t.len() < 40_000)
+        .collect();
+    assert!(small.len() >= 5, "{} small kernels", small.len());
+    for (i, text) in small.iter().enumerate() {
+        assert!(chromatic::mir::import(text).is_ok(), "kernel {i} imports");
+        fuzz_checks::mir_import(text.as_bytes());
+        for seed in 0..PTX_MUTANTS {
+            let mutant = fuzz_checks::ptx_mutant(text, seed * 1000 + i as u64);
+            fuzz_checks::mir_import(mutant.as_bytes());
         }
     }
 }

@@ -1,5 +1,5 @@
 //! `chromatic report PATH...`: pre-merge statistics in the style of Mesa's shader-db.
-//! Every function of every `.chr` and `.ptx` file (directories are walked) is allocated,
+//! Every function of every `.chr`, `.ptx` and `.mir` file (directories are walked) is allocated,
 //! verified by `chromatic_verifier` and run on the interpreter against the original (the
 //! pipeline of [`crate::pipeline`]); the report gives per function and class the
 //! instructions after allocation, registers, occupancy, spill code, copies and their
@@ -18,7 +18,7 @@ use crate::alloc::PolicyArg;
 use crate::check::validate;
 use crate::corpus::program_files;
 use crate::diag::Source;
-use crate::options::{is_ptx, parse_source, BudgetArgs};
+use crate::options::{is_mir, is_ptx, parse_source, BudgetArgs};
 use crate::pipeline::{run_pipeline, Verdict};
 use crate::Outcome as Exit;
 use chromatic::alloc::{AllocError, AllocOptions, Allocator};
@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// `.chr` and `.ptx` files, or directories to walk for them.
+    /// `.chr`, `.ptx` and `.mir` files, or directories to walk for them.
     #[arg(required = true)]
     paths: Vec<String>,
     /// Allocate for this target instead of each file's (`.chr` files whose class names
@@ -180,7 +180,7 @@ fn files(paths: &[String]) -> anyhow::Result<Vec<PathBuf>> {
         }
     }
     if files.is_empty() {
-        anyhow::bail!("no .chr or .ptx files found");
+        anyhow::bail!("no .chr, .ptx or .mir files found");
     }
     Ok(files)
 }
@@ -211,7 +211,7 @@ fn load_all(
 }
 
 fn load(source: &Source, target: Option<&chromatic::Target>) -> Result<Program, String> {
-    if target.is_some() && is_ptx(&source.name) {
+    if target.is_some() && (is_ptx(&source.name) || is_mir(&source.name)) {
         return Err(format!(
             "{}: --target applies to .chr files only\n",
             source.name

@@ -1,0 +1,137 @@
+use super::import;
+use crate::program::{BranchKind, InstKind, Terminator};
+
+/// A hand-cut kernel in the shape `llc-19 -stop-before=phi-node-elimination` prints.
+const KERNEL: &str = r#"--- |
+  define amdgpu_kernel void @k() #0 { ret void }
+  attributes #0 = { "target-cpu"="gfx942" }
+...
+---
+name:            k
+registers:
+  - { id: 0, class: sgpr_64, preferred-register: '' }
+  - { id: 1, class: vgpr_32, preferred-register: '' }
+  - { id: 2, class: sreg_64, preferred-register: '' }
+  - { id: 3, class: sreg_64, preferred-register: '' }
+  - { id: 4, class: vgpr_32, preferred-register: '' }
+  - { id: 5, class: vreg_64_align2, preferred-register: '' }
+  - { id: 6, class: vgpr_32, preferred-register: '' }
+body:             |
+  bb.0 (%ir-block.0):
+    successors: %bb.1(0x40000000), %bb.2(0x40000000)
+    liveins: $vgpr0, $sgpr0_sgpr1
+
+    %0:sgpr_64(p4) = COPY killed $sgpr0_sgpr1
+    %1:vgpr_32(s32) = COPY killed $vgpr0
+    %2:sreg_64 = V_CMP_GT_I32_e64 0, %1, implicit $exec
+    %3:sreg_64 = SI_IF killed %2, %bb.2, implicit-def dead $exec, implicit-def dead $scc, implicit $exec
+    S_BRANCH %bb.1
+
+  bb.1:
+    successors: %bb.2(0x80000000)
+
+    %4:vgpr_32 = nofpexcept V_FMAC_F32_e32 %1, %1, %1, implicit $mode, implicit $exec
+    %5:vreg_64_align2 = REG_SEQUENCE killed %4, %subreg.sub0, undef %1, %subreg.sub1
+    GLOBAL_STORE_DWORD %5, %5.sub0, 0, 0, implicit $exec :: (store (s32), addrspace 1)
+
+  bb.2:
+    %6:vgpr_32 = PHI %1, %bb.0, undef %7:vgpr_32, %bb.1
+    SI_END_CF killed %3, implicit-def dead $exec, implicit-def dead $scc, implicit $exec
+    S_ENDPGM 0
+...
+"#;
+
+#[test]
+fn a_kernel_becomes_a_program_of_its_target() {
+    let p = import(KERNEL).unwrap();
+    assert_eq!(p.target.name, "gfx942");
+    let f = &p.functions[0];
+    assert_eq!(f.name, "k");
+    assert_eq!(f.blocks.len(), 3);
+    let entry = &f.blocks[0];
+    let live_in = entry.insts[0].op().unwrap();
+    assert!(live_in.defs[0].fixed.is_some() && live_in.operands.is_empty());
+    assert!(matches!(
+        entry.term,
+        Terminator::Branch {
+            kind: BranchKind::Uniform,
+            ..
+        }
+    ));
+    let fmac = f.blocks[1].insts[0].op().unwrap();
+    assert_eq!(fmac.defs[0].tied, Some(2));
+    // The undef PHI argument is an IMPLICIT_DEF at the end of its predecessor.
+    let last = f.blocks[1].insts.last().unwrap();
+    assert!(matches!(&last.kind, InstKind::Op(op) if op.opcode == "IMPLICIT_DEF"));
+    crate::analysis::ssa::validate(f, &p.target).unwrap();
+}
+
+#[test]
+fn errors_are_positioned() {
+    let bad = KERNEL.replace("%4:vgpr_32 = nofpexcept", "%4:vgpr_32 = nofpexcept ^");
+    let e = import(&bad).unwrap_err();
+    assert_eq!((e.pos.line, e.pos.col), (29, 29), "{e}");
+    let undefined = KERNEL.replace("%1, %1, %1, implicit $mode", "%1, %9, %1, implicit $mode");
+    let e = import(&undefined).unwrap_err();
+    assert_eq!(e.message, "`%9` is read but never defined");
+    let no_cpu = KERNEL.replace("\"target-cpu\"=\"gfx942\"", "");
+    assert!(import(&no_cpu).unwrap_err().message.contains("target-cpu"));
+}
+
+/// The opcodes of block `b` of the first function, in order.
+fn opcodes(p: &crate::Program, b: usize) -> Vec<String> {
+    p.functions[0].blocks[b]
+        .insts
+        .iter()
+        .filter_map(|i| i.op().map(|op| op.opcode.clone()))
+        .collect()
+}
+
+#[test]
+fn a_tuple_read_only_by_parts_is_split_after_its_definition() {
+    let parts_only = KERNEL.replace(
+        "GLOBAL_STORE_DWORD %5, %5.sub0,",
+        "GLOBAL_STORE_DWORD %5.sub1, %5.sub0,",
+    );
+    let p = import(&parts_only).unwrap();
+    let f = &p.functions[0];
+    assert_eq!(
+        opcodes(&p, 1),
+        [
+            "V_FMAC_F32_e32",
+            "REG_SEQUENCE",
+            "SPLIT",
+            "GLOBAL_STORE_DWORD",
+            "IMPLICIT_DEF"
+        ]
+    );
+    let split = f.blocks[1].insts[2].op().unwrap();
+    let names: Vec<&str> = split
+        .defs
+        .iter()
+        .map(|d| f.value(d.value).name.as_str())
+        .collect();
+    assert_eq!(names, ["5.sub0", "5.sub1"]);
+    // Read whole as well, the tuple stays one value.
+    assert!(!opcodes(&import(KERNEL).unwrap(), 1).contains(&"SPLIT".to_string()));
+}
+
+#[test]
+fn a_copy_within_a_class_is_forwarded() {
+    let copied = KERNEL
+        .replace(
+            "    %5:vreg_64_align2 = REG_SEQUENCE killed %4,",
+            "    %8:vgpr_32 = COPY %4\n    %5:vreg_64_align2 = REG_SEQUENCE killed %8,",
+        )
+        .replace(
+            "  - { id: 6, class: vgpr_32, preferred-register: '' }",
+            "  - { id: 6, class: vgpr_32, preferred-register: '' }\n  - { id: 8, class: vgpr_32, preferred-register: '' }",
+        );
+    let p = import(&copied).unwrap();
+    let f = &p.functions[0];
+    assert!(!opcodes(&p, 1).contains(&"COPY".to_string()));
+    let collect = f.blocks[1].insts[1].op().unwrap();
+    let first = collect.uses().next().unwrap();
+    assert_eq!(f.value(first.value).name, "4");
+    assert!(f.values.iter().all(|v| v.name != "8"));
+}
