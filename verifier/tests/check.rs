@@ -280,8 +280,14 @@ fn memory_in_order(order: [usize; 7]) -> String {
 
 #[test]
 fn reads_move_among_reads_and_past_unrelated_ops() {
-    assert_eq!(check(MEMORY, &memory_in_order([0, 1, 2, 3, 4, 5, 6])), vec![]);
-    assert_eq!(check(MEMORY, &memory_in_order([0, 2, 3, 5, 4, 1, 6])), vec![]);
+    assert_eq!(
+        check(MEMORY, &memory_in_order([0, 1, 2, 3, 4, 5, 6])),
+        vec![]
+    );
+    assert_eq!(
+        check(MEMORY, &memory_in_order([0, 2, 3, 5, 4, 1, 6])),
+        vec![]
+    );
 }
 
 #[test]

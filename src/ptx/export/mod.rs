@@ -1083,11 +1083,19 @@ fn written_registers(kind: &InstKind) -> Vec<Location> {
 /// by opcode and defined value names.
 fn same_op_order(of: &Function, o: &BlockData, af: &Function, a: &BlockData) -> bool {
     let key = |f: &Function, op: &Op| -> (String, Vec<String>) {
-        let defs = op.defs.iter().map(|d| f.value(d.value).name.clone()).collect();
+        let defs = op
+            .defs
+            .iter()
+            .map(|d| f.value(d.value).name.clone())
+            .collect();
         (op.opcode.clone(), defs)
     };
     let ops = |f: &'_ Function, b: &BlockData| -> Vec<(String, Vec<String>)> {
-        b.insts.iter().filter_map(|i| i.op()).map(|op| key(f, op)).collect()
+        b.insts
+            .iter()
+            .filter_map(|i| i.op())
+            .map(|op| key(f, op))
+            .collect()
     };
     ops(of, o) == ops(af, a)
 }
