@@ -43,7 +43,7 @@ fn check_reads_ptx() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(
         stdout(&out),
-        format!("{SMALL}: target sm_90\n  @triton_poi_fused_clone_transpose_view_7: 2 blocks, 39 instructions, 38 values, max_live r=7 p=0\n")
+        format!("{SMALL}: target sm_90\n  @triton_poi_fused_clone_transpose_view_7: 1 blocks, 39 instructions, 38 values, max_live r=7 p=0\n")
     );
 }
 
