@@ -50,6 +50,7 @@ pub mod parse;
 pub mod print;
 pub mod program;
 pub mod ptx;
+pub mod schedule;
 pub mod synth;
 pub mod target;
 

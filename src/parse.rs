@@ -745,7 +745,7 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
             let (word, pos) = c.ident("an attribute")?;
             match word {
                 "remat" => op.remat = true,
-                "reads" | "writes" | "barrier" | "control" => set_effect(op, word, pos)?,
+                "reads" | "writes" | "barrier" | "control" | "carry" => set_effect(op, word, pos)?,
                 "pinned" => {
                     let def = self.early_index(c, op, word)?;
                     op.defs[def].pinned = true;
@@ -1077,7 +1077,7 @@ fn set_effect(op: &mut Op, word: &str, pos: Pos) -> Result<()> {
         return err(
             pos,
             format!(
-                "second effect `{word}`: an operation has one of reads, writes, barrier, control"
+                "second effect `{word}`: an operation has one of reads, writes, barrier, control, carry"
             ),
         );
     }
@@ -1085,7 +1085,8 @@ fn set_effect(op: &mut Op, word: &str, pos: Pos) -> Result<()> {
         "reads" => Effect::ReadsMemory,
         "writes" => Effect::WritesMemory,
         "barrier" => Effect::Barrier,
-        _ => Effect::Control,
+        "control" => Effect::Control,
+        _ => Effect::Carry,
     };
     Ok(())
 }
@@ -1228,7 +1229,7 @@ mod tests {
     fn bad_effects_and_contradictory_constraints() {
         assert_eq!(
             error_in("a:\n  %x:v1 = foo\n  %y:v1 = bar %x reads writes\n  ret"),
-            "5:24: second effect `writes`: an operation has one of reads, writes, barrier, control"
+            "5:24: second effect `writes`: an operation has one of reads, writes, barrier, control, carry"
         );
         assert_eq!(
             error_in("a:\n  %x:v1 = foo\n  %y:v1 = bar %x tied(0) early\n  ret"),

@@ -390,6 +390,7 @@ fn attributes(op: &Op) -> String {
         Effect::WritesMemory => " writes",
         Effect::Barrier => " barrier",
         Effect::Control => " control",
+        Effect::Carry => " carry",
     });
     s
 }

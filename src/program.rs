@@ -207,17 +207,22 @@ impl Def {
     }
 }
 
-/// What a scheduler may not reorder across.
+/// What a scheduler may not reorder across (the rules are `docs/FORMAT.md`'s, "Order").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Effect {
+    /// Only its values order it.
     #[default]
     None,
+    /// Moves among reads, never across a write, barrier or control op.
     ReadsMemory,
     WritesMemory,
     /// Barriers and fences.
     Barrier,
     /// Non-terminator control (e.g. `s_setprio`, `wgmma.wait_group`).
     Control,
+    /// Reads or writes the carry flag (PTX `add.cc`, `addc`, `mad.lo.cc`): keeps its
+    /// order among the carry ops of its block, and only there.
+    Carry,
 }
 
 /// An original operation: `%d:v1 = mad %a, %b, %c tied(2)`.

@@ -3,7 +3,7 @@
 //! kernel with its registers renamed to the allocated ones, `chromatic::ptx::export`).
 //! An allocation the verifier rejects is never printed (an internal error).
 
-use crate::options::{read_input, refuse_to_overwrite, BudgetArgs};
+use crate::options::{read_input, refuse_to_overwrite, BudgetArgs, ScheduleArgs};
 use crate::Outcome;
 use chromatic::alloc::{allocate, AllocOptions, Allocator, FunctionStats, Policy};
 
@@ -16,6 +16,8 @@ pub struct Args {
     target: Option<String>,
     #[command(flatten)]
     budget: BudgetArgs,
+    #[command(flatten)]
+    schedule: ScheduleArgs,
     /// `dense` (lowest free register) or `round-robin`.
     #[arg(long, value_enum, default_value_t = PolicyArg::Dense)]
     policy: PolicyArg,
@@ -92,6 +94,9 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
     }
     let opts = AllocOptions {
         allocator: args.allocator,
+        schedule: args
+            .schedule
+            .for_input(input.ptx.is_some() && args.emit == Emit::Chr),
         ..args.budget.options(args.policy.into())
     };
     let budget = chromatic::alloc::budget_of(&program.target, &opts)?;
@@ -159,11 +164,29 @@ pub fn render_stats(stats: &[FunctionStats], format: StatsFormat) -> String {
                 c.false_deps
             );
         }
+        if f.blocks_scheduled > 0 {
+            out += &render_schedule(f);
+        }
         if has_spill_code(f) {
             out += &render_spill_code(f);
         }
     }
     out
+}
+
+/// What scheduling did: the blocks reordered and MaxLive before and after, per class.
+fn render_schedule(f: &FunctionStats) -> String {
+    let classes: Vec<String> = f
+        .classes
+        .iter()
+        .filter(|c| c.max_live_emitted > 0)
+        .map(|c| format!("{} {} -> {}", c.class, c.max_live_emitted, c.max_live))
+        .collect();
+    format!(
+        "  scheduled: {} blocks reordered; max_live emitted -> scheduled: {}\n",
+        f.blocks_scheduled,
+        classes.join(", ")
+    )
 }
 
 fn has_spill_code(f: &FunctionStats) -> bool {
@@ -199,6 +222,7 @@ mod tests {
         ClassStats {
             class: name.into(),
             max_live: 3,
+            max_live_emitted: 3,
             regs_used: 4,
             copies: 1,
             swaps: 0,
@@ -224,6 +248,7 @@ mod tests {
             lane_registers: 0,
             alloc_time_us: 5,
             retries: 0,
+            blocks_scheduled: 0,
         }
     }
 

@@ -8,6 +8,7 @@ use chromatic::alloc::parallel_copy::sequentialise;
 use chromatic::alloc::spill::minimum::lowest_legal;
 use chromatic::alloc::{allocate, AllocError, AllocOptions, Allocator, Policy};
 use chromatic::gen::{generate, GenConfig};
+use chromatic::schedule::Schedule;
 use chromatic::{ClassId, Function, InstKind, Location, Move, Program, Target, Value};
 use chromatic_oracle::allocation::allocate as oracle_allocate;
 use chromatic_oracle::minregs::Limits as MinRegsLimits;
@@ -144,8 +145,8 @@ fn change_digit(line: &mut String, at: u64) {
     }
 }
 
-/// A random program, random budgets and policy: the allocation verifies and behaves like
-/// the original. The generator makes only structured divergent control flow (as GPU front
+/// A random program, random budgets, policy and scheduling: the allocation verifies and
+/// behaves like the original (reordered blocks included). The generator makes only structured divergent control flow (as GPU front
 /// ends structurize), so the allocator must allocate every program at every budget from
 /// its lowest legal one up; the only errors allowed are a budget below what an
 /// instruction needs and, for programs made with conflicting fixed registers, the
@@ -179,10 +180,16 @@ pub fn alloc_verify_with(data: &[u8], allocator: Allocator) -> Option<AllocError
         3 => random_budget(&mut u, &p.target),
         _ => legal_budget(&mut u, &p),
     };
+    let schedule = if u.arbitrary().unwrap_or(false) {
+        Schedule::Pressure
+    } else {
+        Schedule::None
+    };
     let opts = AllocOptions {
         budget,
         policy,
         allocator,
+        schedule,
         ..AllocOptions::default()
     };
     match allocate(&p, &opts) {

@@ -20,6 +20,7 @@ mod ptx;
 mod ptxas;
 mod report;
 mod run;
+mod schedule_gap;
 mod sweep;
 mod verify;
 
@@ -55,6 +56,8 @@ enum Cli {
     /// Pre-merge statistics, shader-db style: allocate, verify and measure every program;
     /// compare with a saved baseline.
     Report(report::Args),
+    /// The pressure scheduler's peak per block against the optimal schedule's.
+    ScheduleGap(schedule_gap::Args),
     /// Draw one function's allocation as SVG: registers × program points, moves, pressure.
     Draw(draw::Args),
 }
@@ -82,6 +85,7 @@ fn main() -> ExitCode {
         Cli::Gap(args) => gap::run(&args),
         Cli::Report(args) => report::run(&args),
         Cli::Draw(args) => draw::run(&args),
+        Cli::ScheduleGap(args) => schedule_gap::run(&args),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

@@ -2,7 +2,7 @@
 //! break the allocation on purpose N times, and count what the verifier catches. The last
 //! line is `mutants: N  non-equivalent: M  detected: D  missed: X`.
 
-use crate::options::read_program;
+use crate::options::{is_ptx, read_program};
 use crate::pipeline::{run_pipeline, Verdict};
 use crate::Outcome;
 use chromatic::alloc::AllocOptions;
@@ -86,7 +86,7 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
                 continue;
             }
         };
-        let allocated = match run_pipeline(&program, &AllocOptions::default()) {
+        let allocated = match run_pipeline(&program, &options_for(path)) {
             Verdict::Verified { allocated, .. } => allocated,
             Verdict::OverBudget(e) => {
                 println!("{path}: not mutated: over budget ({e})");
@@ -120,4 +120,17 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
     totals.print();
     let clean = !problem && totals.missed == 0 && totals.false_alarms == 0;
     Ok(if clean { Outcome::Ok } else { Outcome::Problem })
+}
+
+/// PTX input is scheduled before allocation, as `alloc` does by default, so the mutants
+/// break scheduled allocations too.
+fn options_for(path: &str) -> AllocOptions {
+    AllocOptions {
+        schedule: if is_ptx(path) {
+            chromatic::schedule::Schedule::Pressure
+        } else {
+            chromatic::schedule::Schedule::None
+        },
+        ..AllocOptions::default()
+    }
 }

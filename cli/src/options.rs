@@ -4,7 +4,28 @@
 use crate::diag::Source;
 use chromatic::alloc::{AllocOptions, Policy};
 use chromatic::ptx::ModuleMap;
+use chromatic::schedule::Schedule;
 use chromatic::Program;
+
+/// `--schedule pressure|none`: reorder blocks for register pressure before allocating.
+#[derive(Clone, Copy, Debug, Default, clap::Args)]
+pub struct ScheduleArgs {
+    /// `pressure` (reorder each block within its dependences to lower register pressure)
+    /// or `none` (keep the emitted order); default: pressure for `.ptx` input, none for `.chr`.
+    #[arg(long, value_name = "pressure|none")]
+    schedule: Option<Schedule>,
+}
+
+impl ScheduleArgs {
+    /// The schedule for an input that is PTX (`ptx`) or not.
+    pub fn for_input(&self, ptx: bool) -> Schedule {
+        self.schedule.unwrap_or(if ptx {
+            Schedule::Pressure
+        } else {
+            Schedule::None
+        })
+    }
+}
 
 /// The register budget of `alloc` and `verify`.
 #[derive(Clone, Debug, Default, clap::Args)]

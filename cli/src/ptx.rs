@@ -14,12 +14,13 @@
 
 use crate::corpus::files_with;
 use crate::diag::Source;
-use crate::options::{parse_regs, parse_source, Regs};
+use crate::options::{parse_regs, parse_source, Regs, ScheduleArgs};
 use crate::pipeline::traces_disagree;
 use crate::ptxas::{Counts, Manifest, Ptxas};
 use crate::Outcome;
 use chromatic::alloc::{allocate, budget_of, AllocOptions, FunctionStats};
 use chromatic::ptx::ModuleMap;
+use chromatic::schedule::Schedule;
 use chromatic::{Function, InstKind, Location, Program};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
@@ -38,7 +39,8 @@ pub struct Args {
     /// Also allocate every kernel at ptxas's own register count for it.
     #[arg(long, conflicts_with = "regs")]
     at_ptxas: bool,
-    /// Export each minimum-registers allocation as PTX and assemble it with ptxas.
+    /// Export each minimum-registers allocation as PTX and assemble it with ptxas (the
+    /// allocation of the emitted order: export keeps the statements' text order).
     #[arg(long)]
     export: bool,
     /// ptxas's counts on the original kernels, from this manifest (`file`, `kernel`,
@@ -48,6 +50,8 @@ pub struct Args {
     /// The ptxas to run (default: `ptxas` on the PATH, when there is one).
     #[arg(long)]
     ptxas: Option<String>,
+    #[command(flatten)]
+    schedule: ScheduleArgs,
     /// Print the kernels as JSON instead of lines and totals.
     #[arg(long)]
     json: bool,
@@ -108,7 +112,12 @@ struct Kernel {
     file: String,
     kernel: String,
     instructions: usize,
+    /// MaxLive in the emitted order.
+    max_live_emitted: Regs2,
+    /// MaxLive of the order allocated (after scheduling, when it ran).
     max_live: Regs2,
+    /// Blocks the scheduler reordered.
+    blocks_scheduled: u32,
     regs: Option<Regs2>,
     ptxas: Option<Counts>,
     budget: Option<AtBudget>,
@@ -139,6 +148,7 @@ struct Context {
     ptxas: Option<Ptxas>,
     budget: Budget,
     export: bool,
+    schedule: Schedule,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -166,6 +176,7 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
         ptxas: Ptxas::find(args.ptxas.as_deref())?,
         budget,
         export: args.export,
+        schedule: args.schedule.for_input(true),
     };
     if ctx.export && ctx.ptxas.is_none() {
         anyhow::bail!("--export needs ptxas: on the PATH or given by --ptxas");
@@ -224,7 +235,9 @@ fn file_error(file: &str, message: String) -> Vec<Kernel> {
         file: file.to_string(),
         kernel: String::new(),
         instructions: 0,
+        max_live_emitted: Regs2::default(),
         max_live: Regs2::default(),
+        blocks_scheduled: 0,
         regs: None,
         ptxas: None,
         budget: None,
@@ -268,7 +281,9 @@ fn file_kernels(path: &Path, ctx: &Context, times: bool) -> Vec<Kernel> {
             file: name.clone(),
             kernel: f.name.clone(),
             instructions: f.op_count(),
+            max_live_emitted: Regs2::default(),
             max_live: Regs2::default(),
+            blocks_scheduled: 0,
             regs: None,
             ptxas,
             budget: None,
@@ -279,11 +294,17 @@ fn file_kernels(path: &Path, ctx: &Context, times: bool) -> Vec<Kernel> {
                 ..Times::default()
             }),
         };
-        match checked(&single, &AllocOptions::default(), row.times.as_mut()) {
+        let options = AllocOptions {
+            schedule: ctx.schedule,
+            ..AllocOptions::default()
+        };
+        match checked(&single, &options, row.times.as_mut()) {
             Ok((a, stats)) => {
+                row.max_live_emitted = per_class(&stats, |c| c.max_live_emitted);
                 row.max_live = per_class(&stats, |c| c.max_live);
+                row.blocks_scheduled = stats.iter().map(|s| s.blocks_scheduled).sum();
                 row.regs = Some(per_class(&stats, |c| c.regs_used.into()));
-                allocated.push(a.functions.into_iter().next());
+                allocated.push(export_allocation(&single, ctx, a));
             }
             Err(e) => {
                 row.error = Some(e);
@@ -292,7 +313,7 @@ fn file_kernels(path: &Path, ctx: &Context, times: bool) -> Vec<Kernel> {
         }
         row.budget = at_budget(
             &single,
-            ctx.budget,
+            ctx,
             ptxas,
             at_fixed.as_ref().and_then(|c| c.get(&f.name).copied()),
         );
@@ -384,17 +405,18 @@ fn checked(
 
 fn at_budget(
     single: &Program,
-    budget: Budget,
+    ctx: &Context,
     original: Option<Counts>,
     fixed: Option<Counts>,
 ) -> Option<AtBudget> {
-    let (k, ptxas) = match budget {
+    let (k, ptxas) = match ctx.budget {
         Budget::None => return None,
         Budget::Fixed(k) => (k, fixed),
         Budget::AtPtxas => (original?.regs.min(255) as u16, original),
     };
     let options = AllocOptions {
         budget: vec![("r".into(), k)],
+        schedule: ctx.schedule,
         ..AllocOptions::default()
     };
     let (chromatic, error) = match checked(single, &options, None) {
@@ -407,6 +429,17 @@ fn at_budget(
         ptxas,
         error,
     })
+}
+
+/// The allocation `--export` writes: `allocated`, or with scheduling on, the kernel
+/// allocated again in its emitted order (export writes statements in their text order).
+fn export_allocation(single: &Program, ctx: &Context, allocated: Program) -> Option<Function> {
+    if !ctx.export || ctx.schedule == Schedule::None {
+        return allocated.functions.into_iter().next();
+    }
+    checked(single, &AllocOptions::default(), None)
+        .ok()
+        .and_then(|(a, _)| a.functions.into_iter().next())
 }
 
 /// Exports the minimum-registers allocation of every kernel and assembles it.
@@ -449,8 +482,11 @@ fn line(k: &Kernel) -> String {
     } else {
         s += &format!(
             " insts {}  max_live r={} p={}",
-            k.instructions, k.max_live.r, k.max_live.p
+            k.instructions, k.max_live_emitted.r, k.max_live_emitted.p
         );
+        if k.blocks_scheduled > 0 {
+            s += &format!("  scheduled r={} p={}", k.max_live.r, k.max_live.p);
+        }
     }
     if let Some(r) = k.regs {
         s += &format!("  regs r={} p={}", r.r, r.p);

@@ -43,7 +43,7 @@ fn check_reads_ptx() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(
         stdout(&out),
-        format!("{SMALL}: target sm_90\n  @triton_poi_fused_clone_transpose_view_7: 2 blocks, 39 instructions, 38 values, max_live r=7 p=0\n")
+        format!("{SMALL}: target sm_90\n  @triton_poi_fused_clone_transpose_view_7: 1 blocks, 39 instructions, 38 values, max_live r=7 p=0\n")
     );
 }
 
@@ -126,7 +126,7 @@ fn ptx_report_against_the_manifest() {
     assert_eq!(lines.len(), 6, "{text}");
     assert!(
         lines[0].starts_with(&format!(
-            "{SMALL} @triton_poi_fused_clone_transpose_view_7: insts 39  max_live r=7 p=0  regs r="
+            "{SMALL} @triton_poi_fused_clone_transpose_view_7: insts 39  max_live r=7 p=0  scheduled r=5 p=0  regs r="
         )),
         "{text}"
     );
@@ -161,7 +161,9 @@ fn ptx_report_against_the_manifest() {
     let rows: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
     assert_eq!(rows[0]["kernel"], "triton_poi_fused_clone_transpose_view_7");
     assert_eq!(rows[0]["ptxas"]["regs"], 11);
-    assert_eq!(rows[0]["max_live"]["r"], 7);
+    assert_eq!(rows[0]["max_live_emitted"]["r"], 7);
+    assert_eq!(rows[0]["max_live"]["r"], 5);
+    assert_eq!(rows[0]["blocks_scheduled"], 1);
 }
 
 /// The main job walks `.ptx` files too; every sample kernel allocates, verifies and runs.

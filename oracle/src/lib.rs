@@ -10,7 +10,9 @@
 //!   on every operand, parallel copies on edges and before constrained operands), which
 //!   any checker can verify;
 //! - [`spill`]: a lower bound on the frequency-weighted spill cost of a class at a budget,
-//!   over the program points of [`points`].
+//!   over the program points of [`points`];
+//! - [`schedule`]: the least peak demand of a class over the legal orders of a small
+//!   block (exact search), against which the list scheduler is measured.
 
 pub mod allocation;
 pub mod decode;
@@ -19,6 +21,7 @@ pub mod live;
 pub mod minregs;
 pub mod points;
 pub mod problem;
+pub mod schedule;
 pub mod spill;
 pub mod start;
 

@@ -21,6 +21,7 @@ pub use stats::{ClassStats, FunctionStats};
 
 use crate::analysis::{ssa, Analysis};
 use crate::program::{Block, Function, Pos, Program};
+use crate::schedule::{schedule_function, Goal, Schedule};
 use crate::target::{OccupancyError, Target};
 use std::time::Instant;
 
@@ -39,6 +40,8 @@ pub struct AllocOptions {
     pub occupancy: Option<u32>,
     pub policy: Policy,
     pub allocator: Allocator,
+    /// Reorder blocks for register pressure first ([`crate::schedule`]).
+    pub schedule: Schedule,
 }
 
 /// Which allocator runs: the production one or a baseline ([`baseline`]).
@@ -182,8 +185,10 @@ pub fn allocate(
     let budget = budget_of(&p.target, opts)?;
     let mut functions = Vec::with_capacity(p.functions.len());
     let mut stats = Vec::with_capacity(p.functions.len());
-    for f in &p.functions {
+    for original in &p.functions {
         let start = Instant::now();
+        let scheduled = schedule(original, &p.target, &budget, opts)?;
+        let f = scheduled.as_ref().map_or(original, |s| &s.func);
         let done = match opts.allocator {
             Allocator::Ssa => allocate_function(f, &p.target, &budget, opts.policy)?,
             other => baseline::allocate_function(f, &p.target, &budget, other, opts.policy)?,
@@ -191,6 +196,9 @@ pub fn allocate(
         let micros = start.elapsed().as_micros() as u64;
         let mut s = stats::collect(f, &done.func, &p.target, &done.analysis, micros);
         s.retries = done.stages.retries();
+        if let Some(scheduled) = &scheduled {
+            s.note_schedule(scheduled);
+        }
         stats.push(s);
         functions.push(done.func);
     }
@@ -201,6 +209,32 @@ pub fn allocate(
         },
         stats,
     ))
+}
+
+/// `f` scheduled for pressure when `opts` asks for it (after validation: scheduling reads
+/// the function's liveness). With a budget or an occupancy given, blocks that fit it keep
+/// their order.
+fn schedule(
+    f: &Function,
+    target: &Target,
+    budget: &[u16],
+    opts: &AllocOptions,
+) -> Result<Option<crate::schedule::Scheduled>, AllocError> {
+    if opts.schedule == Schedule::None {
+        return Ok(None);
+    }
+    if let Err(errors) = ssa::validate(f, target) {
+        return Err(AllocError::Invalid {
+            function: f.name.clone(),
+            errors,
+        });
+    }
+    let goal = if opts.budget.is_empty() && opts.occupancy.is_none() {
+        Goal::Minimise
+    } else {
+        Goal::StopAtBudget
+    };
+    Ok(Some(schedule_function(f, target, budget, goal)))
 }
 
 /// Assigns, lowers and materialises a spilled function.

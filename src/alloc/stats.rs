@@ -24,7 +24,10 @@ pub const FALSE_DEP_WINDOW: usize = 4;
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct ClassStats {
     pub class: String,
+    /// MaxLive of the program allocated (after scheduling, when it ran).
     pub max_live: u32,
+    /// MaxLive in the emitted order (equal to `max_live` without scheduling).
+    pub max_live_emitted: u32,
     pub regs_used: u16,
     pub copies: u32,
     pub swaps: u32,
@@ -58,6 +61,18 @@ pub struct FunctionStats {
     pub alloc_time_us: u64,
     /// Stages the pipeline ran again for this function (0: every stage ran once).
     pub retries: u32,
+    /// Blocks the scheduler reordered before allocation.
+    pub blocks_scheduled: u32,
+}
+
+impl FunctionStats {
+    /// Records what scheduling did: the emitted order's MaxLive and the blocks reordered.
+    pub fn note_schedule(&mut self, scheduled: &crate::schedule::Scheduled) {
+        for (c, &m) in self.classes.iter_mut().zip(&scheduled.max_live_emitted) {
+            c.max_live_emitted = m;
+        }
+        self.blocks_scheduled = scheduled.blocks_reordered;
+    }
 }
 
 pub fn collect(
@@ -72,6 +87,7 @@ pub fn collect(
         .map(|c| ClassStats {
             class: target.class(c).name.clone(),
             max_live: a.pressure.max_live(c),
+            max_live_emitted: a.pressure.max_live(c),
             regs_used: 0,
             copies: 0,
             swaps: 0,
@@ -110,6 +126,7 @@ pub fn collect(
         lane_registers: storage.lane_regs.len() as u32,
         alloc_time_us: micros,
         retries: 0,
+        blocks_scheduled: 0,
     }
 }
 

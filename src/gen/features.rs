@@ -69,6 +69,7 @@ features! {
     WritesMemory => "writes",
     Barrier => "barrier",
     Control => "control",
+    Carry => "carry",
     Freq => "block frequency",
     HighPressure => "high pressure (>= 8 uses)",
     ConflictingFixed => "conflicting fixed",
@@ -435,6 +436,7 @@ fn count_op(op: &Op, set: &mut FeatureSet) {
         Effect::WritesMemory => Some(Feature::WritesMemory),
         Effect::Barrier => Some(Feature::Barrier),
         Effect::Control => Some(Feature::Control),
+        Effect::Carry => Some(Feature::Carry),
     };
     if let Some(feature) = effect {
         set.add(feature, 1);

@@ -33,6 +33,7 @@ const OPCODES: &[(&str, Effect)] = &[
     ("store", Effect::WritesMemory),
     ("fence", Effect::Barrier),
     ("setprio", Effect::Control),
+    ("add.cc", Effect::Carry),
 ];
 
 /// An operation being assembled, with its register budget per class.

@@ -1,12 +1,14 @@
-//! Basic blocks of a PTX function body: a block starts at a label and after a statement
-//! that ends one (`bra`, `ret`, `exit`, `trap`), and falls through to the next block in
+//! Basic blocks of a PTX function body: a block starts at a label some statement names (a
+//! branch target; labels nothing names, like the `$L__tmpN` marks debug information
+//! points at, stay inside their block) and after a statement that ends one (`bra`, `ret`,
+//! `exit`, `trap`), and falls through to the next block in
 //! text order when it does not end with an unconditional transfer (PTX ISA §9.7.13).
 //! Guarded branches become two-way branches — `divergent`, or `uniform` for `bra.uni` —
 //! whose then-side is the taken side of `@%p` and the fall-through of `@!%p`; a guarded
 //! `ret`/`exit`/`trap` branches to a block of its own that ends the thread. Labels are
 //! looked up from the branch's `{ }` scope outwards.
 
-use super::ast::{FunctionAst, Item, RegOcc};
+use super::ast::{FunctionAst, Item, Operand, RegOcc};
 use super::ir::BlockOrigin;
 use super::lower::{lower, LFlow, LInst};
 use super::PtxError;
@@ -64,6 +66,7 @@ pub fn blocks(f: &FunctionAst) -> Result<Vec<PBlock>> {
         labels: HashMap::new(),
         names: HashSet::new(),
         current: None,
+        named: named_symbols(f),
     };
     for (idx, item) in f.items.iter().enumerate() {
         b.item(idx, item)?;
@@ -90,6 +93,26 @@ struct Builder<'a> {
     labels: HashMap<(usize, String), usize>,
     names: HashSet<String>,
     current: Option<Open>,
+    /// Every symbol a statement names: the labels that may be branch targets.
+    named: HashSet<String>,
+}
+
+/// The symbols the statements of `f` name (branch targets among them).
+fn named_symbols(f: &FunctionAst) -> HashSet<String> {
+    fn collect(o: &Operand, out: &mut HashSet<String>) {
+        match o {
+            Operand::Sym(name, _) => _ = out.insert(name.clone()),
+            Operand::List(items, _) => items.iter().for_each(|i| collect(i, out)),
+            _ => {}
+        }
+    }
+    let mut out = HashSet::new();
+    for item in &f.items {
+        if let Item::Stmt(stmt) = item {
+            stmt.operands.iter().for_each(|o| collect(o, &mut out));
+        }
+    }
+    out
 }
 
 impl Builder<'_> {
@@ -98,16 +121,20 @@ impl Builder<'_> {
             Item::Label {
                 name, scope, pos, ..
             } => {
-                let busy = self
-                    .current
-                    .as_ref()
-                    .is_some_and(|o| !o.insts.is_empty() || o.term.is_some());
-                if busy {
-                    self.close(idx);
-                }
-                let open = self.open(idx, *pos);
-                if open.label.is_none() {
-                    open.label = Some((idx, name.clone()));
+                let ends_block = self.current.as_ref().is_some_and(|o| o.term.is_some());
+                let inside = !ends_block && !self.named.contains(name) && self.current.is_some();
+                if !inside {
+                    let busy = self
+                        .current
+                        .as_ref()
+                        .is_some_and(|o| !o.insts.is_empty() || o.term.is_some());
+                    if busy {
+                        self.close(idx);
+                    }
+                    let open = self.open(idx, *pos);
+                    if open.label.is_none() {
+                        open.label = Some((idx, name.clone()));
+                    }
                 }
                 let block = self.blocks.len();
                 if self.labels.insert((*scope, name.clone()), block).is_some() {

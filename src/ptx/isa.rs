@@ -109,19 +109,24 @@ pub fn prefers_accumulator(stmt: &Stmt) -> Option<(usize, usize)> {
     (stmt.base() == "mma" && stmt.operands.len() >= 4).then_some((0, 3))
 }
 
-/// The scheduling effect (what a scheduler may not move across).
+/// The scheduling effect (what a scheduler may not move across). `mbarrier` waits and
+/// arrivals order memory like `bar.sync` (§9.7.13.15), so they are barriers; extended-precision
+/// arithmetic (`add.cc`, `addc`, `sub.cc`, `subc`, `mad.lo.cc`, `madc`, §9.7.2) passes
+/// the carry flag from one instruction to the next, so a carry chain keeps its order.
 pub fn effect(stmt: &Stmt) -> Effect {
     let base = stmt.base();
+    if stmt.has("cc") || ["addc", "subc", "madc"].contains(&base) {
+        return Effect::Carry;
+    }
     match base {
-        "st" | "stmatrix" | "red" | "atom" | "cp" | "sust" | "sured" | "mbarrier" | "call"
-        | "multimem" | "tensormap" | "prefetch" | "prefetchu" | "discard" | "applypriority" => {
+        "st" | "stmatrix" | "red" | "atom" | "cp" | "sust" | "sured" | "call" | "multimem"
+        | "tensormap" | "prefetch" | "prefetchu" | "discard" | "applypriority" => {
             Effect::WritesMemory
         }
         "ld" | "ldu" | "ldmatrix" | "tex" | "tld4" | "suld" | "suq" | "txq" => Effect::ReadsMemory,
-        "bar" | "barrier" | "membar" | "fence" | "wgmma" | "griddepcontrol" | "setmaxnreg"
-        | "shfl" | "vote" | "match" | "redux" | "elect" | "activemask" | "nanosleep" => {
-            Effect::Barrier
-        }
+        "bar" | "barrier" | "mbarrier" | "membar" | "fence" | "wgmma" | "griddepcontrol"
+        | "setmaxnreg" | "shfl" | "vote" | "match" | "redux" | "elect" | "activemask"
+        | "nanosleep" => Effect::Barrier,
         _ => Effect::None,
     }
 }

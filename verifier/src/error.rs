@@ -27,7 +27,7 @@ pub enum ErrorKind {
     MissingOp,
     /// An operation the original lacks that is not an artefact.
     UnexpectedOp,
-    /// Original operations appear in a different order.
+    /// An original operation moved across one it depends on.
     OpOrder,
     /// A value name the original does not define.
     UnknownValue,
@@ -197,7 +197,7 @@ impl VerifyError {
             ErrorKind::UnexpectedOp => "an operation the original does not have (an \
                  allocation may add only parallel_copy, swap, spill, reload and remat)"
                 .to_string(),
-            ErrorKind::OpOrder => "the original's operations are in another order here".to_string(),
+            ErrorKind::OpOrder => format!("an operation moved across one it depends on: it belongs {expected}"),
             ErrorKind::UnknownValue => format!("`{found}` is not a value of the original"),
             ErrorKind::MissingLocation => format!("{} has no location", value()),
             ErrorKind::NotARegister => format!("{} must be in a register, not {loc}", value()),

@@ -3,7 +3,8 @@
 //!
 //! A wave of W lanes (default 4) runs under an exec mask. Every op is an uninterpreted
 //! function: the token of part p of def d is `hash(op id, inputs, d, p)`, where the op id
-//! is (block name, index among the block's original ops) and the inputs are the operand
+//! is (block name, the op's opcode, value names and immediates, and how many equal ops
+//! came before it in the block) — the same wherever a scheduler puts it — and the inputs are the operand
 //! tokens of one lane (per-lane defs, lane index mixed in) or of all active lanes (uniform
 //! defs). Locations never written hold a distinct undefined token. Uniform registers and
 //! lanes of registers (`v7.l5`) are written whatever the exec mask; per-lane registers and
@@ -19,7 +20,8 @@
 //! join (an arm that is the join just waits); a walk that reaches no join runs to the
 //! returns. A budget of traced events ends loops. The trace is the sequence of (op id, exec
 //! mask, input tokens of the active lanes), with branches and returns as ops; two programs
-//! agree iff these are equal. Beside it the trace records where each event ran (block and
+//! agree iff these are equal up to the order of the ops between two branches or returns
+//! (a block reordered within its dependences; the verifier checks the order itself). Beside it the trace records where each event ran (block and
 //! instruction, for `chromatic run --trace` and `--against`) and the blocks in the order
 //! the wave ran them (against which `tests/linear_cfg.rs` checks the linear CFG).
 
@@ -52,8 +54,8 @@ impl Default for Config {
 /// One executed op, branch or return.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Event {
-    /// Hash of (block name, index among the block's original ops); the terminator's index
-    /// is the number of ops.
+    /// Hash of (block name, the op's signature and occurrence); the terminator has one
+    /// of its own.
     pub op: u64,
     pub mask: u64,
     /// Operand tokens, lane after lane (active lanes only).
@@ -83,7 +85,7 @@ pub struct Trace {
 
 impl PartialEq for Trace {
     fn eq(&self, other: &Trace) -> bool {
-        self.events == other.events && self.halted == other.halted
+        self.canonical() == other.canonical() && self.halted == other.halted
     }
 }
 
@@ -92,18 +94,52 @@ impl Eq for Trace {}
 impl Trace {
     pub fn digest(&self) -> u64 {
         let mut h = mix(0, self.events.len() as u64);
-        for e in &self.events {
+        for e in self.canonical() {
             h = mix(mix(mix(h, e.op), e.mask), fold(0, &e.inputs));
         }
         mix(h, u64::from(self.halted))
     }
 
-    /// The index of the first event where two traces differ (`None` when equal).
+    /// The events with each run of ops between two branches or returns sorted: ops a
+    /// scheduler may reorder within a block are compared as a set, each with its inputs.
+    fn canonical(&self) -> Vec<&Event> {
+        let mut out: Vec<&Event> = Vec::with_capacity(self.events.len());
+        let mut start = 0;
+        for (i, (e, site)) in self.events.iter().zip(&self.sites).enumerate() {
+            if site.inst.is_none() {
+                out[start..].sort_by(|x, y| event_order(x, y));
+                out.push(e);
+                start = out.len();
+            } else {
+                out.push(e);
+            }
+            debug_assert_eq!(out.len(), i + 1);
+        }
+        out[start..].sort_by(|x, y| event_order(x, y));
+        out
+    }
+
+    /// The index of the first event where two traces differ (`None` when equal): within
+    /// the first run of ops that differs as a set, the first event that differs in place.
     pub fn first_divergence(&self, other: &Trace) -> Option<usize> {
-        let common = self.events.len().min(other.events.len());
-        (0..common)
-            .find(|&i| self.events[i] != other.events[i])
-            .or((self != other).then_some(common))
+        let (a, b) = (self.canonical(), other.canonical());
+        let common = a.len().min(b.len());
+        let first = (0..common).find(|&i| a[i] != b[i]);
+        let run_start = |i: usize| {
+            (0..i)
+                .rev()
+                .find(|&k| self.sites[k].inst.is_none())
+                .map_or(0, |k| k + 1)
+        };
+        match first {
+            Some(i) => {
+                let start = run_start(i);
+                (start..common)
+                    .find(|&k| self.events[k] != other.events[k])
+                    .or(Some(i))
+            }
+            None => (self != other).then_some(common),
+        }
     }
 }
 
@@ -129,6 +165,26 @@ pub(crate) fn mix(h: u64, x: u64) -> u64 {
 
 fn fold(h: u64, xs: &[u64]) -> u64 {
     xs.iter().fold(mix(h, xs.len() as u64), |h, &x| mix(h, x))
+}
+
+fn event_order(x: &Event, y: &Event) -> std::cmp::Ordering {
+    (x.op, x.mask, &x.inputs).cmp(&(y.op, y.mask, &y.inputs))
+}
+
+/// What identifies an op within its block whatever its place: its opcode, the names of the
+/// values it defines and reads, and its immediates.
+fn op_signature(f: &Function, op: &chromatic::Op) -> u64 {
+    let mut h = name_hash(&op.opcode);
+    for d in &op.defs {
+        h = mix(h, name_hash(&f.value(d.value).name));
+    }
+    for operand in &op.operands {
+        h = match operand {
+            Operand::Value(u) => mix(h, name_hash(&f.value(u.value).name)),
+            Operand::Imm(x) => mix(mix(h, 1), *x as u64),
+        };
+    }
+    h
 }
 
 fn name_hash(name: &str) -> u64 {
@@ -171,12 +227,14 @@ impl<'a> Machine<'a> {
         let mut defined_by = HashMap::new();
         for (bi, b) in f.blocks.iter().enumerate() {
             let base = name_hash(&b.name);
-            let mut k = 0u64;
+            let mut seen: HashMap<u64, u64> = HashMap::new();
             let mut ids = Vec::new();
             for (ii, inst) in b.insts.iter().enumerate() {
                 ids.push(inst.op().map(|op| {
-                    let id = mix(base, k);
-                    k += 1;
+                    let signature = op_signature(f, op);
+                    let occurrence = seen.entry(signature).or_insert(0);
+                    let id = mix(mix(base, signature), *occurrence);
+                    *occurrence += 1;
                     for (d, def) in op.defs.iter().enumerate() {
                         defined_by.insert(def.value.index(), (id, d, bi, ii));
                     }
@@ -184,7 +242,7 @@ impl<'a> Machine<'a> {
                 }));
             }
             op_ids.push(ids);
-            term_ids.push(mix(base, k));
+            term_ids.push(mix(base, u64::MAX));
         }
         Machine {
             f,

@@ -11,7 +11,9 @@
 //!
 //! 1. *Structure* (`structure.rs`): same blocks (plus split-edge blocks), same terminators
 //!    and phis, every original operation exactly once, unchanged; only parallel copies,
-//!    swaps, spills, reloads and remats added. Order is a rule of its own.
+//!    swaps, spills, reloads and remats added. Order is a rule of its own (`order.rs`):
+//!    operations may be reordered within a block (a scheduler ran) as long as every
+//!    dependence the verifier computes from the original holds.
 //! 2. *Constraints* (`constraints.rs`): class, size, range, budget, alignment of every
 //!    operand location; fixed, tied, early-clobber; shape of artefacts, moves between
 //!    classes only as class spills (below), parallel copies with disjoint destinations,
@@ -96,6 +98,7 @@ pub mod error;
 pub mod interp;
 mod keys;
 pub mod mutate;
+mod order;
 mod sink;
 mod structure;
 mod unit;

@@ -7,7 +7,9 @@
 //! original and mutant differ on some of a few seeds, or when a small constraint check
 //! written here (range, alignment, fixed, tied, early-clobber, parallel-copy destinations
 //! and swaps that overlap; independent of the checker's) fails on the mutant although it
-//! passed on the allocation. A mutant is *detected* when [`verify`] reports at least one
+//! passed on the allocation; a mutant that reverses two operations whose effects conflict
+//! ([`MutationKind::BreakDependence`]) is non-equivalent by construction, since the
+//! interpreter does not model memory. A mutant is *detected* when [`verify`] reports at least one
 //! error. The goal: no non-equivalent mutant missed. A detected mutant may be equivalent:
 //! the interpreter runs a few seeds on a few lanes, while the checker covers every path and
 //! exec mask. Random choices come from splitmix64 (Steele, Lea & Flood 2014), seeded.
@@ -16,7 +18,8 @@ use crate::cfg::Cfg;
 use crate::check::verify;
 use crate::interp::{self, mix, Config};
 use chromatic::{
-    BranchKind, ClassId, Function, Inst, InstKind, Location, Move, Operand, Target, Terminator,
+    BranchKind, ClassId, Effect, Function, Inst, InstKind, Location, Move, Operand, Target,
+    Terminator,
 };
 use std::fmt;
 
@@ -59,9 +62,13 @@ pub enum MutationKind {
     /// (unstructured divergence), the then-walk ends inside the else-side, which then runs
     /// again after reusing the register itself.
     BranchTurnedDivergent,
+    /// An operation moves above the nearest earlier one its effect keeps it after (a read
+    /// above a write, barrier or control op; two of those swapped; a carry op above the
+    /// carry op before it), when the two differ: the order a scheduler may not change.
+    BreakDependence,
 }
 
-const KINDS: [MutationKind; 15] = [
+const KINDS: [MutationKind; 16] = [
     MutationKind::UseOtherRegister,
     MutationKind::DropCopy,
     MutationKind::SequentialCopy,
@@ -77,6 +84,7 @@ const KINDS: [MutationKind; 15] = [
     MutationKind::OverlappingCopy,
     MutationKind::OverlappingSwap,
     MutationKind::BranchTurnedDivergent,
+    MutationKind::BreakDependence,
 ];
 
 /// A mutated allocation, with the original it is to be checked against when the mutation
@@ -213,7 +221,8 @@ pub fn mutate_check(
             Some(o) => differ(o, &m.allocated),
             None => changes(&m.allocated),
         };
-        let broken = !base_broken && constraint_broken(&m.allocated, target);
+        let broken = !base_broken && constraint_broken(&m.allocated, target)
+            || m.kind == MutationKind::BreakDependence;
         let against = m.original.as_ref().unwrap_or(original);
         mutants.push(Mutant {
             kind: m.kind,
@@ -322,8 +331,78 @@ fn apply(kind: MutationKind, f: &mut Function, target: &Target, rng: &mut Rng) -
         MutationKind::SpillThroughPerLane => spill_through_per_lane(f, target, rng),
         MutationKind::OverlappingCopy => overlapping_copy(f, rng),
         MutationKind::OverlappingSwap => overlapping_swap(f, rng),
+        MutationKind::BreakDependence => break_dependence(f, rng),
         _ => def_mutation(kind, f, target, rng),
     }
+}
+
+/// Whether an op with effect `y` must stay after an earlier op with effect `x`: memory
+/// reads conflict with writes, barriers and control ops, those with each other, carry ops
+/// with carry ops.
+fn effects_conflict(x: Effect, y: Effect) -> bool {
+    match (x, y) {
+        (Effect::Carry, Effect::Carry) => true,
+        (Effect::Carry | Effect::None, _) | (_, Effect::Carry | Effect::None) => false,
+        (Effect::ReadsMemory, Effect::ReadsMemory) => false,
+        _ => true,
+    }
+}
+
+/// What an operation computes: its opcode and the values and immediates it writes and
+/// reads, in order. Two ops equal so are the same operation of the original, in either
+/// order.
+#[derive(PartialEq)]
+struct Computes<'f> {
+    opcode: &'f str,
+    defs: Vec<chromatic::Value>,
+    operands: Vec<Result<chromatic::Value, i64>>,
+}
+
+fn computes(inst: &Inst) -> Option<Computes<'_>> {
+    let op = inst.op()?;
+    let operands = op
+        .operands
+        .iter()
+        .map(|o| match o {
+            Operand::Value(u) => Ok(u.value),
+            Operand::Imm(x) => Err(*x),
+        })
+        .collect();
+    Some(Computes {
+        opcode: &op.opcode,
+        defs: op.defs.iter().map(|d| d.value).collect(),
+        operands,
+    })
+}
+
+fn break_dependence(f: &mut Function, rng: &mut Rng) -> bool {
+    let mut pairs = Vec::new();
+    for (b, block) in f.blocks.iter().enumerate() {
+        let ops: Vec<(usize, Effect)> = block
+            .insts
+            .iter()
+            .enumerate()
+            .filter_map(|(i, inst)| inst.op().map(|op| (i, op.effect)))
+            .collect();
+        for (k, &(j, later)) in ops.iter().enumerate() {
+            let earlier = ops[..k]
+                .iter()
+                .rev()
+                .find(|&&(_, e)| effects_conflict(e, later));
+            let distinct = |i: usize| computes(&block.insts[i]) != computes(&block.insts[j]);
+            pairs.extend(
+                earlier
+                    .filter(|&&(i, _)| distinct(i))
+                    .map(|&(i, _)| (b, i, j)),
+            );
+        }
+    }
+    let Some((b, i, j)) = choose(&pairs, rng) else {
+        return false;
+    };
+    let inst = f.blocks[b].insts.remove(j);
+    f.blocks[b].insts.insert(i, inst);
+    true
 }
 
 fn use_other_register(f: &mut Function, target: &Target, rng: &mut Rng) -> bool {

@@ -5,9 +5,11 @@
 //! `a→n→b`; phis of `b` then name `n`). Terminators and phis must equal the original's
 //! modulo split edges. In each block, every original operation must appear exactly once,
 //! unchanged (opcode, defs, operands, constraints, effects); anything else added must be an
-//! artefact. The order of operations is a rule of its own ([`check_order`]).
+//! artefact. The order of operations is a rule of its own (`order.rs`: any order that keeps
+//! the original's dependences).
 
 use crate::error::{ErrorKind, Point};
+use crate::order::check_order;
 use crate::sink::Sink;
 use chromatic::{Def, Function, Op, Operand, Terminator, Use};
 use std::collections::HashMap;
@@ -158,7 +160,7 @@ impl Matcher<'_> {
                 sink.report(ErrorKind::UnexpectedOp, &ab.name, Point::Inst(i), inst.pos);
             }
         }
-        check_order(&matched, ab, sink);
+        check_order(ob, &matched, ab, sink);
     }
 
     /// For each original op of the block, the allocated instruction index equal to it.
@@ -229,23 +231,5 @@ impl Matcher<'_> {
             _ => false,
         };
         same_kind && same_uses && o_succs == a_succs
-    }
-}
-
-/// Original operations must keep their relative order: the matched allocated indices
-/// must increase. One error at the first operation found out of order.
-pub(crate) fn check_order(matched: &[Option<usize>], ab: &chromatic::BlockData, sink: &mut Sink) {
-    let mut last: Option<usize> = None;
-    for &i in matched.iter().flatten() {
-        if last.is_some_and(|l| i < l) {
-            sink.report(
-                ErrorKind::OpOrder,
-                &ab.name,
-                Point::Inst(i),
-                ab.insts[i].pos,
-            );
-            return;
-        }
-        last = Some(i);
     }
 }

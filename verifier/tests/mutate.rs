@@ -114,3 +114,50 @@ fn spill_through_per_lane_register_caught() {
         .iter()
         .any(|m| m.kind == MutationKind::SpillThroughPerLane && !m.equivalent));
 }
+
+const MEMORY: &str = "target generic s=8 v=8
+func @f {
+entry:
+  %a:v1 = tid
+  %lo:v1 = add.cc %a carry
+  %b:v1 = load %a reads
+  store %a writes
+  %c:v1 = load %a reads
+  bar barrier
+  %hi:v1 = addc %a carry
+  ret %b, %c, %lo, %hi
+}
+";
+
+/// The allocation of `MEMORY`, its operations reordered within their dependences (as a
+/// scheduler may): the carry pair and the first read moved.
+const MEMORY_SCHEDULED: &str = "target generic s=8 v=8
+func @f {
+entry:
+  %a:v1@v0 = tid
+  %b:v1@v2 = load %a@v0 reads
+  store %a@v0 writes
+  %lo:v1@v1 = add.cc %a@v0 carry
+  %c:v1@v3 = load %a@v0 reads
+  bar barrier
+  %hi:v1@v4 = addc %a@v0 carry
+  ret %b@v2, %c@v3, %lo@v1, %hi@v4
+}
+";
+
+#[test]
+fn broken_dependences_are_all_caught() {
+    let text = report(MEMORY, MEMORY_SCHEDULED, 300, 3);
+    println!("{text}");
+    assert!(
+        text.starts_with("baseline errors: 0  baseline traces agree: yes\n"),
+        "{text}"
+    );
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("BreakDependence: "))
+        .unwrap_or_else(|| panic!("no BreakDependence row\n{text}"));
+    assert!(!row.starts_with("BreakDependence: 0 "), "{row}");
+    assert!(row.ends_with("missed: 0"), "{row}");
+    assert!(text.ends_with("missed: 0"), "{text}");
+}

@@ -18,7 +18,7 @@ use crate::alloc::PolicyArg;
 use crate::check::validate;
 use crate::corpus::program_files;
 use crate::diag::Source;
-use crate::options::{is_mir, is_ptx, parse_source, BudgetArgs};
+use crate::options::{is_mir, is_ptx, parse_source, BudgetArgs, ScheduleArgs};
 use crate::pipeline::{run_pipeline, Verdict};
 use crate::Outcome as Exit;
 use chromatic::alloc::{AllocError, AllocOptions, Allocator};
@@ -46,6 +46,8 @@ pub struct Args {
     compare: Vec<Allocator>,
     #[command(flatten)]
     budget: BudgetArgs,
+    #[command(flatten)]
+    schedule: ScheduleArgs,
     /// `dense` (lowest free register) or `round-robin`.
     #[arg(long, value_enum, default_value_t = PolicyArg::Dense)]
     policy: PolicyArg,
@@ -251,6 +253,7 @@ fn run_all(programs: &[(String, Option<Program>)], allocators: &[Allocator], arg
         .map(|(file, program, allocator)| {
             let options = AllocOptions {
                 allocator: **allocator,
+                schedule: args.schedule.for_input(is_ptx(file)),
                 ..options_for(program, args)
             };
             let records = records(file, program, &options);

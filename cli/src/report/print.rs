@@ -29,14 +29,31 @@ pub fn report(saved: &Saved, allocators: &[Allocator]) -> String {
     out
 }
 
-/// `instructions 12  occupancy 10  registers s=2 v=3  spills 0  …`
+/// `instructions 12  occupancy 10  registers s=2 v=3  spills 0  …`, and where scheduling
+/// changed MaxLive, `max_live emitted v=5 scheduled v=4`.
 fn line(m: &Metrics) -> String {
     let occupancy = m.occupancy.map_or(String::from("-"), |o| o.to_string());
-    format!(
+    let mut s = format!(
         "instructions {}  occupancy {occupancy}  {}",
         m.instructions,
         per_class_columns(&m.classes)
-    )
+    );
+    if m.classes.values().any(|c| c.max_live != c.max_live_emitted) {
+        let per_class = |get: fn(&ClassMetrics) -> u32| -> String {
+            let values: Vec<String> = m
+                .classes
+                .iter()
+                .map(|(class, c)| format!("{class}={}", get(c)))
+                .collect();
+            values.join(" ")
+        };
+        s += &format!(
+            "  max_live emitted {} scheduled {}",
+            per_class(|c| c.max_live_emitted),
+            per_class(|c| c.max_live)
+        );
+    }
+    s
 }
 
 type Column = (&'static str, fn(&ClassMetrics) -> f64);
@@ -145,6 +162,8 @@ fn sum<'a>(metrics: impl Iterator<Item = &'a Metrics>) -> Metrics {
         }
         for (class, c) in &m.classes {
             let t = total.classes.entry(class.clone()).or_insert(ClassMetrics {
+                max_live_emitted: 0,
+                max_live: 0,
                 registers: 0,
                 spills: 0,
                 reloads: 0,
@@ -153,6 +172,8 @@ fn sum<'a>(metrics: impl Iterator<Item = &'a Metrics>) -> Metrics {
                 spill_cost: 0.0,
                 copy_cost: 0.0,
             });
+            t.max_live_emitted += c.max_live_emitted;
+            t.max_live += c.max_live;
             t.registers += c.registers;
             t.spills += c.spills;
             t.reloads += c.reloads;

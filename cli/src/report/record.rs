@@ -49,6 +49,12 @@ pub struct Metrics {
 /// Per register class.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClassMetrics {
+    /// MaxLive in the emitted order.
+    #[serde(default)]
+    pub max_live_emitted: u32,
+    /// MaxLive of the order allocated (after scheduling, when it ran).
+    #[serde(default)]
+    pub max_live: u32,
     /// Highest register used + 1.
     pub registers: u32,
     /// Spills to memory, lanes or another class.
@@ -71,6 +77,8 @@ impl Metrics {
             .filter(|c| c.max_live > 0 || c.regs_used > 0)
             .map(|c| {
                 let m = ClassMetrics {
+                    max_live_emitted: c.max_live_emitted,
+                    max_live: c.max_live,
                     registers: u32::from(c.regs_used),
                     spills: c.spills + c.lane_spills + c.class_spills,
                     reloads: c.reloads,

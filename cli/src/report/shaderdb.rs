@@ -308,6 +308,8 @@ mod tests {
 
     fn verified(occupancy: u32, spills: u32) -> Outcome {
         let class = ClassMetrics {
+            max_live_emitted: 8,
+            max_live: 8,
             registers: 8,
             spills,
             reloads: spills,

@@ -207,6 +207,12 @@ impl<'a> FunctionExporter<'a> {
         if alloc_of.contains(&usize::MAX) {
             return err(orig, "the allocated program lacks a block of the original");
         }
+        if let Some(o) = (0..orig.blocks.len())
+            .find(|&o| !same_op_order(orig, &orig.blocks[o], alloc, &alloc.blocks[alloc_of[o]]))
+        {
+            let name = &orig.blocks[o].name;
+            return err(orig, format!("block `{name}` was reordered (scheduled); PTX export writes statements in their text order, so export an allocation made with `--schedule none`"));
+        }
         let mut item_block = vec![None; ast.items.len()];
         for (b, bm) in map.blocks.iter().enumerate() {
             if let BlockOrigin::Items { first, end, .. } = bm.origin {
@@ -1073,6 +1079,27 @@ fn written_registers(kind: &InstKind) -> Vec<Location> {
 
 /// Appends written instructions; lines the exporter starts itself replace the indentation
 /// the text left before them.
+/// Whether the operations of `a` (in `af`) are those of `o` (in `of`) in the same order,
+/// by opcode and defined value names.
+fn same_op_order(of: &Function, o: &BlockData, af: &Function, a: &BlockData) -> bool {
+    let key = |f: &Function, op: &Op| -> (String, Vec<String>) {
+        let defs = op
+            .defs
+            .iter()
+            .map(|d| f.value(d.value).name.clone())
+            .collect();
+        (op.opcode.clone(), defs)
+    };
+    let ops = |f: &'_ Function, b: &BlockData| -> Vec<(String, Vec<String>)> {
+        b.insts
+            .iter()
+            .filter_map(|i| i.op())
+            .map(|op| key(f, op))
+            .collect()
+    };
+    ops(of, o) == ops(af, a)
+}
+
 fn append(text: &mut String, out: &str) {
     if out.starts_with('\n') {
         drop_blank_line(text);

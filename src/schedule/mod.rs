@@ -1,0 +1,169 @@
+//! Pressure-aware instruction scheduling before allocation.
+//!
+//! An allocator that keeps the emitted order never goes below MaxLive; reordering each
+//! block within its dependences ([`deps`]) can. Per block, bottom-up list scheduling
+//! ([`list`]) runs under several heuristics and two class weightings, each order's peak
+//! demand per class is measured by the pressure rule ([`peak`]), and the best order is
+//! kept: least units over the budget, then least units in all — and only when it beats the
+//! emitted order, so a block never gets worse. This is the loop of Mesa's i965 scheduler
+//! (try several heuristics, keep the lowest pressure) and of LLVM's GCN scheduler, which
+//! stops reordering once the occupancy target is reached: with [`Goal::StopAtBudget`] a
+//! block whose emitted order already fits the budget keeps it.
+//!
+//! Liveness at block boundaries does not change under a legal reorder (the values a block
+//! reads before defining them are the same), so blocks are scheduled independently against
+//! the function's liveness.
+
+pub mod deps;
+pub mod list;
+pub mod peak;
+
+use crate::analysis::Analysis;
+use crate::program::{BlockData, Function, Op, Value};
+use crate::target::Target;
+use deps::Deps;
+use list::{Heuristic, Problem};
+use peak::Live;
+
+/// Whether to schedule before allocation (`--schedule`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Schedule {
+    /// Keep the emitted order.
+    #[default]
+    None,
+    /// Reorder blocks to lower register pressure.
+    Pressure,
+}
+
+impl std::str::FromStr for Schedule {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Schedule, String> {
+        match s {
+            "none" => Ok(Schedule::None),
+            "pressure" => Ok(Schedule::Pressure),
+            _ => Err(format!("`{s}`: expected pressure or none")),
+        }
+    }
+}
+
+/// When a block is worth reordering.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Goal {
+    /// Always look for a lower peak (no occupancy target was given).
+    Minimise,
+    /// Keep the emitted order of a block that already fits the budget.
+    StopAtBudget,
+}
+
+/// A scheduled function and what scheduling did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scheduled {
+    pub func: Function,
+    /// MaxLive per class of the function as emitted.
+    pub max_live_emitted: Vec<u32>,
+    /// Blocks whose order changed.
+    pub blocks_reordered: u32,
+}
+
+/// Schedules every block of `f` (valid SSA) for register pressure under `budget`.
+pub fn schedule_function(f: &Function, target: &Target, budget: &[u16], goal: Goal) -> Scheduled {
+    let analysis = Analysis::new(f, target);
+    let max_live_emitted = target
+        .class_ids()
+        .map(|c| analysis.pressure.max_live(c))
+        .collect();
+    let mut func = f.clone();
+    let mut live = Live::new(f, target);
+    let mut blocks_reordered = 0;
+    let weightings = weightings(target);
+    for (b, block) in f.blocks.iter().enumerate() {
+        let live_end = live_at_end(block, analysis.liveness.live_out(crate::Block(b as u32)));
+        let Some(order) = best_order(block, &live_end, budget, goal, &weightings, &mut live) else {
+            continue;
+        };
+        let insts = &mut func.blocks[b].insts;
+        *insts = order
+            .iter()
+            .map(|&k| block.insts[k as usize].clone())
+            .collect();
+        blocks_reordered += 1;
+    }
+    Scheduled {
+        func,
+        max_live_emitted,
+        blocks_reordered,
+    }
+}
+
+/// The values live after the last operation of `block`: its live-out set and the uses of
+/// its terminator.
+fn live_at_end(block: &BlockData, live_out: &[Value]) -> Vec<Value> {
+    let mut values = live_out.to_vec();
+    values.extend(block.term.uses().iter().map(|u| u.value));
+    values.sort_unstable();
+    values.dedup();
+    values
+}
+
+/// Class weightings the heuristics run under: every unit alike, and units weighed by how
+/// scarce their class is (a predicate counts as many 32-bit registers as the files' sizes
+/// differ by).
+fn weightings(target: &Target) -> Vec<Vec<i64>> {
+    let largest = target.classes.iter().map(|c| c.units).max().unwrap_or(1);
+    let scarce = target
+        .classes
+        .iter()
+        .map(|c| i64::from(largest.div_ceil(c.units.max(1))))
+        .collect();
+    vec![vec![1; target.classes.len()], scarce]
+}
+
+/// The best order of `block` found, when it beats the emitted one; `None` to keep it.
+fn best_order(
+    block: &BlockData,
+    live_end: &[Value],
+    budget: &[u16],
+    goal: Goal,
+    weightings: &[Vec<i64>],
+    live: &mut Live<'_>,
+) -> Option<Vec<u32>> {
+    let ops: Vec<&Op> = block.insts.iter().map(|i| i.op()).collect::<Option<_>>()?;
+    if ops.len() < 2 {
+        return None;
+    }
+    let emitted: Vec<u32> = (0..ops.len() as u32).collect();
+    let emitted_score = score(&peak::peak(&ops, &emitted, live_end, live), budget);
+    if goal == Goal::StopAtBudget && emitted_score.0 == 0 {
+        return None;
+    }
+    let deps = Deps::of_ops(&ops);
+    let mut best: Option<((u32, u32), Vec<u32>)> = None;
+    for weights in weightings {
+        let problem = Problem {
+            ops: &ops,
+            deps: &deps,
+            live_end,
+            weights,
+        };
+        for heuristic in Heuristic::ALL {
+            let order = list::schedule(&problem, heuristic, live);
+            let s = score(&peak::peak(&ops, &order, live_end, live), budget);
+            if best.as_ref().is_none_or(|(b, _)| s < *b) {
+                best = Some((s, order));
+            }
+        }
+    }
+    best.filter(|(s, order)| *s < emitted_score && *order != emitted)
+        .map(|(_, order)| order)
+}
+
+/// A peak's rank, lower better: units over the budget summed over classes, then all units.
+pub fn score(peak: &[u32], budget: &[u16]) -> (u32, u32) {
+    let over = peak
+        .iter()
+        .zip(budget)
+        .map(|(&p, &b)| p.saturating_sub(u32::from(b)))
+        .sum();
+    (over, peak.iter().sum())
+}
