@@ -24,8 +24,8 @@ use chromatic::alloc::{budget_of, AllocOptions, ClassStats, FunctionStats, Polic
 use chromatic::{Function, Program};
 use chromatic_oracle::allocation::allocate;
 use chromatic_oracle::minregs::{self, Status};
-use chromatic_oracle::spill;
 use chromatic_oracle::OracleError;
+use chromatic_oracle::{residency, spill};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -36,7 +36,7 @@ use std::time::Duration;
 pub enum Kind {
     /// The least registers per class without spilling.
     Minregs,
-    /// A lower bound on the spill cost of each class at the budget (bound only).
+    /// The least spill cost of each class above its budget, as a verified allocation.
     Spill,
 }
 
@@ -151,6 +151,14 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
             .map_err(|_| anyhow::anyhow!("--time-limit {}: not a duration", args.time_limit))?,
         nodes: args.nodes,
     };
+    let spill_limits = spill::Limits {
+        residency: residency::Limits {
+            time: limits.time,
+            nodes: args.nodes,
+            ..residency::Limits::default()
+        },
+        assignment: limits,
+    };
     let jobs: Vec<(usize, usize)> = loaded
         .iter()
         .enumerate()
@@ -165,7 +173,7 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
         .map(|&(i, j)| {
             let d = match args.problem {
                 Kind::Minregs => minregs_rows(&loaded[i], j, limits),
-                Kind::Spill => spill_rows(&loaded[i], j, args.nodes),
+                Kind::Spill => spill_rows(&loaded[i], j, spill_limits),
             };
             progress.inc(1);
             d
@@ -336,50 +344,95 @@ fn check(p: &Program, j: usize, allocated: &Function, budget: &[u16]) -> Option<
     traces_disagree(&original, &allocated).map(|m| format!("runs differently: {m}"))
 }
 
-/// Bound-only rows: the spill oracle's lower bound for each class of function `j` whose
-/// MaxLive exceeds its budget.
-fn spill_rows(l: &Loaded, j: usize, nodes: Option<u64>) -> Done {
+/// The spill oracle's allocation of function `j` for each class whose MaxLive exceeds its
+/// budget, checked, against the allocator's spill cost of the class.
+fn spill_rows(l: &Loaded, j: usize, limits: spill::Limits) -> Done {
     let f = &l.program.functions[j];
     let target = &l.program.target;
-    let limits = spill::Limits {
-        nodes: nodes.unwrap_or(spill::Limits::default().nodes),
-        max_variables: None,
+    let mut done = Done {
+        rows: Vec::new(),
+        allocated: None,
+        error: None,
+        skipped: None,
     };
-    let mut rows = Vec::new();
     for c in &l.stats[j].classes {
         let Some(class) = target.class_by_name(&c.class) else {
             continue;
         };
-        let budget = l.budget[class.index()];
-        if c.max_live <= u32::from(budget) {
+        if c.max_live <= u32::from(l.budget[class.index()]) {
             continue;
         }
-        let clock = std::time::Instant::now();
-        match spill::min_spill_cost(f, target, class, u32::from(budget), limits) {
-            Ok(answer) => rows.push(Row {
-                file: l.name.clone(),
-                function: f.name.clone(),
-                class: c.class.clone(),
-                max_live: c.max_live,
-                heuristic: c.spill_cost,
-                heuristic_spills: false,
-                best: None,
-                bound: answer.bound,
-                status: "bound-only",
-                variables: answer.variables,
-                constraints: 0,
-                seconds: clock.elapsed().as_secs_f64(),
-                verified: false,
-            }),
+        let answer = match spill::min_spill(f, target, class, &l.budget, limits) {
+            Ok(a) => a,
+            Err(e) if not_solved(&e) => {
+                done.skipped = Some(format!(
+                    "{} @{} {}: not solved: {e}",
+                    l.name, f.name, c.class
+                ));
+                continue;
+            }
             Err(e) => return Done::failed(format!("{} @{}: spill oracle: {e}", l.name, f.name)),
+        };
+        let problem = check(&l.program, j, &answer.function, &l.budget)
+            .or_else(|| cost_differs(l, j, &answer));
+        done.rows.push(Row {
+            file: l.name.clone(),
+            function: f.name.clone(),
+            class: c.class.clone(),
+            max_live: c.max_live,
+            heuristic: c.spill_cost,
+            heuristic_spills: false,
+            best: Some(answer.cost),
+            bound: answer.bound,
+            status: match answer.status {
+                Status::Optimal => "optimal",
+                Status::Limit => "limit",
+            },
+            variables: answer.variables,
+            constraints: answer.constraints,
+            seconds: answer.seconds,
+            verified: problem.is_none(),
+        });
+        match problem {
+            Some(e) => {
+                done.error = Some(format!(
+                    "{} @{}: the oracle's allocation {e}",
+                    l.name, f.name
+                ))
+            }
+            None => done.allocated = Some(answer.function),
         }
     }
-    Done {
-        rows,
-        allocated: None,
-        error: None,
-        skipped: None,
-    }
+    done
+}
+
+/// Why the oracle gave no answer when that is a limit of the model or the solver, not a
+/// failure: the answer is reported as not solved.
+fn not_solved(e: &OracleError) -> bool {
+    matches!(
+        e,
+        OracleError::TooLarge { .. }
+            | OracleError::OutsideModel(_)
+            | OracleError::NoAssignment(_)
+            | OracleError::NoSolution
+            | OracleError::BelowLowest { .. }
+    )
+}
+
+/// When the spill cost of the oracle's allocation, measured as the allocator's is, is not
+/// the model's: the model and the decoding disagree, a bug.
+fn cost_differs(l: &Loaded, j: usize, answer: &spill::SpillAllocation) -> Option<String> {
+    let f = &l.program.functions[j];
+    let analysis = chromatic::analysis::Analysis::new(f, &l.program.target);
+    let stats =
+        chromatic::alloc::stats::collect(f, &answer.function, &l.program.target, &analysis, 0);
+    let measured = stats.classes[answer.class.index()].spill_cost;
+    ((measured - answer.cost).abs() > 1e-6 * measured.abs().max(1.0)).then(|| {
+        format!(
+            "costs {measured} by the allocator's count, not the model's {}",
+            answer.cost
+        )
+    })
 }
 
 /// Writes each file whose functions all have a verified oracle allocation.

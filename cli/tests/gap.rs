@@ -327,5 +327,5 @@ fn gap_reports_bad_input_without_panicking() {
     ]);
     let stdout = String::from_utf8_lossy(&spill.stdout);
     assert_eq!(spill.status.code(), Some(0), "{stdout}");
-    assert!(stdout.contains("bound-only"), "{stdout}");
+    assert!(stdout.contains("verified"), "{stdout}");
 }

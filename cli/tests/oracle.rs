@@ -77,7 +77,8 @@ fn nested_loops_against_its_optimum() {
 fn the_spill_bound_holds_for_a_store_placed_after_the_definition() {
     use chromatic::alloc::stats::collect;
     use chromatic::analysis::Analysis;
-    use chromatic_oracle::spill::{min_spill_cost, Limits};
+    use chromatic_oracle::minregs::Status;
+    use chromatic_oracle::spill::{min_spill, Limits};
     let original = chromatic::parse(LOOP_VALUE).expect("parses");
     let f = &original.functions[0];
     let cost = |allocation: &str| {
@@ -99,8 +100,14 @@ fn the_spill_bound_holds_for_a_store_placed_after_the_definition() {
     );
     assert_eq!((late, early), (16.0, 88.0));
     let v = original.target.class_by_name("v").expect("class v");
-    let bound = min_spill_cost(f, &original.target, v, 2, Limits::default()).expect("solves");
-    assert_eq!(bound.optimum, Some(16.0));
+    let answer = min_spill(f, &original.target, v, &[2], Limits::default()).expect("solves");
+    assert_eq!((answer.cost, answer.status), (16.0, Status::Optimal));
+    let oracle = chromatic::Program {
+        target: original.target.clone(),
+        functions: vec![answer.function.clone()],
+    };
+    let errors = chromatic_verifier::verify_program(&original, &oracle, Some(&[2]));
+    assert!(errors.is_empty(), "{}", errors[0]);
 }
 
 const LOOP_VALUE: &str = "target generic v=8

@@ -9,8 +9,9 @@
 //! - [`decode`]: an assignment of every class turned into an allocated function (locations
 //!   on every operand, parallel copies on edges and before constrained operands), which
 //!   any checker can verify;
-//! - [`spill`]: a lower bound on the frequency-weighted spill cost of a class at a budget,
-//!   over the program points of [`points`].
+//! - [`spill`]: the least frequency-weighted spill cost of a class at a budget, as an
+//!   allocation: a [`residency`] per program point ([`points`]) written into the program
+//!   and back ([`rewrite`]), registers assigned by the minregs model.
 
 pub mod allocation;
 pub mod decode;
@@ -19,6 +20,8 @@ pub mod live;
 pub mod minregs;
 pub mod points;
 pub mod problem;
+pub mod residency;
+pub mod rewrite;
 pub mod spill;
 pub mod start;
 
@@ -47,6 +50,8 @@ pub enum OracleError {
     },
     #[error("outside the model: {0}")]
     OutsideModel(String),
+    #[error("the residency fits the budget but no register assignment of the model does: {0}")]
+    NoAssignment(String),
     #[error("the assignment cannot be written as an allocation: {0}")]
     Decode(#[from] decode::DecodeError),
 }
