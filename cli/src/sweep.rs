@@ -166,6 +166,7 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
     let limits = args.oracle.then_some(Limits {
         residency: residency::Limits {
             nodes: Some(args.nodes),
+            time: std::time::Duration::from_secs(120),
             ..residency::Limits::default()
         },
         ..Limits::default()
@@ -363,6 +364,7 @@ fn not_solved(e: &OracleError) -> bool {
             | OracleError::OutsideModel(_)
             | OracleError::NoAssignment(_)
             | OracleError::NoSolution
+            | OracleError::BelowLowest { .. }
     )
 }
 

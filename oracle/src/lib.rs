@@ -14,6 +14,7 @@
 //!   and back ([`rewrite`]), registers assigned by the minregs model.
 
 pub mod allocation;
+pub mod copies;
 pub mod decode;
 pub mod flow;
 pub mod live;
