@@ -192,13 +192,17 @@ impl<'a> Model<'a> {
         self.in_reg.get(&key).map_or(Term::One, |&x| Term::Var(x))
     }
 
-    /// `Σ coefficient × term ≤ rhs`, constants moved to the right.
+    /// `Σ coefficient × term ≤ rhs`, constants moved to the right, a variable named twice
+    /// (an operand tied to two definitions) summed.
     fn at_most(&mut self, terms: &[(Term, f64)], rhs: f64) {
         let mut vars = Vec::new();
         let mut rhs = rhs;
         for &(t, c) in terms {
             match t {
-                Term::Var(x) => vars.push((x, c)),
+                Term::Var(x) => match vars.iter_mut().find(|(y, _)| *y == x) {
+                    Some((_, sum)) => *sum += c,
+                    None => vars.push((x, c)),
+                },
                 Term::One => rhs -= c,
             }
         }
