@@ -151,3 +151,49 @@ exit:
     let answer = spill(text, "v", 2);
     assert_eq!((answer.cost, answer.status), (16.0, Status::Optimal));
 }
+
+/// An operand tied to a definition and live afterwards is copied: two values are live
+/// across the instruction and the copy takes a third register, so at 2 registers %a
+/// must be out of registers there (a store and a reload), at 3 nothing is spilled.
+#[test]
+fn a_tied_operand_that_lives_on_takes_a_register_for_its_copy() {
+    let text = "target generic v=8
+func @f {
+b:
+  %a:v1 = load 0 reads
+  %b:v1 = load 1 reads
+  %c:v1 = mac %a, %b tied(0)
+  %d:v1 = add %c, %a
+  ret %d
+}";
+    assert_eq!(spill(text, "v", 3).cost, 0.0);
+    assert_eq!(spill(text, "v", 2).cost, 16.0);
+}
+
+/// %x, pushed out of registers by the latch, enters the loop header both as a live-in
+/// and as the argument of %p: reloaded once at the end of the latch (frequency 10) for
+/// both, after one store: 8 + 80.
+#[test]
+fn a_value_feeding_a_live_in_and_a_phi_on_one_edge_is_reloaded_once() {
+    let text = "target generic v=8
+func @f {
+entry:
+  %x:v1 = load 0 reads
+  jump head
+head:
+  %p:v1 = phi [entry: %x], [latch: %x]
+  %u:v1 = add %x, %p
+  %c:v1 = cmp %u
+  branch uniform %c, latch, exit
+latch:
+  %a:v1 = load 1 reads
+  %b:v1 = load 2 reads
+  %d:v1 = add %a, %b
+  store %d writes
+  jump head
+exit:
+  ret %x
+}";
+    let answer = spill(text, "v", 2);
+    assert_eq!((answer.cost, answer.status), (88.0, Status::Optimal));
+}

@@ -35,7 +35,7 @@ pub enum OracleError {
         needed: u32,
         budget: u32,
     },
-    #[error("the model has {variables} 0-1 variables, more than the limit of {limit}")]
+    #[error("too large: the model has {variables} variables, more than the limit of {limit}")]
     TooLarge { variables: usize, limit: usize },
     #[error("the ILP solver failed: {0}")]
     Solver(String),
