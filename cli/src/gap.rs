@@ -122,9 +122,10 @@ struct Done {
     rows: Vec<Row>,
     allocated: Option<Function>,
     error: Option<String>,
-    /// Why the function has no rows, when that is not a failure: it needs spilling, or
-    /// has no solution in the model (one register per value) or none in the limits.
-    skipped: Option<String>,
+    /// Why the function (or one class of it) has no row, when that is not a failure: it
+    /// needs spilling, has no solution in the model or none in the limits, or the model
+    /// is over its size cap.
+    skipped: Vec<String>,
 }
 
 impl Done {
@@ -133,7 +134,7 @@ impl Done {
             rows: Vec::new(),
             allocated: None,
             error: Some(error),
-            skipped: None,
+            skipped: Vec::new(),
         }
     }
 }
@@ -199,7 +200,7 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
     if let Some(dir) = &args.emit_dir {
         emit(dir, &loaded, &jobs, &done)?;
     }
-    let skipped: Vec<String> = done.iter().filter_map(|d| d.skipped.clone()).collect();
+    let skipped: Vec<String> = done.iter().flat_map(|d| d.skipped.clone()).collect();
     let rows: Vec<Row> = done.into_iter().flat_map(|d| d.rows).collect();
     print(&rows, &skipped, args)?;
     if let Some(path) = &args.svg {
@@ -291,7 +292,7 @@ fn minregs_rows(l: &Loaded, j: usize, limits: minregs::Limits) -> Done {
                 rows: Vec::new(),
                 allocated: None,
                 error: None,
-                skipped: Some(format!("{} @{}: {e}", l.name, f.name)),
+                skipped: vec![format!("{} @{}: {e}", l.name, f.name)],
             }
         }
         Err(e) => return Done::failed(format!("{} @{}: oracle: {e}", l.name, f.name)),
@@ -323,7 +324,7 @@ fn minregs_rows(l: &Loaded, j: usize, limits: minregs::Limits) -> Done {
         rows,
         allocated: check.is_none().then_some(answer.function),
         error: check.map(|e| format!("{} @{}: the oracle's allocation {e}", l.name, f.name)),
-        skipped: None,
+        skipped: Vec::new(),
     }
 }
 
@@ -345,7 +346,7 @@ fn copies_rows(l: &Loaded, j: usize, limits: minregs::Limits) -> Done {
                 rows: Vec::new(),
                 allocated: None,
                 error: None,
-                skipped: Some(format!("{} @{}: {e}", l.name, f.name)),
+                skipped: vec![format!("{} @{}: {e}", l.name, f.name)],
             }
         }
         Err(e) => return Done::failed(format!("{} @{}: copies oracle: {e}", l.name, f.name)),
@@ -389,7 +390,7 @@ fn copies_rows(l: &Loaded, j: usize, limits: minregs::Limits) -> Done {
         rows: rows.into_iter().map(|r| Row { verified, ..r }).collect(),
         allocated: verified.then_some(answer.function),
         error: problem.map(|e| format!("{} @{}: the oracle's allocation {e}", l.name, f.name)),
-        skipped: None,
+        skipped: Vec::new(),
     }
 }
 
@@ -425,7 +426,7 @@ fn spill_rows(l: &Loaded, j: usize, limits: spill::Limits) -> Done {
         rows: Vec::new(),
         allocated: None,
         error: None,
-        skipped: None,
+        skipped: Vec::new(),
     };
     for c in &l.stats[j].classes {
         let Some(class) = target.class_by_name(&c.class) else {
@@ -437,7 +438,7 @@ fn spill_rows(l: &Loaded, j: usize, limits: spill::Limits) -> Done {
         let answer = match spill::min_spill(f, target, class, &l.budget, limits) {
             Ok(a) => a,
             Err(e) if not_solved(&e) => {
-                done.skipped = Some(format!(
+                done.skipped.push(format!(
                     "{} @{} {}: not solved: {e}",
                     l.name, f.name, c.class
                 ));
