@@ -22,9 +22,8 @@ fn number(v: &serde_json::Value) -> f64 {
 }
 
 /// Every point verified and solved or said why not; where proven, the optimum is at most
-/// the allocator's cost, except at `mma_accumulate_loop` r=10 and r=11, where the
-/// allocator stores a phi's argument straight into the phi's slot (a memory phi's
-/// argument arriving without an edge store, which the model leaves out).
+/// the allocator's cost (`mma_accumulate_loop` at r=10 and r=11 needs an argument stored
+/// straight into its memory phi's location, as the allocator does).
 #[test]
 fn the_oracle_against_the_allocator_on_the_corpus() {
     let points = sweep_with_oracle(
@@ -56,12 +55,9 @@ fn the_oracle_against_the_allocator_on_the_corpus() {
         }
     }
     assert!(proven >= 30, "only {proven} points proven optimal");
-    assert_eq!(
-        beaten,
-        [
-            "\"corpus/mma_accumulate_loop.chr\" \"r\"=11",
-            "\"corpus/mma_accumulate_loop.chr\" \"r\"=10"
-        ]
+    assert!(
+        beaten.is_empty(),
+        "the allocator beats the optimum at {beaten:?}"
     );
 }
 

@@ -38,8 +38,26 @@ pub struct Point {
     pub tied: Vec<(Value, u32)>,
 }
 
-/// The points of every block for `class`, indexed by block, and the class's flow.
-pub fn points(f: &Function, target: &Target, class: ClassId) -> (Vec<Vec<Point>>, Flow) {
+/// A phi argument that may reach a memory phi in the phi's own spill location, stored
+/// there when it is stored at all, with no store on the edge: the argument is a phi
+/// argument of no other phi, and the phi and every such argument of it are never live at
+/// one point, so no value in the shared location is overwritten while it is still to be
+/// reloaded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Share {
+    pub phi: Value,
+    pub block: Block,
+    pub from: Block,
+    pub arg: Value,
+}
+
+/// The points of every block for `class`, indexed by block, the class's flow, and the
+/// phi arguments that may share their phi's location.
+pub fn points(
+    f: &Function,
+    target: &Target,
+    class: ClassId,
+) -> (Vec<Vec<Point>>, Flow, Vec<Share>) {
     let of_class = |v: Value| f.value(v).class == class;
     let flow = Flow::new(f, target.class(class).uniform);
     let live = Liveness::new(f, &flow, &of_class);
@@ -47,8 +65,63 @@ pub fn points(f: &Function, target: &Target, class: ClassId) -> (Vec<Vec<Point>>
         .block_ids()
         .map(|b| block_points(f, class, b, &live.live_out[b.index()]))
         .collect();
-    force_phi_arguments(f, &flow, class, &mut points);
-    (points, flow)
+    let shares = shares(f, &flow, class, &points);
+    force_phi_arguments(f, &flow, class, &shares, &mut points);
+    (points, flow, shares)
+}
+
+fn shares(f: &Function, flow: &Flow, class: ClassId, points: &[Vec<Point>]) -> Vec<Share> {
+    let remat = crate::residency::rematerialisable(f);
+    let pinned = f.pinned_values();
+    let mut phis_of: Vec<Vec<Value>> = vec![Vec::new(); f.values.len()];
+    for phi in f.blocks.iter().flat_map(|b| &b.phis) {
+        for a in &phi.args {
+            if !phis_of[a.value.index()].contains(&phi.def.value) {
+                phis_of[a.value.index()].push(phi.def.value);
+            }
+        }
+    }
+    let together = |x: Value, y: Value| {
+        points
+            .iter()
+            .flatten()
+            .any(|p| p.live.contains(&x) && p.live.contains(&y))
+    };
+    let mut out = Vec::new();
+    for s in f.block_ids() {
+        if flow.preds[s.index()].iter().any(|e| e.from != e.phi_pred) {
+            continue;
+        }
+        for phi in &f.block(s).phis {
+            let v = phi.def.value;
+            if f.value(v).class != class || pinned.contains(&v) {
+                continue;
+            }
+            let mut candidates: Vec<Value> = phi
+                .args
+                .iter()
+                .map(|a| a.value)
+                .filter(|&a| a != v && !remat[a.index()] && !pinned.contains(&a))
+                .filter(|&a| phis_of[a.index()] == [v] && !together(v, a))
+                .collect();
+            candidates.sort();
+            candidates.dedup();
+            let apart = |a: Value| candidates.iter().all(|&b| b == a || !together(a, b));
+            for arg in phi
+                .args
+                .iter()
+                .filter(|a| apart(a.value) && candidates.contains(&a.value))
+            {
+                out.push(Share {
+                    phi: v,
+                    block: s,
+                    from: arg.block,
+                    arg: arg.value,
+                });
+            }
+        }
+    }
+    out
 }
 
 fn block_points(f: &Function, class: ClassId, b: Block, live_out: &Set) -> Vec<Point> {
@@ -96,9 +169,15 @@ fn block_points(f: &Function, class: ClassId, b: Block, live_out: &Set) -> Vec<P
 }
 
 /// A phi's argument is in a register at the end of every edge that carries it: a register
-/// phi copies it from there, a memory phi stores it from there (no argument reaches a
-/// phi's slot for free).
-fn force_phi_arguments(f: &Function, flow: &Flow, class: ClassId, points: &mut [Vec<Point>]) {
+/// phi copies it from there, a memory phi stores it from there — unless it may share the
+/// phi's location ([`Share`]), which the residency model decides.
+fn force_phi_arguments(
+    f: &Function,
+    flow: &Flow,
+    class: ClassId,
+    shares: &[Share],
+    points: &mut [Vec<Point>],
+) {
     for s in f.block_ids() {
         for edge in &flow.preds[s.index()] {
             for phi in f.block(s).phis.iter() {
@@ -110,7 +189,10 @@ fn force_phi_arguments(f: &Function, flow: &Flow, class: ClassId, points: &mut [
                     continue;
                 };
                 for a in args {
-                    if last.live.contains(&a.value) && !last.forced.contains(&a.value) {
+                    let shared = shares
+                        .iter()
+                        .any(|x| x.phi == phi.def.value && x.from == edge.from && x.arg == a.value);
+                    if !shared && last.live.contains(&a.value) && !last.forced.contains(&a.value) {
                         last.forced.push(a.value);
                         last.forced.sort();
                     }

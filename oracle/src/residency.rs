@@ -25,8 +25,11 @@
 //!   predecessor or it is stored at the entry;
 //! - a phi is a register phi (`in[phi,entry]` from its copies) or a *memory phi* (`mp`):
 //!   its location is written on every incoming edge by a store of the argument from its
-//!   register, paid at the edge's frequency — no argument arrives in the phi's location
-//!   for free;
+//!   register, paid at the edge's frequency — or, for an argument that may share the
+//!   phi's location ([`crate::points::Share`]: never live with the phi or the phi's other
+//!   such arguments, argument of no other phi), by the argument's own store into that
+//!   location (`z ≤ mp`, `m[arg] ≥ z` at the edge): an arrival the spill code pays for,
+//!   never a free one;
 //! - at every point the units in registers, plus definitions that take registers without
 //!   being live across the point and copies of tied operands that live on, fit the budget.
 //!
@@ -40,7 +43,7 @@
 
 use crate::flow::Flow;
 use crate::minregs::Status;
-use crate::points::{Kind, Point};
+use crate::points::{Kind, Point, Share};
 use crate::OracleError;
 use chromatic::program::{Block, Function, Value};
 use microlp::{ComparisonOp, OptimizationDirection, Problem, SolveOptions, Variable};
@@ -80,6 +83,7 @@ pub struct Input<'a> {
     pub f: &'a Function,
     pub points: &'a [Vec<Point>],
     pub flow: &'a Flow,
+    pub shares: &'a [Share],
     pub freq: &'a [f64],
     pub costs: UnitCosts,
     pub budget: u32,
@@ -96,6 +100,8 @@ pub struct Residency {
     pub reloads: Vec<(Block, usize, Value)>,
     /// Phis whose location is their spill location.
     pub memory_phis: Vec<Value>,
+    /// Arguments that reach their memory phi in its location, stored there (no edge store).
+    pub shared: Vec<Share>,
     /// The frequency-weighted cost of the spill code above.
     pub cost: f64,
     /// A proven lower bound on the cost of every solution of the model.
@@ -139,6 +145,7 @@ struct Model<'a> {
     store: BTreeMap<Key, Variable>,
     reload: BTreeMap<Key, Variable>,
     memory_phi: BTreeMap<Value, Variable>,
+    share: Vec<(Share, Variable)>,
     variables: usize,
     constraints: usize,
 }
@@ -160,6 +167,7 @@ impl<'a> Model<'a> {
             store: BTreeMap::new(),
             reload: BTreeMap::new(),
             memory_phi: BTreeMap::new(),
+            share: Vec::new(),
             variables: 0,
             constraints: 0,
         }
@@ -424,6 +432,7 @@ impl<'a> Model<'a> {
             self.at_most(&[(Term::Var(r), 1.0), (Term::Var(mp), -1.0)], 0.0);
         }
         self.at_most(&terms, 1.0);
+        self.add_shares(b, phi, mp);
         if let (Some(&m), Some(&s)) = (self.mem.get(&key), self.store.get(&key)) {
             let terms = [
                 (Term::Var(m), 1.0),
@@ -434,12 +443,37 @@ impl<'a> Model<'a> {
         }
     }
 
+    /// An argument that may share the memory phi's location (`z ≤ mp`) saves the edge
+    /// store, needs its own stored copy at the edge (`m ≥ z`) and may then be out of
+    /// registers there (`in ≥ 1 − z`).
+    fn add_shares(&mut self, b: usize, phi: Value, mp: Variable) {
+        let input = self.input;
+        for share in input
+            .shares
+            .iter()
+            .filter(|x| x.phi == phi && x.block.index() == b)
+        {
+            let p = share.from.index();
+            let last = (p, input.points[p].len() - 1, share.arg);
+            let Some(&m) = self.mem.get(&last) else {
+                continue;
+            };
+            let saved = input.costs.store * self.units(phi) * input.freq[p];
+            let z = self.binary(-saved);
+            self.at_most(&[(Term::Var(z), 1.0), (Term::Var(mp), -1.0)], 0.0);
+            self.at_most(&[(Term::Var(z), 1.0), (Term::Var(m), -1.0)], 0.0);
+            self.at_most(&[(self.state(last), -1.0), (Term::Var(z), -1.0)], -1.0);
+            self.share.push((*share, z));
+        }
+    }
+
     /// The residency that keeps in registers only what must be there: every value stored
     /// where it is defined, every phi in memory. Feasible whenever the forced units fit.
     fn start(&self) -> Vec<(Variable, f64)> {
         let mut hint: Vec<(Variable, f64)> = Vec::new();
         hint.extend(self.in_reg.values().map(|&x| (x, 0.0)));
         hint.extend(self.memory_phi.values().map(|&x| (x, 1.0)));
+        hint.extend(self.share.iter().map(|&(_, z)| (z, 1.0)));
         for (&(b, j, v), &s) in &self.store {
             let defined = j > 0 && !self.input.points[b][j - 1].live.contains(&v);
             hint.push((s, f64::from(u8::from(defined))));
@@ -512,6 +546,12 @@ impl<'a> Model<'a> {
             .filter(|&(_, &x)| set(x))
             .map(|(&v, _)| v)
             .collect();
+        let shared: Vec<Share> = self
+            .share
+            .iter()
+            .filter(|&&(_, z)| set(z))
+            .map(|&(x, _)| x)
+            .collect();
         let stores: Vec<(Block, usize, Value)> = self
             .store
             .iter()
@@ -541,6 +581,7 @@ impl<'a> Model<'a> {
             stores,
             reloads,
             memory_phis,
+            shared,
             cost: 0.0,
             bound: 0.0,
             status: Status::Limit,
@@ -588,7 +629,12 @@ impl<'a> Model<'a> {
                 c.store * self.units(phi) * edges
             })
             .sum();
-        stores + reloads + phis
+        let saved: f64 = r
+            .shared
+            .iter()
+            .map(|x| c.store * self.units(x.phi) * at(x.from))
+            .sum();
+        stores + reloads + phis - saved
     }
 }
 

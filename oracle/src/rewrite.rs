@@ -211,7 +211,8 @@ impl Writer<'_> {
     }
 
     /// Each incoming edge of a memory phi stores its argument into the phi's location, at
-    /// the end of the edge's source (which ends in a jump: such edges are split).
+    /// the end of the edge's source (which ends in a jump: such edges are split), except
+    /// an edge whose argument shares the location (stored there already).
     fn memory_phi_edges(&mut self, ends: &[Versions]) -> Result<(), OracleError> {
         let f_phis: Vec<(Value, Vec<PhiArg>)> = self
             .r
@@ -224,6 +225,14 @@ impl Writer<'_> {
             .collect();
         for (phi, args) in f_phis {
             for a in args {
+                let shared = self
+                    .r
+                    .shared
+                    .iter()
+                    .any(|x| x.phi == phi && x.from == a.block);
+                if shared {
+                    continue;
+                }
                 let store = self.store_op(a.value, phi, &ends[a.block.index()])?;
                 self.g.blocks[a.block.index()].insts.push(store);
             }

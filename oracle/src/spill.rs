@@ -92,13 +92,14 @@ pub fn min_spill(
         )));
     }
     let freq = frequencies(&g);
-    let (points, flow) = points::points(&g, target, class);
+    let (points, flow, shares) = points::points(&g, target, class);
     let cap = budget_of(target, budget, class);
     for destination in &target.class(class).spill {
         let input = Input {
             f: &g,
             points: &points,
             flow: &flow,
+            shares: &shares,
             freq: &freq,
             costs: unit_costs(target, destination),
             budget: u32::from(cap),
@@ -179,7 +180,8 @@ impl Places {
         destination: &SpillTarget,
         r: &Residency,
     ) -> Option<Places> {
-        let mut spilled: Vec<Value> = r.stores.iter().map(|&(_, _, v)| v).collect();
+        let owner = |v: Value| r.shared.iter().find(|x| x.arg == v).map_or(v, |x| x.phi);
+        let mut spilled: Vec<Value> = r.stores.iter().map(|&(_, _, v)| owner(v)).collect();
         spilled.extend(&r.memory_phis);
         spilled.sort();
         spilled.dedup();
@@ -228,6 +230,11 @@ impl Places {
                     top = first;
                 }
                 budget[class.index()] = top;
+            }
+        }
+        for x in &r.shared {
+            if let Some(&at) = of.get(&x.phi) {
+                of.insert(x.arg, at);
             }
         }
         let other = match *destination {
