@@ -87,6 +87,9 @@ pub struct Input<'a> {
     pub freq: &'a [f64],
     pub costs: UnitCosts,
     pub budget: u32,
+    /// Whether a phi may live in its spill location (memory slots and lanes may hold a
+    /// phi, another class's register may not: `docs/FORMAT.md`).
+    pub memory_phis: bool,
 }
 
 /// The residency of the best solution, with the solver's bound.
@@ -409,6 +412,11 @@ impl<'a> Model<'a> {
     fn add_phi(&mut self, b: usize, phi: Value) {
         let key = (b, 0, phi);
         if self.pinned[phi.index()] {
+            return;
+        }
+        if !self.input.memory_phis {
+            self.at_most(&[(self.state(key), -1.0)], -1.0);
+            self.not_stored_before(b, 0, phi);
             return;
         }
         let f = self.input.f;

@@ -18,7 +18,8 @@
 //! `r`, flags into `g`), or scratch slots. Lanes and registers are taken from the top of
 //! the other class's budget, one lane range or register range per spilled value; a
 //! destination is used when that leaves the other class at least its MaxLive, else the next
-//! one is tried. Costs are the target's (`Target::costs`) for that destination.
+//! one is tried. A phi lives in memory slots or lanes, never in another class's register,
+//! so with a class destination every phi is a register phi. Costs are the target's (`Target::costs`) for that destination.
 //!
 //! Outside the model (reported, not solved): a uniform class in a function whose linear
 //! CFG has edges the logical one lacks (values kept across divergent arms), a program
@@ -103,6 +104,7 @@ pub fn min_spill(
             freq: &freq,
             costs: unit_costs(target, destination),
             budget: u32::from(cap),
+            memory_phis: !matches!(destination, SpillTarget::Class { .. }),
         };
         let r = residency::solve(&input, limits.residency)?;
         let Some(places) = Places::new(&g, target, budget, destination, &r) else {
