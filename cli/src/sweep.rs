@@ -337,11 +337,7 @@ fn solve(
         bound: 0.0,
     };
     for (f, stats) in program.functions.iter().zip(&point.stats) {
-        let of_class = &stats.classes[class.index()];
-        result.allocator += of_class.spill_cost;
-        if of_class.max_live <= u32::from(point.budget) {
-            continue;
-        }
+        result.allocator += stats.classes[class.index()].spill_cost;
         let answer = match min_spill(f, target, class, &budget, limits) {
             Ok(a) => a,
             Err(e) if not_solved(&e) => return Ok(Err(format!("@{}: {e}", f.name))),
