@@ -12,7 +12,8 @@ use chromatic::schedule::Schedule;
 use chromatic::{ClassId, Function, InstKind, Location, Move, Program, Target, Value};
 use chromatic_oracle::allocation::allocate as oracle_allocate;
 use chromatic_oracle::minregs::Limits as MinRegsLimits;
-use chromatic_oracle::spill::{min_spill_cost, Limits};
+use chromatic_oracle::residency;
+use chromatic_oracle::spill::{min_spill, Limits};
 use chromatic_oracle::OracleError;
 use chromatic_verifier::interp::{run, Config};
 use chromatic_verifier::mutate::{mutate, Rng};
@@ -231,9 +232,12 @@ fn legal_budget(u: &mut Unstructured, p: &Program) -> Vec<(String, u16)> {
 }
 
 /// A random program with one class lowered to a random budget from its MaxLive down to
-/// its lowest legal budget: the allocation verifies, and its spill cost for that class is
-/// never below the ILP oracle's bound (`chromatic_oracle::spill`). A wrong cost model, a
-/// miscounted statistic or a model that forbids what the allocator does shows up here.
+/// its lowest legal budget: the allocation verifies, the ILP oracle's allocation
+/// (`chromatic_oracle::spill`) verifies, and the allocator's spill cost for that class is
+/// never below the oracle's bound. A wrong cost model, a miscounted statistic or a model
+/// that forbids what the allocator does shows up here. Functions the oracle does not
+/// solve (over the size cap, outside the model, more forced registers at a point than
+/// the budget, no assignment) are skipped.
 pub fn oracle_bound(data: &[u8]) {
     let mut u = Unstructured::new(data);
     let Ok(p) = generate(&mut u, &GenConfig::default()) else {
@@ -251,15 +255,42 @@ pub fn oracle_bound(data: &[u8]) {
     };
     check_allocation(&p, &a, &opts);
     let limits = Limits {
-        nodes: 50,
-        max_variables: Some(ORACLE_MAX_VARIABLES),
+        residency: residency::Limits {
+            nodes: Some(50),
+            max_variables: ORACLE_MAX_VARIABLES,
+            ..residency::Limits::default()
+        },
+        assignment: MinRegsLimits {
+            nodes: Some(200),
+            ..MinRegsLimits::default()
+        },
     };
+    let budgets = chromatic::alloc::budget_of(&p.target, &opts).expect("budget resolved");
     for (f, s) in p.functions.iter().zip(&stats) {
-        let answer = match min_spill_cost(f, &p.target, class, u32::from(budget), limits) {
+        let answer = match min_spill(f, &p.target, class, &budgets, limits) {
             Ok(answer) => answer,
-            Err(OracleError::TooLarge { .. }) => continue,
+            Err(
+                OracleError::TooLarge { .. }
+                | OracleError::OutsideModel(_)
+                | OracleError::NoAssignment(_)
+                | OracleError::NeedsSpilling { .. }
+                | OracleError::BelowLowest { .. },
+            ) => continue,
             Err(e) => panic!("oracle: {e}\n{}", chromatic::print(&p)),
         };
+        let one = |g: &Function| Program {
+            target: p.target.clone(),
+            functions: vec![g.clone()],
+        };
+        let errors =
+            chromatic_verifier::verify_program(&one(f), &one(&answer.function), Some(&budgets));
+        assert!(
+            errors.is_empty(),
+            "the oracle's allocation does not verify: {}\n{}\n{}",
+            errors[0],
+            chromatic::print(&one(f)),
+            chromatic::print(&one(&answer.function))
+        );
         let cost = s.classes[class.index()].spill_cost;
         assert!(
             cost >= answer.bound - 1e-6 * answer.bound.max(1.0),

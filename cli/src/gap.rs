@@ -23,9 +23,10 @@ use crate::Outcome;
 use chromatic::alloc::{budget_of, AllocOptions, ClassStats, FunctionStats, Policy};
 use chromatic::{Function, Program};
 use chromatic_oracle::allocation::allocate;
+use chromatic_oracle::copies::min_copies;
 use chromatic_oracle::minregs::{self, Status};
-use chromatic_oracle::spill;
 use chromatic_oracle::OracleError;
+use chromatic_oracle::{residency, spill};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -36,8 +37,11 @@ use std::time::Duration;
 pub enum Kind {
     /// The least registers per class without spilling.
     Minregs,
-    /// A lower bound on the spill cost of each class at the budget (bound only).
+    /// The least spill cost of each class above its budget, as a verified allocation.
     Spill,
+    /// The least frequency-weighted copies per class without spilling (optimal
+    /// coalescing), within the registers of the starting assignment.
+    Copies,
 }
 
 #[derive(Debug, clap::Args)]
@@ -118,9 +122,10 @@ struct Done {
     rows: Vec<Row>,
     allocated: Option<Function>,
     error: Option<String>,
-    /// Why the function has no rows, when that is not a failure: it needs spilling, or
-    /// has no solution in the model (one register per value) or none in the limits.
-    skipped: Option<String>,
+    /// Why the function (or one class of it) has no row, when that is not a failure: it
+    /// needs spilling, has no solution in the model or none in the limits, or the model
+    /// is over its size cap.
+    skipped: Vec<String>,
 }
 
 impl Done {
@@ -129,7 +134,7 @@ impl Done {
             rows: Vec::new(),
             allocated: None,
             error: Some(error),
-            skipped: None,
+            skipped: Vec::new(),
         }
     }
 }
@@ -151,6 +156,14 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
             .map_err(|_| anyhow::anyhow!("--time-limit {}: not a duration", args.time_limit))?,
         nodes: args.nodes,
     };
+    let spill_limits = spill::Limits {
+        residency: residency::Limits {
+            time: limits.time,
+            nodes: args.nodes,
+            ..residency::Limits::default()
+        },
+        assignment: limits,
+    };
     let jobs: Vec<(usize, usize)> = loaded
         .iter()
         .enumerate()
@@ -165,7 +178,8 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
         .map(|&(i, j)| {
             let d = match args.problem {
                 Kind::Minregs => minregs_rows(&loaded[i], j, limits),
-                Kind::Spill => spill_rows(&loaded[i], j, args.nodes),
+                Kind::Spill => spill_rows(&loaded[i], j, spill_limits),
+                Kind::Copies => copies_rows(&loaded[i], j, limits),
             };
             progress.inc(1);
             d
@@ -186,7 +200,7 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
     if let Some(dir) = &args.emit_dir {
         emit(dir, &loaded, &jobs, &done)?;
     }
-    let skipped: Vec<String> = done.iter().filter_map(|d| d.skipped.clone()).collect();
+    let skipped: Vec<String> = done.iter().flat_map(|d| d.skipped.clone()).collect();
     let rows: Vec<Row> = done.into_iter().flat_map(|d| d.rows).collect();
     print(&rows, &skipped, args)?;
     if let Some(path) = &args.svg {
@@ -214,6 +228,7 @@ fn draw(path: &Path, rows: &[Row], problem: Kind) -> anyhow::Result<()> {
     let measure = match problem {
         Kind::Minregs => "registers without spilling",
         Kind::Spill => "weighted spill cost",
+        Kind::Copies => "weighted copies",
     };
     std::fs::write(path, gap_svg::render(measure, &bars))
         .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
@@ -277,7 +292,7 @@ fn minregs_rows(l: &Loaded, j: usize, limits: minregs::Limits) -> Done {
                 rows: Vec::new(),
                 allocated: None,
                 error: None,
-                skipped: Some(format!("{} @{}: {e}", l.name, f.name)),
+                skipped: vec![format!("{} @{}: {e}", l.name, f.name)],
             }
         }
         Err(e) => return Done::failed(format!("{} @{}: oracle: {e}", l.name, f.name)),
@@ -309,7 +324,73 @@ fn minregs_rows(l: &Loaded, j: usize, limits: minregs::Limits) -> Done {
         rows,
         allocated: check.is_none().then_some(answer.function),
         error: check.map(|e| format!("{} @{}: the oracle's allocation {e}", l.name, f.name)),
-        skipped: None,
+        skipped: Vec::new(),
+    }
+}
+
+/// The copies oracle's allocation of function `j`, checked; one row per class with the
+/// allocator's and the oracle's frequency-weighted copies.
+fn copies_rows(l: &Loaded, j: usize, limits: minregs::Limits) -> Done {
+    let f = &l.program.functions[j];
+    let target = &l.program.target;
+    let hint = l.allocated.functions.get(j);
+    let answer = match min_copies(f, target, &l.budget, hint, limits) {
+        Ok(a) => a,
+        Err(
+            e @ (OracleError::NeedsSpilling { .. }
+            | OracleError::Infeasible
+            | OracleError::NoSolution
+            | OracleError::OutsideModel(_)),
+        ) => {
+            return Done {
+                rows: Vec::new(),
+                allocated: None,
+                error: None,
+                skipped: vec![format!("{} @{}: {e}", l.name, f.name)],
+            }
+        }
+        Err(e) => return Done::failed(format!("{} @{}: copies oracle: {e}", l.name, f.name)),
+    };
+    let analysis = chromatic::analysis::Analysis::new(f, target);
+    let measured = chromatic::alloc::stats::collect(f, &answer.function, target, &analysis, 0);
+    let mut problem = check(&l.program, j, &answer.function, &l.budget);
+    let rows = answer
+        .classes
+        .iter()
+        .map(|c| {
+            let counted = measured.classes[c.class.index()].weighted_copies;
+            if (counted - c.cost).abs() > 1e-6 * counted.max(1.0) && problem.is_none() {
+                problem = Some(format!(
+                    "has {counted} weighted copies by the allocator's count, not the model's {}",
+                    c.cost
+                ));
+            }
+            Row {
+                file: l.name.clone(),
+                function: f.name.clone(),
+                class: target.class(c.class).name.clone(),
+                max_live: l.stats[j].classes[c.class.index()].max_live,
+                heuristic: l.stats[j].classes[c.class.index()].weighted_copies,
+                heuristic_spills: l.stats[j].classes.iter().any(spills),
+                best: Some(c.cost),
+                bound: c.bound,
+                status: match c.status {
+                    Status::Optimal => "optimal",
+                    Status::Limit => "limit",
+                },
+                variables: c.variables,
+                constraints: c.constraints,
+                seconds: c.seconds,
+                verified: true,
+            }
+        })
+        .collect::<Vec<Row>>();
+    let verified = problem.is_none();
+    Done {
+        rows: rows.into_iter().map(|r| Row { verified, ..r }).collect(),
+        allocated: verified.then_some(answer.function),
+        error: problem.map(|e| format!("{} @{}: the oracle's allocation {e}", l.name, f.name)),
+        skipped: Vec::new(),
     }
 }
 
@@ -336,50 +417,95 @@ fn check(p: &Program, j: usize, allocated: &Function, budget: &[u16]) -> Option<
     traces_disagree(&original, &allocated).map(|m| format!("runs differently: {m}"))
 }
 
-/// Bound-only rows: the spill oracle's lower bound for each class of function `j` whose
-/// MaxLive exceeds its budget.
-fn spill_rows(l: &Loaded, j: usize, nodes: Option<u64>) -> Done {
+/// The spill oracle's allocation of function `j` for each class whose MaxLive exceeds its
+/// budget, checked, against the allocator's spill cost of the class.
+fn spill_rows(l: &Loaded, j: usize, limits: spill::Limits) -> Done {
     let f = &l.program.functions[j];
     let target = &l.program.target;
-    let limits = spill::Limits {
-        nodes: nodes.unwrap_or(spill::Limits::default().nodes),
-        max_variables: None,
+    let mut done = Done {
+        rows: Vec::new(),
+        allocated: None,
+        error: None,
+        skipped: Vec::new(),
     };
-    let mut rows = Vec::new();
     for c in &l.stats[j].classes {
         let Some(class) = target.class_by_name(&c.class) else {
             continue;
         };
-        let budget = l.budget[class.index()];
-        if c.max_live <= u32::from(budget) {
+        if c.max_live <= u32::from(l.budget[class.index()]) {
             continue;
         }
-        let clock = std::time::Instant::now();
-        match spill::min_spill_cost(f, target, class, u32::from(budget), limits) {
-            Ok(answer) => rows.push(Row {
-                file: l.name.clone(),
-                function: f.name.clone(),
-                class: c.class.clone(),
-                max_live: c.max_live,
-                heuristic: c.spill_cost,
-                heuristic_spills: false,
-                best: None,
-                bound: answer.bound,
-                status: "bound-only",
-                variables: answer.variables,
-                constraints: 0,
-                seconds: clock.elapsed().as_secs_f64(),
-                verified: false,
-            }),
+        let answer = match spill::min_spill(f, target, class, &l.budget, limits) {
+            Ok(a) => a,
+            Err(e) if not_solved(&e) => {
+                done.skipped.push(format!(
+                    "{} @{} {}: not solved: {e}",
+                    l.name, f.name, c.class
+                ));
+                continue;
+            }
             Err(e) => return Done::failed(format!("{} @{}: spill oracle: {e}", l.name, f.name)),
+        };
+        let problem = check(&l.program, j, &answer.function, &l.budget)
+            .or_else(|| cost_differs(l, j, &answer));
+        done.rows.push(Row {
+            file: l.name.clone(),
+            function: f.name.clone(),
+            class: c.class.clone(),
+            max_live: c.max_live,
+            heuristic: c.spill_cost,
+            heuristic_spills: false,
+            best: Some(answer.cost),
+            bound: answer.bound,
+            status: match answer.status {
+                Status::Optimal => "optimal",
+                Status::Limit => "limit",
+            },
+            variables: answer.variables,
+            constraints: answer.constraints,
+            seconds: answer.seconds,
+            verified: problem.is_none(),
+        });
+        match problem {
+            Some(e) => {
+                done.error = Some(format!(
+                    "{} @{}: the oracle's allocation {e}",
+                    l.name, f.name
+                ))
+            }
+            None => done.allocated = Some(answer.function),
         }
     }
-    Done {
-        rows,
-        allocated: None,
-        error: None,
-        skipped: None,
-    }
+    done
+}
+
+/// Why the oracle gave no answer when that is a limit of the model or the solver, not a
+/// failure: the answer is reported as not solved.
+fn not_solved(e: &OracleError) -> bool {
+    matches!(
+        e,
+        OracleError::TooLarge { .. }
+            | OracleError::OutsideModel(_)
+            | OracleError::NoAssignment(_)
+            | OracleError::NoSolution
+            | OracleError::BelowLowest { .. }
+    )
+}
+
+/// When the spill cost of the oracle's allocation, measured as the allocator's is, is not
+/// the model's: the model and the decoding disagree, a bug.
+fn cost_differs(l: &Loaded, j: usize, answer: &spill::SpillAllocation) -> Option<String> {
+    let f = &l.program.functions[j];
+    let analysis = chromatic::analysis::Analysis::new(f, &l.program.target);
+    let stats =
+        chromatic::alloc::stats::collect(f, &answer.function, &l.program.target, &analysis, 0);
+    let measured = stats.classes[answer.class.index()].spill_cost;
+    ((measured - answer.cost).abs() > 1e-6 * measured.abs().max(1.0)).then(|| {
+        format!(
+            "costs {measured} by the allocator's count, not the model's {}",
+            answer.cost
+        )
+    })
 }
 
 /// Writes each file whose functions all have a verified oracle allocation.
@@ -537,7 +663,7 @@ fn line(r: &Row, times: bool) -> String {
 
 /// A number as the solver's floating point sums should read: to a thousandth.
 fn num(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
+    (x * 1000.0).round() / 1000.0 + 0.0
 }
 
 #[cfg(test)]

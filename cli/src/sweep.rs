@@ -10,9 +10,11 @@
 //! from run to run. Any point that does not verify makes the command exit 1.
 //!
 //! With `--oracle`, each verified point is also solved by the ILP oracle
-//! (`chromatic_oracle::spill`): the minimum spill cost of the swept class at that budget,
-//! or a lower bound when the node limit stops the proof, next to the allocator's cost of
-//! the same class; the totals give the optimality gap over the points proven optimal.
+//! (`chromatic_oracle::spill`): an allocation of least spill cost for the swept class at
+//! that budget (the best found and a lower bound when a limit stops the proof), verified
+//! like the allocator's, next to the allocator's cost of the same class; the totals give
+//! the optimality gap over the points proven optimal. A point the oracle does not solve
+//! (a model over its size cap, outside the model) says why.
 
 use crate::check::validate;
 use crate::corpus::files_with;
@@ -23,10 +25,13 @@ use crate::options::parse_source;
 use crate::pipeline::{run_pipeline, Verdict};
 use crate::Outcome;
 use chromatic::alloc::spill::minimum::lowest_legal;
-use chromatic::alloc::{AllocOptions, FunctionStats};
+use chromatic::alloc::{budget_of, AllocOptions, FunctionStats};
 use chromatic::analysis::Analysis;
 use chromatic::Program;
-use chromatic_oracle::spill::{min_spill_cost, Limits};
+use chromatic_oracle::minregs::Status;
+use chromatic_oracle::residency;
+use chromatic_oracle::spill::{min_spill, Limits};
+use chromatic_oracle::OracleError;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -49,7 +54,7 @@ pub struct Args {
     #[arg(long)]
     oracle: bool,
     /// Branch-and-bound nodes the oracle may explore per function.
-    #[arg(long, default_value_t = Limits::default().nodes, value_name = "N")]
+    #[arg(long, default_value_t = 2_000, value_name = "N")]
     nodes: u64,
     /// Also draw each program's spill curve per class as SVG into this directory
     /// (`<stem>.<class>.svg`), with the oracle's line under `--oracle`.
@@ -68,6 +73,8 @@ struct Point {
     error: Option<String>,
     /// The oracle's answer, with `--oracle`.
     oracle: Option<Oracle>,
+    /// Why the oracle gave no answer, with `--oracle`.
+    not_solved: Option<String>,
 }
 
 /// The oracle against the allocator on the swept class, summed over the functions.
@@ -75,6 +82,8 @@ struct Point {
 struct Oracle {
     /// The allocator's frequency-weighted spill cost of the class.
     allocator: f64,
+    /// The cost of the oracle's verified allocation.
+    best: f64,
     /// The minimum, when proven for every function.
     optimum: Option<f64>,
     /// A lower bound on the minimum.
@@ -155,7 +164,11 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
     }
     let jobs = jobs(&programs, args.class.as_deref())?;
     let limits = args.oracle.then_some(Limits {
-        nodes: args.nodes,
+        residency: residency::Limits {
+            nodes: Some(args.nodes),
+            time: std::time::Duration::from_secs(120),
+            ..residency::Limits::default()
+        },
         ..Limits::default()
     });
     let points = run_points(&programs, &jobs, limits);
@@ -267,7 +280,8 @@ fn run_points(
             let mut point = run_point(file, program, class, *budget);
             if let Some(limits) = oracle.filter(|_| point.error.is_none()) {
                 match solve(program, &point, limits) {
-                    Ok(o) => point.oracle = Some(o),
+                    Ok(Ok(o)) => point.oracle = Some(o),
+                    Ok(Err(why)) => point.not_solved = Some(why),
                     Err(e) => point.error = Some(format!("oracle: {e}")),
                 }
             }
@@ -296,28 +310,80 @@ fn run_point(file: &str, program: &Program, class: &str, budget: u16) -> Point {
         stats,
         error,
         oracle: None,
+        not_solved: None,
     }
 }
 
-/// The oracle's minimum for the point's class and budget, function by function.
-fn solve(program: &Program, point: &Point, limits: Limits) -> Result<Oracle, String> {
-    let class = program
-        .target
+/// The oracle's allocation for the point's class and budget, function by function, each
+/// verified; `Ok(Err(why))` when a function is not solved (too large, outside the model).
+fn solve(
+    program: &Program,
+    point: &Point,
+    limits: Limits,
+) -> Result<Result<Oracle, String>, String> {
+    let target = &program.target;
+    let class = target
         .class_by_name(&point.class)
         .ok_or_else(|| format!("no class `{}`", point.class))?;
+    let options = AllocOptions {
+        budget: vec![(point.class.clone(), point.budget)],
+        ..AllocOptions::default()
+    };
+    let budget = budget_of(target, &options).map_err(|e| e.to_string())?;
     let mut result = Oracle {
         allocator: 0.0,
+        best: 0.0,
         optimum: Some(0.0),
         bound: 0.0,
     };
     for (f, stats) in program.functions.iter().zip(&point.stats) {
-        let answer = min_spill_cost(f, &program.target, class, u32::from(point.budget), limits)
-            .map_err(|e| format!("@{}: {e}", f.name))?;
         result.allocator += stats.classes[class.index()].spill_cost;
+        let answer = match min_spill(f, target, class, &budget, limits) {
+            Ok(a) => a,
+            Err(e) if not_solved(&e) => return Ok(Err(format!("@{}: {e}", f.name))),
+            Err(e) => return Err(format!("@{}: {e}", f.name)),
+        };
+        verify_oracle(program, f, &answer.function, &budget)?;
+        result.best += answer.cost;
         result.bound += answer.bound;
-        result.optimum = result.optimum.zip(answer.optimum).map(|(a, b)| a + b);
+        let proven = answer.status == Status::Optimal;
+        result.optimum = result.optimum.filter(|_| proven).map(|o| o + answer.cost);
     }
-    Ok(result)
+    Ok(Ok(result))
+}
+
+/// Answers that are limits of the model or the solver rather than failures.
+fn not_solved(e: &OracleError) -> bool {
+    matches!(
+        e,
+        OracleError::TooLarge { .. }
+            | OracleError::OutsideModel(_)
+            | OracleError::NoAssignment(_)
+            | OracleError::NoSolution
+            | OracleError::BelowLowest { .. }
+    )
+}
+
+/// The oracle's allocation of `f` checked by the verifier.
+fn verify_oracle(
+    program: &Program,
+    f: &chromatic::Function,
+    allocated: &chromatic::Function,
+    budget: &[u16],
+) -> Result<(), String> {
+    let one = |g: &chromatic::Function| Program {
+        target: program.target.clone(),
+        functions: vec![g.clone()],
+    };
+    let errors = chromatic_verifier::verify_program(&one(f), &one(allocated), Some(budget));
+    match errors.first() {
+        None => Ok(()),
+        Some(e) => Err(format!(
+            "@{}: the oracle's allocation does not verify: {e} ({} errors)",
+            f.name,
+            errors.len()
+        )),
+    }
 }
 
 fn report(points: &[Point]) {
@@ -333,7 +399,11 @@ fn report(points: &[Point]) {
             None => {
                 let t = Totals::of(&p.stats);
                 totals.add(t);
-                let oracle = p.oracle.map(oracle_column).unwrap_or_default();
+                let oracle = match (&p.oracle, &p.not_solved) {
+                    (Some(o), _) => oracle_column(*o),
+                    (None, Some(why)) => format!("  oracle not solved: {why}"),
+                    (None, None) => String::new(),
+                };
                 println!(
                     "{head}  {t}  occupancy {}  verified{oracle}",
                     occupancy(&p.stats)
@@ -349,8 +419,9 @@ fn report(points: &[Point]) {
     let (rises, steps) = rises(points);
     println!("one register more costs more: {rises} of {steps} steps");
     let answers: Vec<Oracle> = points.iter().filter_map(|p| p.oracle).collect();
-    if !answers.is_empty() {
-        println!("{}", gap_summary(&answers));
+    let not_solved = points.iter().filter(|p| p.not_solved.is_some()).count();
+    if !answers.is_empty() || not_solved > 0 {
+        println!("{}  not solved: {not_solved}", gap_summary(&answers));
     }
 }
 
@@ -418,8 +489,9 @@ fn oracle_column(o: Oracle) -> String {
             cost(optimum)
         ),
         None => format!(
-            "  class cost {}  bound {}",
+            "  class cost {}  best {}  bound {}",
             cost(o.allocator),
+            cost(o.best),
             cost(o.bound)
         ),
     }

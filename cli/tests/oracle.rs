@@ -1,6 +1,6 @@
 //! The allocator against the ILP oracle on the corpus (`chromatic sweep --oracle`): at
-//! every budget point the oracle's answer is a lower bound on the allocator's spill cost,
-//! and where it proves an optimum the allocator is measured against it.
+//! every budget point the oracle solves, its allocation verifies (the sweep fails the
+//! point otherwise) and, where proven optimal, costs no more than the allocator's.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -21,31 +21,44 @@ fn number(v: &serde_json::Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("a number: {v}"))
 }
 
+/// Every point verified and solved or said why not; where proven, the optimum is at most
+/// the allocator's cost (`mma_accumulate_loop` at r=10 and r=11 needs an argument stored
+/// straight into its memory phi's location, as the allocator does).
 #[test]
-fn the_oracle_bounds_the_allocator_at_every_corpus_budget() {
-    let points = sweep_with_oracle(&["corpus"], "20");
-    assert!(points.len() > 150, "{} points", points.len());
-    let (mut proven, mut at_optimum) = (0, 0);
+fn the_oracle_against_the_allocator_on_the_corpus() {
+    let points = sweep_with_oracle(
+        &[
+            "corpus/nested_loops.chr",
+            "corpus/mma_accumulate_loop.chr",
+            "corpus/remat_constants.chr",
+            "corpus/ptx_predicates.chr",
+            "corpus/swap_cycle3.chr",
+            "corpus/divergent_uniform_live_through_else.chr",
+        ],
+        "2000",
+    );
+    let (mut proven, mut beaten) = (0, Vec::new());
     for p in &points {
-        let error = p["error"].as_str().unwrap_or("");
-        assert!(!error.starts_with("oracle"), "{p}");
-        if !p["error"].is_null() {
+        assert!(p["error"].is_null(), "{p}");
+        let o = &p["oracle"];
+        if o.is_null() {
+            assert!(p["not_solved"].is_string(), "{p}");
             continue;
         }
-        let o = &p["oracle"];
         let allocator = number(&o["allocator"]);
-        assert!(
-            allocator >= number(&o["bound"]) - 1e-6,
-            "below the bound: {p}"
-        );
+        assert!(number(&o["bound"]) <= number(&o["best"]) + 1e-6, "{p}");
         if let Some(optimum) = o["optimum"].as_f64() {
             proven += 1;
-            assert!(allocator >= optimum - 1e-6, "below the optimum: {p}");
-            at_optimum += usize::from(allocator <= optimum + 1e-6);
+            if optimum > allocator + 1e-6 {
+                beaten.push(format!("{} {}={}", p["file"], p["class"], p["budget"]));
+            }
         }
     }
-    assert!(proven >= 140, "only {proven} points proven optimal");
-    assert!(at_optimum >= 110, "only {at_optimum} points at the optimum");
+    assert!(proven >= 30, "only {proven} points proven optimal");
+    assert!(
+        beaten.is_empty(),
+        "the allocator beats the optimum at {beaten:?}"
+    );
 }
 
 /// nested_loops at s=2 (three uniform counters into VGPR lanes) is optimal; at v=3 the
@@ -71,13 +84,14 @@ fn nested_loops_against_its_optimum() {
 /// `%b` and their sum need both registers. Stored right after its definition, in the loop
 /// (frequency 10), it costs 8 × 10 + a reload 8 = 88; stored at the top of the exit block
 /// (frequency 1), where it is still in its register, 8 + 8 = 16. Both hand-written
-/// allocations verify at v=2; the oracle's bound is not above the cheaper one, so it holds
-/// for spillers that store later than the definition.
+/// allocations verify at v=2; the oracle finds the cheaper one, and its own allocation
+/// verifies.
 #[test]
-fn the_spill_bound_holds_for_a_store_placed_after_the_definition() {
+fn the_oracle_stores_later_than_the_definition_where_that_is_cheaper() {
     use chromatic::alloc::stats::collect;
     use chromatic::analysis::Analysis;
-    use chromatic_oracle::spill::{min_spill_cost, Limits};
+    use chromatic_oracle::minregs::Status;
+    use chromatic_oracle::spill::{min_spill, Limits};
     let original = chromatic::parse(LOOP_VALUE).expect("parses");
     let f = &original.functions[0];
     let cost = |allocation: &str| {
@@ -99,8 +113,14 @@ fn the_spill_bound_holds_for_a_store_placed_after_the_definition() {
     );
     assert_eq!((late, early), (16.0, 88.0));
     let v = original.target.class_by_name("v").expect("class v");
-    let bound = min_spill_cost(f, &original.target, v, 2, Limits::default()).expect("solves");
-    assert_eq!(bound.optimum, Some(16.0));
+    let answer = min_spill(f, &original.target, v, &[2], Limits::default()).expect("solves");
+    assert_eq!((answer.cost, answer.status), (16.0, Status::Optimal));
+    let oracle = chromatic::Program {
+        target: original.target.clone(),
+        functions: vec![answer.function.clone()],
+    };
+    let errors = chromatic_verifier::verify_program(&original, &oracle, Some(&[2]));
+    assert!(errors.is_empty(), "{}", errors[0]);
 }
 
 const LOOP_VALUE: &str = "target generic v=8

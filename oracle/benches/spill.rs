@@ -1,8 +1,8 @@
-//! The spill-cost oracle on corpus programs: model construction and solving to a proven
-//! optimum (default node limit) at budgets that force spilling, one function each.
+//! The spill oracle on corpus programs: residency model, solve, rewrite, assignment and
+//! decoding, at budgets that force spilling, one function each.
 
 use chromatic::Program;
-use chromatic_oracle::spill::{min_spill_cost, Limits};
+use chromatic_oracle::spill::{min_spill, Limits};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use std::hint::black_box;
 
@@ -24,14 +24,16 @@ fn bench(c: &mut Criterion) {
     for (file, class, budget) in cases {
         let p = corpus(file);
         let c = p.target.class_by_name(class).expect("class");
+        let mut budgets: Vec<u16> = p.target.classes.iter().map(|k| k.units).collect();
+        budgets[c.index()] = budget;
         let id = BenchmarkId::new(file, format!("{class}={budget}"));
         group.bench_with_input(id, &p, |b, p| {
             b.iter(|| {
-                min_spill_cost(
+                min_spill(
                     black_box(&p.functions[0]),
                     &p.target,
                     c,
-                    budget,
+                    &budgets,
                     Limits::default(),
                 )
                 .expect("solved")

@@ -29,10 +29,14 @@ pub enum DecodeError {
 
 /// `f` allocated with `first[v]` as the first register of every value `v`.
 pub fn decode(f: &Function, first: &[Option<u16>]) -> Result<Function, DecodeError> {
+    let mentioned = mentioned(f);
     let locs: Vec<Location> = f
         .value_ids()
         .map(|v| {
             let data = f.value(v);
+            if !mentioned[v.index()] {
+                return Ok(Location::Slot { first: 0, len: 0 });
+            }
             let first = first
                 .get(v.index())
                 .copied()
@@ -51,6 +55,18 @@ pub fn decode(f: &Function, first: &[Option<u16>]) -> Result<Function, DecodeErr
     }
     edge_copies(&mut out, &locs);
     Ok(out)
+}
+
+/// Per value, whether the function defines or reads it (a value the spill model took out
+/// of the program, a memory phi, is neither, and its location is never written).
+fn mentioned(f: &Function) -> Vec<bool> {
+    let seen: Vec<std::cell::Cell<bool>> = vec![std::cell::Cell::new(false); f.values.len()];
+    let mut g = f.clone();
+    g.map_values(|v| {
+        seen[v.index()].set(true);
+        v
+    });
+    seen.iter().map(std::cell::Cell::get).collect()
 }
 
 fn locate_block(block: &mut BlockData, locs: &[Location]) -> Result<(), DecodeError> {

@@ -9,18 +9,22 @@
 //! - [`decode`]: an assignment of every class turned into an allocated function (locations
 //!   on every operand, parallel copies on edges and before constrained operands), which
 //!   any checker can verify;
-//! - [`spill`]: a lower bound on the frequency-weighted spill cost of a class at a budget,
-//!   over the program points of [`points`];
+//! - [`spill`]: the least frequency-weighted spill cost of a class at a budget, as an
+//!   allocation: a [`residency`] per program point ([`points`]) written into the program
+//!   and back ([`rewrite`]), registers assigned by the minregs model.
 //! - [`schedule`]: the least peak demand of a class over the legal orders of a small
 //!   block (exact search), against which the list scheduler is measured.
 
 pub mod allocation;
+pub mod copies;
 pub mod decode;
 pub mod flow;
 pub mod live;
 pub mod minregs;
 pub mod points;
 pub mod problem;
+pub mod residency;
+pub mod rewrite;
 pub mod schedule;
 pub mod spill;
 pub mod start;
@@ -34,7 +38,7 @@ pub enum OracleError {
         needed: u32,
         budget: u32,
     },
-    #[error("the model has {variables} 0-1 variables, more than the limit of {limit}")]
+    #[error("too large: the model has {variables} variables, more than the limit of {limit}")]
     TooLarge { variables: usize, limit: usize },
     #[error("the ILP solver failed: {0}")]
     Solver(String),
@@ -50,6 +54,8 @@ pub enum OracleError {
     },
     #[error("outside the model: {0}")]
     OutsideModel(String),
+    #[error("the residency fits the budget but no register assignment of the model does: {0}")]
+    NoAssignment(String),
     #[error("the assignment cannot be written as an allocation: {0}")]
     Decode(#[from] decode::DecodeError),
 }

@@ -1,14 +1,18 @@
 //! The program points of one register class, block by block, in execution order: block
 //! entry (live-ins and phi definitions), then before and after every instruction and the
 //! terminator. Each point lists the values of the class live there, those that must be in a
-//! register (operands before their instruction, definitions after it), and the units that
-//! occupy registers without being live across the point (early-clobber and tied
-//! definitions before, dead definitions after), so that the capacity of a point matches
-//! what the allocator's pressure counts (`analysis::pressure`).
+//! register (operands before their instruction, definitions after it, and phi arguments at
+//! the end of every edge that carries them), and the units that occupy registers without
+//! being live across the point (early-clobber and tied definitions before, dead
+//! definitions after), so that the capacity of a point matches the instants of
+//! [`crate::problem`].
+//!
+//! Liveness is the oracle's own ([`crate::live`], over the class's [`crate::flow`]):
+//! nothing here comes from the allocator's analyses.
 
-use chromatic::analysis::liveness::{At, LiveSet};
-use chromatic::analysis::Analysis;
-use chromatic::program::{Block, Def, Function, Inst, Value};
+use crate::flow::Flow;
+use crate::live::{Liveness, Set};
+use chromatic::program::{Block, Def, Function, Op, Value};
 use chromatic::target::{ClassId, Target};
 
 /// Where a point is: reloads may be placed at block entry and before an instruction.
@@ -34,68 +38,175 @@ pub struct Point {
     pub tied: Vec<(Value, u32)>,
 }
 
-/// The points of every block for `class`, indexed by block.
-pub fn points(f: &Function, target: &Target, a: &Analysis, class: ClassId) -> Vec<Vec<Point>> {
-    f.block_ids()
-        .map(|b| block_points(f, target, a, class, b))
-        .collect()
+/// A phi argument that may reach a memory phi in the phi's own spill location, stored
+/// there when it is stored at all, with no store on the edge: the argument is a phi
+/// argument of no other phi, and the phi and every such argument of it are never live at
+/// one point, so no value in the shared location is overwritten while it is still to be
+/// reloaded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Share {
+    pub phi: Value,
+    pub block: Block,
+    pub from: Block,
+    pub arg: Value,
 }
 
-fn block_points(
+/// The points of every block for `class`, indexed by block, the class's flow, and the
+/// phi arguments that may share their phi's location.
+pub fn points(
     f: &Function,
     target: &Target,
-    a: &Analysis,
     class: ClassId,
-    b: Block,
-) -> Vec<Point> {
-    let of_class = |vs: &[Value]| -> Vec<Value> {
-        let mut vs: Vec<Value> = vs
+) -> (Vec<Vec<Point>>, Flow, Vec<Share>) {
+    let of_class = |v: Value| f.value(v).class == class;
+    let flow = Flow::new(f, target.class(class).uniform);
+    let live = Liveness::new(f, &flow, &of_class);
+    let mut points: Vec<Vec<Point>> = f
+        .block_ids()
+        .map(|b| block_points(f, class, b, &live.live_out[b.index()]))
+        .collect();
+    let shares = shares(f, &flow, class, &points);
+    force_phi_arguments(f, &flow, class, &shares, &mut points);
+    (points, flow, shares)
+}
+
+fn shares(f: &Function, flow: &Flow, class: ClassId, points: &[Vec<Point>]) -> Vec<Share> {
+    let remat = crate::residency::rematerialisable(f);
+    let pinned = f.pinned_values();
+    let mut phis_of: Vec<Vec<Value>> = vec![Vec::new(); f.values.len()];
+    for phi in f.blocks.iter().flat_map(|b| &b.phis) {
+        for a in &phi.args {
+            if !phis_of[a.value.index()].contains(&phi.def.value) {
+                phis_of[a.value.index()].push(phi.def.value);
+            }
+        }
+    }
+    let together = |x: Value, y: Value| {
+        points
             .iter()
-            .copied()
-            .filter(|&v| f.value(v).class == class)
-            .collect();
-        vs.sort();
-        vs.dedup();
-        vs
+            .flatten()
+            .any(|p| p.live.contains(&x) && p.live.contains(&y))
     };
+    let mut out = Vec::new();
+    for s in f.block_ids() {
+        if flow.preds[s.index()].iter().any(|e| e.from != e.phi_pred) {
+            continue;
+        }
+        for phi in &f.block(s).phis {
+            let v = phi.def.value;
+            if f.value(v).class != class || pinned.contains(&v) {
+                continue;
+            }
+            let mut candidates: Vec<Value> = phi
+                .args
+                .iter()
+                .map(|a| a.value)
+                .filter(|&a| a != v && !remat[a.index()] && !pinned.contains(&a))
+                .filter(|&a| phis_of[a.index()] == [v] && !together(v, a))
+                .collect();
+            candidates.sort();
+            candidates.dedup();
+            let apart = |a: Value| candidates.iter().all(|&b| b == a || !together(a, b));
+            for arg in phi
+                .args
+                .iter()
+                .filter(|a| apart(a.value) && candidates.contains(&a.value))
+            {
+                out.push(Share {
+                    phi: v,
+                    block: s,
+                    from: arg.block,
+                    arg: arg.value,
+                });
+            }
+        }
+    }
+    out
+}
+
+fn block_points(f: &Function, class: ClassId, b: Block, live_out: &Set) -> Vec<Point> {
+    let of_class = |v: &Value| f.value(*v).class == class;
     let block = f.block(b);
-    let mut live = LiveSet::new(f, target);
-    let mut sets = Vec::new();
-    a.liveness.walk_backward(f, b, &mut live, |at, set| {
-        sets.push((at, of_class(set.values())))
-    });
-    sets.reverse();
-    (0..sets.len())
-        .map(|j| {
-            let (at, values) = &sets[j];
-            match *at {
-                At::Entry => {
-                    let phis: Vec<Value> = block.phis.iter().map(|p| p.def.value).collect();
-                    let mut values = values.clone();
-                    values.extend(of_class(&phis));
-                    values.sort();
-                    point(Kind::Entry, values, Vec::new(), 0)
+    let mut live = live_out.clone();
+    let term_uses: Vec<Value> = block.term.uses().iter().map(|u| u.value).collect();
+    term_uses
+        .iter()
+        .filter(|v| of_class(v))
+        .for_each(|&v| live.insert(v));
+    let mut reversed = vec![point(
+        Kind::Before,
+        live.iter().collect(),
+        sorted(term_uses.into_iter().filter(of_class)),
+        0,
+    )];
+    for op in block.insts.iter().rev().filter_map(|i| i.op()) {
+        let after: Vec<Value> = live.iter().collect();
+        let defs: Vec<Value> = op.defs.iter().map(|d| d.value).filter(of_class).collect();
+        let dead = units(f, defs.iter().filter(|v| !after.contains(v)).copied());
+        reversed.push(point(
+            Kind::After,
+            after.clone(),
+            sorted(defs.iter().copied()),
+            dead,
+        ));
+        defs.iter().for_each(|&v| live.remove(v));
+        let uses: Vec<Value> = op.uses().map(|u| u.value).filter(of_class).collect();
+        uses.iter().for_each(|&v| live.insert(v));
+        let mut before = point(
+            Kind::Before,
+            live.iter().collect(),
+            sorted(uses.into_iter()),
+            early_clobber(f, op, class),
+        );
+        before.tied = tied_living_on(f, op, &after, class);
+        reversed.push(before);
+    }
+    let phis = block.phis.iter().map(|p| p.def.value).filter(of_class);
+    let entry = sorted(live.iter().chain(phis));
+    reversed.push(point(Kind::Entry, entry, Vec::new(), 0));
+    reversed.reverse();
+    reversed
+}
+
+/// A phi's argument is in a register at the end of every edge that carries it: a register
+/// phi copies it from there, a memory phi stores it from there — unless it may share the
+/// phi's location ([`Share`]), which the residency model decides.
+fn force_phi_arguments(
+    f: &Function,
+    flow: &Flow,
+    class: ClassId,
+    shares: &[Share],
+    points: &mut [Vec<Point>],
+) {
+    for s in f.block_ids() {
+        for edge in &flow.preds[s.index()] {
+            for phi in f.block(s).phis.iter() {
+                if f.value(phi.def.value).class != class {
+                    continue;
                 }
-                At::Before(i) => {
-                    let forced = of_class(&operands(f, b, i));
-                    let inst = block.insts.get(i as usize);
-                    let mut before = point(
-                        Kind::Before,
-                        values.clone(),
-                        forced,
-                        early_clobber(f, inst, class),
-                    );
-                    before.tied = tied_living_on(f, inst, &sets[j + 1].1, class);
-                    before
-                }
-                At::After(i) => {
-                    let forced = of_class(&defs(block.insts.get(i as usize)));
-                    let dead = units(f, forced.iter().filter(|v| !values.contains(v)).copied());
-                    point(Kind::After, values.clone(), forced, dead)
+                let args = phi.args.iter().filter(|a| a.block == edge.phi_pred);
+                let Some(last) = points[edge.from.index()].last_mut() else {
+                    continue;
+                };
+                for a in args {
+                    let shared = shares
+                        .iter()
+                        .any(|x| x.phi == phi.def.value && x.from == edge.from && x.arg == a.value);
+                    if !shared && last.live.contains(&a.value) && !last.forced.contains(&a.value) {
+                        last.forced.push(a.value);
+                        last.forced.sort();
+                    }
                 }
             }
-        })
-        .collect()
+        }
+    }
+}
+
+fn sorted(values: impl Iterator<Item = Value>) -> Vec<Value> {
+    let mut vs: Vec<Value> = values.collect();
+    vs.sort();
+    vs.dedup();
+    vs
 }
 
 fn point(kind: Kind, live: Vec<Value>, mut forced: Vec<Value>, extra: u32) -> Point {
@@ -109,28 +220,12 @@ fn point(kind: Kind, live: Vec<Value>, mut forced: Vec<Value>, extra: u32) -> Po
     }
 }
 
-/// The values read at point `i` of `b` (an instruction, or the terminator at `insts.len()`).
-fn operands(f: &Function, b: Block, i: u32) -> Vec<Value> {
-    chromatic::analysis::liveness::uses_at(f.block(b), i)
-        .map(|u| u.value)
-        .collect()
-}
-
-fn defs(inst: Option<&Inst>) -> Vec<Value> {
-    inst.and_then(Inst::op)
-        .map(|op| op.defs.iter().map(|d| d.value).collect())
-        .unwrap_or_default()
-}
-
 /// Units written while the operands are still read: early-clobber definitions.
-fn early_clobber(f: &Function, inst: Option<&Inst>, class: ClassId) -> u32 {
-    let defs = inst
-        .and_then(Inst::op)
-        .map(|op| op.defs.as_slice())
-        .unwrap_or_default();
+fn early_clobber(f: &Function, op: &Op, class: ClassId) -> u32 {
     units(
         f,
-        defs.iter()
+        op.defs
+            .iter()
             .filter(|d| d.early_clobber && f.value(d.value).class == class)
             .map(|d| d.value),
     )
@@ -139,18 +234,14 @@ fn early_clobber(f: &Function, inst: Option<&Inst>, class: ClassId) -> u32 {
 /// Tied definitions whose operand is live after the instruction, as (operand, units).
 fn tied_living_on(
     f: &Function,
-    inst: Option<&Inst>,
+    op: &Op,
     live_after: &[Value],
     class: ClassId,
 ) -> Vec<(Value, u32)> {
-    let Some(op) = inst.and_then(Inst::op) else {
-        return Vec::new();
-    };
     let operand_of = |d: &Def| {
         let t = d.tied?;
         let u = op.operands.get(usize::from(t))?.as_use()?;
-        live_after
-            .contains(&u.value)
+        (f.value(u.value).class == class && live_after.contains(&u.value))
             .then_some((u.value, u32::from(f.value(d.value).size)))
     };
     op.defs
