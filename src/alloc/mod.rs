@@ -11,6 +11,8 @@ pub mod out_of_ssa;
 pub mod packing;
 pub mod parallel_copy;
 pub mod prepare;
+#[cfg(feature = "regalloc2")]
+pub mod regalloc2_adapter;
 pub mod regfile;
 pub mod spill;
 pub mod stats;
@@ -51,17 +53,34 @@ pub enum Allocator {
     Coloring,
     /// Poletto–Sarkar linear scan ([`baseline::linear`]).
     Linear,
+    /// regalloc2's backtracking allocator `ion`, through the adapter (feature
+    /// `regalloc2`).
+    Regalloc2Ion,
+    /// regalloc2's single-pass `fastalloc`, through the adapter (feature `regalloc2`).
+    Regalloc2Fast,
 }
 
 impl Allocator {
-    pub const ALL: [Allocator; 3] = [Allocator::Ssa, Allocator::Coloring, Allocator::Linear];
+    /// chromatic's own allocators.
+    pub const OURS: [Allocator; 3] = [Allocator::Ssa, Allocator::Coloring, Allocator::Linear];
+    /// Every allocator the CLI can name, ours then regalloc2's.
+    pub const ALL: [Allocator; 5] = [
+        Allocator::Ssa,
+        Allocator::Coloring,
+        Allocator::Linear,
+        Allocator::Regalloc2Ion,
+        Allocator::Regalloc2Fast,
+    ];
 
-    /// The name the CLI takes: `ssa`, `coloring`, `linear`.
+    /// The name the CLI takes: `ssa`, `coloring`, `linear`, `regalloc2-ion`,
+    /// `regalloc2-fast`.
     pub fn name(self) -> &'static str {
         match self {
             Allocator::Ssa => "ssa",
             Allocator::Coloring => "coloring",
             Allocator::Linear => "linear",
+            Allocator::Regalloc2Ion => "regalloc2-ion",
+            Allocator::Regalloc2Fast => "regalloc2-fast",
         }
     }
 }
@@ -79,7 +98,11 @@ impl std::str::FromStr for Allocator {
         Allocator::ALL
             .into_iter()
             .find(|a| a.name() == s)
-            .ok_or_else(|| format!("`{s}`: expected one of ssa, coloring, linear"))
+            .ok_or_else(|| {
+                format!(
+                    "`{s}`: expected one of ssa, coloring, linear, regalloc2-ion, regalloc2-fast"
+                )
+            })
     }
 }
 
@@ -186,6 +209,9 @@ pub fn allocate(
         let start = Instant::now();
         let done = match opts.allocator {
             Allocator::Ssa => allocate_function(f, &p.target, &budget, opts.policy)?,
+            Allocator::Regalloc2Ion | Allocator::Regalloc2Fast => {
+                allocate_with_regalloc2(f, &p.target, &budget, opts.allocator)?
+            }
             other => baseline::allocate_function(f, &p.target, &budget, other, opts.policy)?,
         };
         let micros = start.elapsed().as_micros() as u64;
@@ -201,6 +227,30 @@ pub fn allocate(
         },
         stats,
     ))
+}
+
+#[cfg(feature = "regalloc2")]
+fn allocate_with_regalloc2(
+    f: &Function,
+    target: &Target,
+    budget: &[u16],
+    allocator: Allocator,
+) -> Result<Allocated, AllocError> {
+    regalloc2_adapter::allocate_function(f, target, budget, allocator)
+}
+
+#[cfg(not(feature = "regalloc2"))]
+fn allocate_with_regalloc2(
+    f: &Function,
+    _: &Target,
+    _: &[u16],
+    allocator: Allocator,
+) -> Result<Allocated, AllocError> {
+    Err(AllocError::NotHandled {
+        allocator: allocator.name(),
+        function: f.name.clone(),
+        message: "chromatic was built without its `regalloc2` feature".into(),
+    })
 }
 
 /// Assigns, lowers and materialises a spilled function.
