@@ -17,6 +17,7 @@ mod options;
 mod pipeline;
 mod ptx;
 mod ptxas;
+mod ra2_gen;
 mod report;
 mod run;
 mod sweep;
@@ -54,6 +55,9 @@ enum Cli {
     Report(report::Args),
     /// Draw one function's allocation as SVG: registers × program points, moves, pressure.
     Draw(draw::Args),
+    /// Write regalloc2's fuzz-generator functions as `.chr` files, one per seed.
+    #[command(name = "ra2-gen")]
+    Ra2Gen(ra2_gen::Args),
 }
 
 /// What a command reports back to `main`.
@@ -78,6 +82,7 @@ fn main() -> ExitCode {
         Cli::Gap(args) => gap::run(&args),
         Cli::Report(args) => report::run(&args),
         Cli::Draw(args) => draw::run(&args),
+        Cli::Ra2Gen(args) => ra2_gen::run(&args),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

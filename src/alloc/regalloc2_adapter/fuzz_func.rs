@@ -32,37 +32,33 @@ use regalloc2::{
 };
 use std::fmt::Write as _;
 
-/// Generator sizes: regalloc2's own and larger ones, by block count and values per
-/// block.
+/// Generator sizes: regalloc2's own, and larger ones. The larger sizes take blocks of
+/// 20–30 values: the generator gives up on a function when a branch argument finds no
+/// value of its parameter's class at hand, which blocks of regalloc2's 5–15 values make
+/// near certain in a function of hundreds of blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Size {
     /// regalloc2's fuzz options: 1–100 blocks of 5–15 values.
     Default,
-    /// 200–300 blocks (about a thousand instructions).
-    Large,
-    /// 1,000–1,500 blocks.
-    Huge,
-    /// 5,000–6,000 blocks.
-    Giant,
-    /// Few blocks of 150–250 values each: many values live at once.
+    /// 40–60 blocks (about 1,000 instructions).
+    K1,
+    /// 200–250 blocks (about 5,000 instructions).
+    K5,
+    /// 1,000–1,100 blocks (about 25,000 instructions).
+    K25,
+    /// 1–20 blocks of 150–250 values each: many values live at once.
     Pressure,
 }
 
 impl Size {
-    pub const ALL: [Size; 5] = [
-        Size::Default,
-        Size::Large,
-        Size::Huge,
-        Size::Giant,
-        Size::Pressure,
-    ];
+    pub const ALL: [Size; 5] = [Size::Default, Size::K1, Size::K5, Size::K25, Size::Pressure];
 
     pub fn name(self) -> &'static str {
         match self {
             Size::Default => "default",
-            Size::Large => "large",
-            Size::Huge => "huge",
-            Size::Giant => "giant",
+            Size::K1 => "1k",
+            Size::K5 => "5k",
+            Size::K25 => "25k",
             Size::Pressure => "pressure",
         }
     }
@@ -79,16 +75,19 @@ impl Size {
         };
         match self {
             Size::Default => ion,
-            Size::Large => Options {
-                num_blocks: 200..=300,
+            Size::K1 => Options {
+                num_blocks: 40..=60,
+                num_vregs_per_block: 20..=30,
                 ..ion
             },
-            Size::Huge => Options {
-                num_blocks: 1000..=1500,
+            Size::K5 => Options {
+                num_blocks: 200..=250,
+                num_vregs_per_block: 20..=30,
                 ..ion
             },
-            Size::Giant => Options {
-                num_blocks: 5000..=6000,
+            Size::K25 => Options {
+                num_blocks: 1000..=1100,
+                num_vregs_per_block: 20..=30,
                 ..ion
             },
             Size::Pressure => Options {
@@ -121,7 +120,7 @@ impl std::str::FromStr for Size {
         Size::ALL
             .into_iter()
             .find(|z| z.name() == s)
-            .ok_or_else(|| format!("`{s}`: expected one of default, large, huge, giant, pressure"))
+            .ok_or_else(|| format!("`{s}`: expected one of default, 1k, 5k, 25k, pressure"))
     }
 }
 

@@ -1,7 +1,10 @@
 //! A prepared chromatic function as regalloc2's input: its `Function` trait and its
 //! `MachineEnv`.
 //!
-//! Blocks keep their indices; regalloc2's instructions are each block's operations
+//! Blocks go to regalloc2 in reverse post-order (its checker's dataflow, which turns an
+//! unvisited predecessor's state into "nothing known", needs a predecessor before each
+//! block; code generators lay blocks out that way). regalloc2's instructions are each
+//! block's operations
 //! followed by one instruction for its terminator (a branch, whose only operand is a
 //! branch condition, or a return reading its values). Phis are block parameters, their
 //! arguments the branch's block-parameter arguments per successor. Every value is the
@@ -51,6 +54,8 @@ pub struct Lowered {
     /// Per block, per successor index, the arguments of the successor's parameters.
     branch_args: Vec<Vec<Vec<VReg>>>,
     labels: Vec<(VReg, Inst, Inst, u32)>,
+    /// regalloc2's block index of each chromatic block.
+    index_of: Vec<u32>,
     num_vregs: usize,
     pub env: MachineEnv,
 }
@@ -60,6 +65,10 @@ impl Lowered {
     /// `budget` registers per class allocatable.
     pub fn new(f: &Function, target: &Target, budget: &[u16]) -> Result<Lowered, AllocError> {
         let cfg = crate::analysis::cfg::Graph::of_function(f);
+        let mut index_of = vec![0; f.blocks.len()];
+        for (i, b) in cfg.rpo().iter().enumerate() {
+            index_of[b.index()] = i as u32;
+        }
         let mut l = Lowered {
             kinds: Vec::new(),
             operands: Vec::new(),
@@ -70,10 +79,11 @@ impl Lowered {
             params: Vec::with_capacity(f.blocks.len()),
             branch_args: Vec::with_capacity(f.blocks.len()),
             labels: Vec::new(),
+            index_of,
             num_vregs: f.values.len(),
             env: machine_env(target, budget),
         };
-        for b in f.block_ids() {
+        for &b in cfg.rpo() {
             let data = f.block(b);
             let first = Inst::new(l.kinds.len());
             for inst in &data.insts {
@@ -82,9 +92,10 @@ impl Lowered {
             l.push_terminator(f, &data.term);
             l.blocks
                 .push(InstRange::new(first, Inst::new(l.kinds.len())));
-            let block = |b: &crate::program::Block| Block::new(b.index());
-            l.succs.push(cfg.succs(b).iter().map(block).collect());
-            l.preds.push(cfg.preds(b).iter().map(block).collect());
+            let succs = cfg.succs(b).iter().map(|&s| l.block(s)).collect();
+            l.succs.push(succs);
+            let preds = cfg.preds(b).iter().map(|&p| l.block(p)).collect();
+            l.preds.push(preds);
             l.params
                 .push(data.phis.iter().map(|p| vreg(f, p.def.value)).collect());
             for p in &data.phis {
@@ -109,6 +120,11 @@ impl Lowered {
         }
         l.labels.sort_unstable();
         Ok(l)
+    }
+
+    /// regalloc2's block for chromatic block `b`.
+    pub fn block(&self, b: crate::program::Block) -> Block {
+        Block::new(self.index_of[b.index()] as usize)
     }
 
     fn push_op(&mut self, f: &Function, inst: &ChrInst) -> Result<(), AllocError> {
@@ -192,13 +208,15 @@ fn def_operand(f: &Function, d: &Def, reused: Option<usize>) -> Result<Operand, 
     };
     let constraint = match (d.fixed.and_then(preg), reused) {
         (Some(r), _) => OperandConstraint::FixedReg(r),
-        (None, Some(_)) if d.early_clobber => return Err(unsupported(
-            f,
-            format!(
+        (None, Some(_)) if d.early_clobber => {
+            return Err(unsupported(
+                f,
+                format!(
                 "`%{}` is both tied and early-clobber; regalloc2 reuses inputs only for late defs",
                 f.value(d.value).name
             ),
-        )),
+            ))
+        }
         (None, Some(i)) if i > MAX_REUSED => {
             return Err(unsupported(
                 f,

@@ -23,16 +23,71 @@ use crate::analysis::cfg::Graph;
 use crate::program::{Block, Function, Inst, InstKind, Location, Move, Pos, Terminator, Value};
 use crate::target::ClassId;
 use regalloc2::{Allocation, Edit, Function as _, InstOrEdit, Output, ProgPoint};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-/// Which value each location holds, as far as the walk knows.
-type Holders = BTreeMap<Location, Value>;
+/// Which value each location holds, as far as the walk knows: chromatic's view (one
+/// value a location) and regalloc2's (a phi is also in every location holding its
+/// argument at the end of every incoming edge, until that location is written).
+#[derive(Clone, Debug, Default)]
+struct Holders {
+    label: BTreeMap<Location, Value>,
+    also: BTreeMap<Location, BTreeSet<Value>>,
+}
+
+impl Holders {
+    fn write(&mut self, loc: Location, v: Value) {
+        self.label.insert(loc, v);
+        self.also.remove(&loc);
+    }
+
+    /// A move from `src` to `dst`; returns the value it moves in chromatic's view.
+    fn copy(&mut self, src: Location, dst: Location) -> Option<Value> {
+        let value = self.label.get(&src).copied();
+        match value {
+            Some(v) => self.label.insert(dst, v),
+            None => self.label.remove(&dst),
+        };
+        match self.also.get(&src).cloned() {
+            Some(set) => self.also.insert(dst, set),
+            None => self.also.remove(&dst),
+        };
+        value
+    }
+
+    fn find(&self, v: Value) -> Option<Location> {
+        self.label.iter().find(|(_, &x)| x == v).map(|(&l, _)| l)
+    }
+
+    /// Where regalloc2 reads `v` from `loc` holding it only as an alias, the copy that
+    /// gives `loc` the label `v` in chromatic's view (the bits are the same); the
+    /// value it held becomes the alias. `Err` when no location holds `v` by label.
+    fn relabel(&mut self, loc: Location, v: Value) -> Result<Option<Move>, ()> {
+        let is_alias = self.also.get(&loc).is_some_and(|s| s.contains(&v));
+        if self.label.get(&loc) == Some(&v) || !is_alias {
+            return Ok(None);
+        }
+        let src = self.find(v).ok_or(())?;
+        let set = self.also.entry(loc).or_default();
+        set.remove(&v);
+        if let Some(old) = self.label.insert(loc, v) {
+            set.insert(old);
+        }
+        Ok(Some(Move {
+            dst: loc,
+            src,
+            value: v,
+        }))
+    }
+}
 
 /// An allocated function and the moves the adapter added for unread phis.
 #[derive(Debug)]
 pub struct Raised {
     pub func: Function,
     pub dead_phi_moves: usize,
+    /// Copies of a value onto itself that give a phi's name to a register regalloc2
+    /// reads it from as its argument's (see [`raise`]).
+    pub relabels: usize,
 }
 
 /// `f` (the prepared function `lowered` was built from) allocated as `out` says.
@@ -42,25 +97,35 @@ pub fn raise(f: &Function, lowered: &Lowered, out: &Output) -> Result<Raised, St
     let params = param_allocations(f, lowered, out);
     let mut g = f.clone();
     let mut at_end: Vec<Option<Holders>> = vec![None; f.blocks.len()];
+    let mut relabels = 0;
     for &b in cfg.rpo() {
-        let mut holders = meet(
-            cfg.preds(b)
-                .iter()
-                .filter_map(|p| at_end[p.index()].as_ref()),
-        );
+        let preds = cfg.preds(b);
+        let mut items: Vec<InstOrEdit> = out
+            .block_insts_and_edits(lowered, lowered.block(b))
+            .collect();
+        if let [p] = preds {
+            let cut = in_edge_moves(f, b, &items, &params);
+            let mut holders = at_end[p.index()].clone().unwrap_or_default();
+            let moved = items.drain(..cut).filter_map(|i| edit_of(&i, &mut holders));
+            g.blocks[p.index()].insts.extend(moved);
+            at_end[p.index()] = Some(holders);
+        }
+        let mut holders = meet(preds.iter().filter_map(|p| at_end[p.index()].as_ref()));
+        alias_phis(f, b, &cfg, &at_end, &mut holders);
         for phi in &mut g.blocks[b.index()].phis {
             phi.def.loc = params.get(&phi.def.value).copied();
             if let Some(loc) = phi.def.loc {
-                holders.insert(loc, phi.def.value);
+                holders.write(loc, phi.def.value);
             }
         }
-        raise_block(f, lowered, out, b, &mut g, &mut holders);
+        relabels += raise_block(f, lowered, out, b, &items, &mut g, &mut holders)?;
         at_end[b.index()] = Some(holders);
     }
     let dead_phi_moves = place_unread_phis(&mut g, &cfg, &at_end, out.num_spillslots)?;
     Ok(Raised {
         func: g,
         dead_phi_moves,
+        relabels,
     })
 }
 
@@ -68,9 +133,7 @@ pub fn raise(f: &Function, lowered: &Lowered, out: &Output) -> Result<Raised, St
 fn param_allocations(f: &Function, lowered: &Lowered, out: &Output) -> HashMap<Value, Location> {
     let mut entry_of = HashMap::new();
     for b in f.block_ids() {
-        let first = lowered
-            .block_insns(regalloc2::Block::new(b.index()))
-            .first();
+        let first = lowered.block_insns(lowered.block(b)).first();
         for phi in &f.block(b).phis {
             entry_of.insert(phi.def.value.0, ProgPoint::before(first));
         }
@@ -93,45 +156,147 @@ fn param_allocations(f: &Function, lowered: &Lowered, out: &Output) -> HashMap<V
 /// The locations every state of `states` agrees on.
 fn meet<'a>(mut states: impl Iterator<Item = &'a Holders>) -> Holders {
     let Some(first) = states.next() else {
-        return Holders::new();
+        return Holders::default();
     };
     let mut out = first.clone();
     for s in states {
-        out.retain(|loc, v| s.get(loc) == Some(v));
+        out.label.retain(|loc, v| s.label.get(loc) == Some(v));
+        out.also.retain(|loc, set| {
+            let other = s.also.get(loc);
+            set.retain(|v| other.is_some_and(|o| o.contains(v)));
+            !set.is_empty()
+        });
     }
     out
 }
 
-/// Block `b` of `g` with its operands located and regalloc2's edits inserted.
+/// Adds each phi of `b` as an alias of every location holding its argument at the end
+/// of every predecessor walked so far.
+fn alias_phis(f: &Function, b: Block, cfg: &Graph, at_end: &[Option<Holders>], h: &mut Holders) {
+    for phi in &f.block(b).phis {
+        let ends: Vec<(&Holders, Value)> = cfg
+            .preds(b)
+            .iter()
+            .filter_map(|p| {
+                let arg = phi.args.iter().find(|a| a.block == *p)?;
+                Some((at_end[p.index()].as_ref()?, arg.value))
+            })
+            .collect();
+        let Some(&(first, arg)) = ends.first() else {
+            continue;
+        };
+        for (&loc, _) in first.label.iter().filter(|(_, &v)| v == arg) {
+            if ends.iter().all(|(e, a)| e.label.get(&loc) == Some(a)) {
+                h.also.entry(loc).or_default().insert(phi.def.value);
+            }
+        }
+    }
+}
+
+/// Block `b` of `g` with its operands located and regalloc2's edits (`items`, the
+/// block's instructions and edits in order) inserted; returns the relabelling copies
+/// added.
 fn raise_block(
     f: &Function,
     lowered: &Lowered,
     out: &Output,
     b: Block,
+    items: &[InstOrEdit],
     g: &mut Function,
     holders: &mut Holders,
-) {
-    let block = regalloc2::Block::new(b.index());
-    let first = lowered.block_insns(block).first().index();
+) -> Result<usize, String> {
+    let first = lowered.block_insns(lowered.block(b)).first().index();
     let original = &f.block(b).insts;
     let mut insts = Vec::with_capacity(original.len());
-    for item in out.block_insts_and_edits(lowered, block) {
+    let mut relabels = 0;
+    for item in items {
         match item {
-            InstOrEdit::Edit(Edit::Move { from, to }) => {
-                if let Some(inst) = edit(*from, *to, holders) {
-                    insts.push(inst);
-                }
-            }
+            InstOrEdit::Edit(_) => insts.extend(edit_of(item, holders)),
             InstOrEdit::Inst(i) => {
-                let allocs = out.inst_allocs(i);
-                match original.get(i.index() - first) {
-                    Some(inst) => insts.push(located_op(f, inst, allocs, holders)),
-                    None => locate_terminator(f, &mut g.blocks[b.index()].term, allocs),
+                let allocs = out.inst_allocs(*i);
+                let (located, reads) = match original.get(i.index() - first) {
+                    Some(inst) => {
+                        let op = located_op(f, inst, allocs);
+                        let reads = op
+                            .op()
+                            .map(|o| o.uses().copied().collect())
+                            .unwrap_or_default();
+                        (Some(op), reads)
+                    }
+                    None => {
+                        let term = &mut g.blocks[b.index()].term;
+                        locate_terminator(f, term, allocs);
+                        (None, term.uses().to_vec())
+                    }
+                };
+                for u in &reads {
+                    let Some(loc) = u.loc else { continue };
+                    let m = holders.relabel(loc, u.value).map_err(|()| {
+                        format!(
+                            "regalloc2 reads `%{}` in block `{}` from a register that holds it only as its phi argument, and keeps it nowhere else",
+                            f.value(u.value).name,
+                            f.block(b).name
+                        )
+                    })?;
+                    if let Some(m) = m {
+                        relabels += 1;
+                        insts.push(Inst {
+                            kind: InstKind::ParallelCopy(vec![m]),
+                            pos: Pos::default(),
+                        });
+                    }
+                }
+                if let Some(op) = located {
+                    write_defs(&op, holders);
+                    insts.push(op);
                 }
             }
         }
     }
     g.blocks[b.index()].insts = insts;
+    Ok(relabels)
+}
+
+/// How many of the edits that open block `b` are the moves of its phis' arguments into
+/// the phis' locations: up to the first write of each phi's location (regalloc2 orders
+/// the moves at one point by kind, the edge's moves first).
+fn in_edge_moves(
+    f: &Function,
+    b: Block,
+    items: &[InstOrEdit],
+    params: &HashMap<Value, Location>,
+) -> usize {
+    let phi_locs: Vec<Location> = f
+        .block(b)
+        .phis
+        .iter()
+        .filter_map(|p| params.get(&p.def.value).copied())
+        .collect();
+    let mut cut = 0;
+    let mut written = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let InstOrEdit::Edit(Edit::Move { from, to }) = item else {
+            break;
+        };
+        let class = from
+            .as_reg()
+            .or(to.as_reg())
+            .map(|r| ClassId(r.class() as u8));
+        let dst = class.and_then(|c| Lowered::location(c, *to));
+        if let Some(dst) = dst.filter(|d| phi_locs.contains(d) && !written.contains(d)) {
+            written.push(dst);
+            cut = i + 1;
+        }
+    }
+    cut
+}
+
+/// The instruction of an edit (none for an instruction, or a move of nothing).
+fn edit_of(item: &InstOrEdit, holders: &mut Holders) -> Option<Inst> {
+    match item {
+        InstOrEdit::Edit(Edit::Move { from, to }) => edit(*from, *to, holders),
+        InstOrEdit::Inst(_) => None,
+    }
 }
 
 /// The chromatic location of `value`'s allocation.
@@ -151,8 +316,7 @@ fn edit(from: Allocation, to: Allocation, holders: &mut Holders) -> Option<Inst>
     if src == dst {
         return None;
     }
-    let value = holders.get(&src).copied().unwrap_or(Value(0));
-    holders.insert(dst, value);
+    let value = holders.copy(src, dst).unwrap_or(Value(0));
     let m = Move { dst, src, value };
     let kind = match (src, dst) {
         (Location::Reg { .. }, Location::Slot { .. }) => InstKind::Spill(m),
@@ -166,7 +330,7 @@ fn edit(from: Allocation, to: Allocation, holders: &mut Holders) -> Option<Inst>
 }
 
 /// An operation with its uses (regalloc2's first operands) and defs located.
-fn located_op(f: &Function, inst: &Inst, allocs: &[Allocation], holders: &mut Holders) -> Inst {
+fn located_op(f: &Function, inst: &Inst, allocs: &[Allocation]) -> Inst {
     let mut inst = inst.clone();
     let InstKind::Op(op) = &mut inst.kind else {
         return inst;
@@ -179,11 +343,16 @@ fn located_op(f: &Function, inst: &Inst, allocs: &[Allocation], holders: &mut Ho
     }
     for d in &mut op.defs {
         d.loc = allocs.next().and_then(|&a| location(f, d.value, a));
-        if let Some(loc) = d.loc {
-            holders.insert(loc, d.value);
-        }
     }
     inst
+}
+
+fn write_defs(inst: &Inst, holders: &mut Holders) {
+    for d in inst.op().into_iter().flat_map(|op| &op.defs) {
+        if let Some(loc) = d.loc {
+            holders.write(loc, d.value);
+        }
+    }
 }
 
 fn locate_terminator(f: &Function, term: &mut Terminator, allocs: &[Allocation]) {
@@ -250,9 +419,10 @@ fn unread_phi_moves(
         for phi in &unread {
             let arg = phi.args.iter().find(|a| a.block == p).map(|a| a.value);
             let arg = arg.expect("a phi argument per predecessor");
-            let src = slot_of.get(&arg).copied().or_else(|| {
-                holders.and_then(|h| h.iter().find(|(_, &v)| v == arg).map(|(&l, _)| l))
-            });
+            let src = slot_of
+                .get(&arg)
+                .copied()
+                .or_else(|| holders.and_then(|h| h.find(arg)));
             let Some(src) = src else {
                 return Err(format!(
                     "regalloc2 keeps `%{}` nowhere at the end of block `{}`, but the unread phi `%{}` of `{}` takes it from there",
