@@ -128,8 +128,13 @@ impl std::str::FromStr for Size {
 /// on these bytes (it does when a branch argument of a parameter's class is not
 /// available).
 pub fn generate(seed: u64, size: Size) -> Option<Func> {
-    let bytes = crate::gen::splitmix_bytes(seed, size.bytes());
-    let mut u = arbitrary::Unstructured::new(&bytes);
+    from_bytes(&crate::gen::splitmix_bytes(seed, size.bytes()), size)
+}
+
+/// The generator's function for `data` (a fuzzer's bytes) at `size`, or `None` when the
+/// generator gives up on them.
+pub fn from_bytes(data: &[u8], size: Size) -> Option<Func> {
+    let mut u = arbitrary::Unstructured::new(data);
     Func::arbitrary_with_options(&mut u, &size.options()).ok()
 }
 
