@@ -123,3 +123,80 @@ fn corpus_programs_verify_or_are_declined_with_a_reason() {
         "only {verified} corpus allocations by regalloc2"
     );
 }
+
+fn chromatic(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_chromatic"))
+        .args(args)
+        .output()
+        .expect("run chromatic")
+}
+
+#[test]
+fn ra2_gen_then_bench_from_the_cli() {
+    let dir = std::env::temp_dir().join(format!("chromatic-ra2-{}", std::process::id()));
+    let dir_s = dir.to_str().expect("utf-8 path");
+    let gen = chromatic(&["ra2-gen", "--seed", "4", "--count", "3", "-o", dir_s]);
+    assert!(
+        gen.status.success(),
+        "{}",
+        String::from_utf8_lossy(&gen.stderr)
+    );
+    let files: Vec<String> = std::fs::read_dir(&dir)
+        .expect("written")
+        .map(|e| e.expect("entry").path().display().to_string())
+        .collect();
+    assert!(!files.is_empty());
+    let again = chromatic(&["ra2-gen", "--seed", "4", "--count", "3", "-o", dir_s]);
+    assert!(again.status.success());
+    let mut args = vec!["bench", "--runs", "1"];
+    args.extend(files.iter().map(String::as_str));
+    let bench = chromatic(&args);
+    let out = String::from_utf8_lossy(&bench.stdout);
+    assert!(
+        bench.status.success(),
+        "{}",
+        String::from_utf8_lossy(&bench.stderr)
+    );
+    for row in [
+        "ssa ",
+        "regalloc2-ion ",
+        "regalloc2-fast ",
+        "verifier: ",
+        "regalloc2 checker: ",
+    ] {
+        assert!(out.contains(row), "no `{row}` in\n{out}");
+    }
+    let last = out.lines().last().expect("output");
+    assert!(
+        last.starts_with("ssa vs regalloc2-ion: speed ×")
+            && last.contains(", weighted spill cost ×"),
+        "{last}"
+    );
+    std::fs::remove_dir_all(&dir).expect("clean up");
+}
+
+#[test]
+fn alloc_with_regalloc2_prints_a_verified_allocation() {
+    let input = concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus/swap_cycle3.chr");
+    let out = std::env::temp_dir().join(format!("chromatic-ra2-{}.chr", std::process::id()));
+    let out_s = out.to_str().expect("utf-8 path");
+    for allocator in ["regalloc2-ion", "regalloc2-fast"] {
+        let alloc = chromatic(&["alloc", "--allocator", allocator, input, "-o", out_s]);
+        assert!(
+            alloc.status.success(),
+            "{}",
+            String::from_utf8_lossy(&alloc.stderr)
+        );
+        let verify = chromatic(&["verify", input, out_s]);
+        assert!(
+            verify.status.success(),
+            "{}",
+            String::from_utf8_lossy(&verify.stdout)
+        );
+    }
+    let tuples = concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus/compaction.chr");
+    let declined = chromatic(&["alloc", "--allocator", "regalloc2-ion", tuples]);
+    assert!(!declined.status.success());
+    assert!(String::from_utf8_lossy(&declined.stderr).contains("is a tuple of 2 registers"));
+    std::fs::remove_file(&out).expect("clean up");
+}
