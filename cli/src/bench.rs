@@ -44,10 +44,13 @@ struct Totals {
     declined: usize,
 }
 
-/// One program's measurements per allocator (`None`: declined).
+/// What one allocation run measured: its median time, statistics and allocation.
+type Run = (Duration, Vec<FunctionStats>, Program);
+
+/// One program's measurements per allocator (an error: not allocated).
 struct Measured {
     instructions: usize,
-    per_allocator: Vec<Option<(Duration, Vec<FunctionStats>, Program)>>,
+    per_allocator: Vec<Result<Run, chromatic::alloc::AllocError>>,
 }
 
 pub fn run(args: &Args) -> anyhow::Result<Outcome> {
@@ -61,12 +64,17 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
     let (mut instructions, mut verify_time, mut checker_time) = (0, Duration::ZERO, Duration::ZERO);
     let mut ion_alone = Duration::ZERO;
     let (mut checked_instructions, mut shared) = (0, 0);
-    for p in &programs {
+    for (path, p) in args.files.iter().zip(&programs) {
         let m = measure(p, &args.allocators, args.runs, &args.budget);
-        for (t, r) in totals.iter_mut().zip(&m.per_allocator) {
-            t.declined += usize::from(r.is_none());
+        for (a, e) in args.allocators.iter().zip(&m.per_allocator) {
+            if let Err(e) = e {
+                eprintln!("{path} [{a}]: not measured: {e}");
+            }
         }
-        if m.per_allocator.iter().any(Option::is_none) {
+        for (t, r) in totals.iter_mut().zip(&m.per_allocator) {
+            t.declined += usize::from(r.is_err());
+        }
+        if m.per_allocator.iter().any(Result::is_err) {
             continue;
         }
         shared += 1;
@@ -97,6 +105,9 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
             checker_time += check;
             checked_instructions += m.instructions;
         }
+    }
+    if shared == 0 {
+        anyhow::bail!("no program was allocated by every allocator; nothing to compare");
     }
     print(args, &totals, instructions, shared, programs.len());
     let rate = |n: usize, t: Duration| n as f64 / t.as_secs_f64().max(1e-9);
@@ -133,11 +144,11 @@ fn measure(p: &Program, allocators: &[Allocator], runs: usize, budget: &BudgetAr
         .iter()
         .map(|&a| {
             let opts = options(a, budget);
-            let (allocated, stats) = allocate(p, &opts).ok()?;
+            let (allocated, stats) = allocate(p, &opts)?;
             let time = median(runs, || {
                 allocate(p, &opts).expect("allocated before");
             });
-            Some((time, stats, allocated))
+            Ok((time, stats, allocated))
         })
         .collect();
     Measured {
