@@ -76,7 +76,7 @@ fn regalloc2_allocations_converted_back_verify() {
     for e in &declined {
         let message = e.to_string();
         assert!(
-            message.contains("only as its phi argument"),
+            message.contains("only as an alias"),
             "an unexpected decline: {message}"
         );
     }

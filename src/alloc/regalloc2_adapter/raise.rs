@@ -40,6 +40,14 @@ impl Holders {
         self.also.remove(&loc);
     }
 
+    /// A phi entering `loc`: the bits there are the phi's argument's, which stays there
+    /// as an alias.
+    fn enter_phi(&mut self, loc: Location, phi: Value) {
+        if let Some(old) = self.label.insert(loc, phi) {
+            self.also.entry(loc).or_default().insert(old);
+        }
+    }
+
     /// A move from `src` to `dst`; returns the value it moves in chromatic's view.
     fn copy(&mut self, src: Location, dst: Location) -> Option<Value> {
         let value = self.label.get(&src).copied();
@@ -115,12 +123,13 @@ pub fn raise(f: &Function, lowered: &Lowered, out: &Output) -> Result<Raised, St
         for phi in &mut g.blocks[b.index()].phis {
             phi.def.loc = params.get(&phi.def.value).copied();
             if let Some(loc) = phi.def.loc {
-                holders.write(loc, phi.def.value);
+                holders.enter_phi(loc, phi.def.value);
             }
         }
         relabels += raise_block(f, lowered, out, b, &items, &mut g, &mut holders)?;
         at_end[b.index()] = Some(holders);
     }
+    relabels += relabel_phi_arguments(&mut g, &cfg, &mut at_end)?;
     let dead_phi_moves = place_unread_phis(&mut g, &cfg, &at_end, out.num_spillslots)?;
     Ok(Raised {
         func: g,
@@ -168,6 +177,47 @@ fn meet<'a>(mut states: impl Iterator<Item = &'a Holders>) -> Holders {
         });
     }
     out
+}
+
+/// At the end of each edge into a block with phis, gives each phi's location the name of
+/// the phi's argument where regalloc2 has the argument there only as an alias; returns
+/// the copies added.
+fn relabel_phi_arguments(
+    g: &mut Function,
+    cfg: &Graph,
+    at_end: &mut [Option<Holders>],
+) -> Result<usize, String> {
+    let mut added = 0;
+    for b in g.block_ids() {
+        for &p in cfg.preds(b) {
+            let Some(h) = at_end[p.index()].as_mut() else {
+                continue;
+            };
+            let mut moves = Vec::new();
+            for phi in &g.block(b).phis {
+                let arg = phi.args.iter().find(|a| a.block == p);
+                let (Some(loc), Some(arg)) = (phi.def.loc, arg) else {
+                    continue;
+                };
+                let m = h.relabel(loc, arg.value).map_err(|()| {
+                    format!(
+                        "at the end of block `{}` regalloc2 has `%{}` only as an alias of another value, in the location of the phi `%{}`, and nowhere by name",
+                        g.block(p).name,
+                        g.value(arg.value).name,
+                        g.value(phi.def.value).name
+                    )
+                })?;
+                moves.extend(m);
+            }
+            added += moves.len();
+            let copies = moves.into_iter().map(|m| Inst {
+                kind: InstKind::ParallelCopy(vec![m]),
+                pos: Pos::default(),
+            });
+            g.blocks[p.index()].insts.extend(copies);
+        }
+    }
+    Ok(added)
 }
 
 /// Adds each phi of `b` as an alias of every location holding its argument at the end
@@ -233,7 +283,7 @@ fn raise_block(
                     let Some(loc) = u.loc else { continue };
                     let m = holders.relabel(loc, u.value).map_err(|()| {
                         format!(
-                            "regalloc2 reads `%{}` in block `{}` from a register that holds it only as its phi argument, and keeps it nowhere else",
+                            "regalloc2 reads `%{}` in block `{}` from a register that has it only as an alias of its phi argument, and nowhere by name",
                             f.value(u.value).name,
                             f.block(b).name
                         )
