@@ -23,7 +23,7 @@
 //! }
 //! ",
 //! )?;
-//! for allocator in Allocator::ALL {
+//! for allocator in Allocator::OURS {
 //!     let options = AllocOptions {
 //!         budget: vec![("v".into(), 2)],
 //!         allocator,

@@ -21,8 +21,8 @@ pub struct Args {
     /// `dense` (lowest free register) or `round-robin`.
     #[arg(long, value_enum, default_value_t = PolicyArg::Dense)]
     policy: PolicyArg,
-    /// `ssa` (the production allocator), or a baseline: `coloring` (Chaitin–Briggs) or
-    /// `linear` (linear scan).
+    /// `ssa` (the production allocator), or a baseline: `coloring` (Chaitin–Briggs),
+    /// `linear` (linear scan), `regalloc2-ion` or `regalloc2-fast` (regalloc2 0.15).
     #[arg(long, default_value_t = Allocator::Ssa)]
     allocator: Allocator,
     /// Write the allocated program here instead of standard output (never over the input).

@@ -206,6 +206,50 @@ pub fn alloc_verify_with(data: &[u8], allocator: Allocator) -> Option<AllocError
     None
 }
 
+/// regalloc2's fuzz-generator function of `data`, translated to `.chr`: `ssa` allocates
+/// it at the whole register file (no error allowed) and `regalloc2-ion` and
+/// `regalloc2-fast` allocations converted back verify and behave like the original;
+/// regalloc2's own checker accepts its output. What the adapter declines
+/// (`AllocError::NotHandled`, naming why) is returned so that tests can count it; any
+/// other error, a wrong allocation or a panic fails.
+pub fn alloc_verify_regalloc2(data: &[u8]) -> Vec<AllocError> {
+    use chromatic::alloc::regalloc2_adapter::{self as ra2, fuzz_func};
+    let Some(func) = fuzz_func::from_bytes(data, fuzz_func::Size::Default) else {
+        return Vec::new();
+    };
+    let text = fuzz_func::to_chr(&func, "ra2", "fuzz input")
+        .unwrap_or_else(|e| panic!("the generator wrote what the translation refuses: {e}"));
+    let p = chromatic::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let mut declined = Vec::new();
+    for allocator in [
+        Allocator::Ssa,
+        Allocator::Regalloc2Ion,
+        Allocator::Regalloc2Fast,
+    ] {
+        let opts = AllocOptions {
+            allocator,
+            ..AllocOptions::default()
+        };
+        match allocate(&p, &opts) {
+            Ok((a, _)) => check_allocation(&p, &a, &opts),
+            Err(e @ AllocError::NotHandled { .. }) if allocator != Allocator::Ssa => {
+                declined.push(e)
+            }
+            Err(e) => panic!("{allocator}: {e}\n{text}"),
+        }
+        if allocator != Allocator::Ssa {
+            let budget = chromatic::alloc::budget_of(&p.target, &opts).expect("budget resolved");
+            let input = ra2::lower(&p.functions[0], &p.target, &budget, allocator)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let out = ra2::run(&input, allocator).unwrap_or_else(|e| panic!("{e}"));
+            if let Err(e) = ra2::check(&input, &out) {
+                panic!("{allocator}: regalloc2's checker: {e}\n{text}");
+            }
+        }
+    }
+    declined
+}
+
 /// Per class, a budget between the lowest legal one and the class's file (MaxLive or
 /// below half the time, where spilling happens).
 fn legal_budget(u: &mut Unstructured, p: &Program) -> Vec<(String, u16)> {

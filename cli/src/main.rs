@@ -4,6 +4,7 @@
 //! verification error), 2 unreadable input or bad arguments.
 
 mod alloc;
+mod bench;
 mod check;
 mod corpus;
 mod curve;
@@ -18,6 +19,7 @@ mod options;
 mod pipeline;
 mod ptx;
 mod ptxas;
+mod ra2_gen;
 mod report;
 mod run;
 mod schedule_gap;
@@ -60,6 +62,12 @@ enum Cli {
     ScheduleGap(schedule_gap::Args),
     /// Draw one function's allocation as SVG: registers × program points, moves, pressure.
     Draw(draw::Args),
+    /// Allocators side by side on the same programs: instructions/s, spill cost, copies,
+    /// the verifier beside regalloc2's checker.
+    Bench(bench::Args),
+    /// Write regalloc2's fuzz-generator functions as `.chr` files, one per seed.
+    #[command(name = "ra2-gen")]
+    Ra2Gen(ra2_gen::Args),
 }
 
 /// What a command reports back to `main`.
@@ -86,6 +94,8 @@ fn main() -> ExitCode {
         Cli::Report(args) => report::run(&args),
         Cli::Draw(args) => draw::run(&args),
         Cli::ScheduleGap(args) => schedule_gap::run(&args),
+        Cli::Ra2Gen(args) => ra2_gen::run(&args),
+        Cli::Bench(args) => bench::run(&args),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

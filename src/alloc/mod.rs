@@ -11,6 +11,8 @@ pub mod out_of_ssa;
 pub mod packing;
 pub mod parallel_copy;
 pub mod prepare;
+#[cfg(feature = "regalloc2")]
+pub mod regalloc2_adapter;
 pub mod regfile;
 pub mod spill;
 pub mod stats;
@@ -54,17 +56,34 @@ pub enum Allocator {
     Coloring,
     /// Linear scan with interval splitting (Wimmer–Mössenböck; [`baseline::linear`]).
     Linear,
+    /// regalloc2's backtracking allocator `ion`, through the adapter (feature
+    /// `regalloc2`).
+    Regalloc2Ion,
+    /// regalloc2's single-pass `fastalloc`, through the adapter (feature `regalloc2`).
+    Regalloc2Fast,
 }
 
 impl Allocator {
-    pub const ALL: [Allocator; 3] = [Allocator::Ssa, Allocator::Coloring, Allocator::Linear];
+    /// chromatic's own allocators.
+    pub const OURS: [Allocator; 3] = [Allocator::Ssa, Allocator::Coloring, Allocator::Linear];
+    /// Every allocator the CLI can name, ours then regalloc2's.
+    pub const ALL: [Allocator; 5] = [
+        Allocator::Ssa,
+        Allocator::Coloring,
+        Allocator::Linear,
+        Allocator::Regalloc2Ion,
+        Allocator::Regalloc2Fast,
+    ];
 
-    /// The name the CLI takes: `ssa`, `coloring`, `linear`.
+    /// The name the CLI takes: `ssa`, `coloring`, `linear`, `regalloc2-ion`,
+    /// `regalloc2-fast`.
     pub fn name(self) -> &'static str {
         match self {
             Allocator::Ssa => "ssa",
             Allocator::Coloring => "coloring",
             Allocator::Linear => "linear",
+            Allocator::Regalloc2Ion => "regalloc2-ion",
+            Allocator::Regalloc2Fast => "regalloc2-fast",
         }
     }
 }
@@ -82,7 +101,11 @@ impl std::str::FromStr for Allocator {
         Allocator::ALL
             .into_iter()
             .find(|a| a.name() == s)
-            .ok_or_else(|| format!("`{s}`: expected one of ssa, coloring, linear"))
+            .ok_or_else(|| {
+                format!(
+                    "`{s}`: expected one of ssa, coloring, linear, regalloc2-ion, regalloc2-fast"
+                )
+            })
     }
 }
 
@@ -191,6 +214,9 @@ pub fn allocate(
         let f = scheduled.as_ref().map_or(original, |s| &s.func);
         let done = match opts.allocator {
             Allocator::Ssa => allocate_function(f, &p.target, &budget, opts.policy)?,
+            Allocator::Regalloc2Ion | Allocator::Regalloc2Fast => {
+                allocate_with_regalloc2(f, &p.target, &budget, opts.allocator)?
+            }
             other => baseline::allocate_function(f, &p.target, &budget, other, opts.policy)?,
         };
         let micros = start.elapsed().as_micros() as u64;
@@ -235,6 +261,30 @@ fn schedule(
         Goal::StopAtBudget
     };
     Ok(Some(schedule_function(f, target, budget, goal)))
+}
+
+#[cfg(feature = "regalloc2")]
+fn allocate_with_regalloc2(
+    f: &Function,
+    target: &Target,
+    budget: &[u16],
+    allocator: Allocator,
+) -> Result<Allocated, AllocError> {
+    regalloc2_adapter::allocate_function(f, target, budget, allocator)
+}
+
+#[cfg(not(feature = "regalloc2"))]
+fn allocate_with_regalloc2(
+    f: &Function,
+    _: &Target,
+    _: &[u16],
+    allocator: Allocator,
+) -> Result<Allocated, AllocError> {
+    Err(AllocError::NotHandled {
+        allocator: allocator.name(),
+        function: f.name.clone(),
+        message: "chromatic was built without its `regalloc2` feature".into(),
+    })
 }
 
 /// Assigns, lowers and materialises a spilled function.

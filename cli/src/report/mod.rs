@@ -37,8 +37,8 @@ pub struct Args {
     /// match it).
     #[arg(long)]
     target: Option<String>,
-    /// The allocator: `ssa` (production), `coloring` (Chaitin–Briggs) or `linear`
-    /// (linear scan).
+    /// The allocator: `ssa` (production), `coloring` (Chaitin–Briggs), `linear`
+    /// (linear scan), `regalloc2-ion` or `regalloc2-fast` (regalloc2 0.15).
     #[arg(long, default_value_t = Allocator::Ssa, conflicts_with = "compare")]
     allocator: Allocator,
     /// Several allocators side by side, e.g. `ssa,coloring,linear`.

@@ -140,7 +140,11 @@ pub fn allocate_function(
 }
 
 /// A fixed register beyond the budget is a budget below the lowest legal one.
-fn fixed_within_budget(f: &Function, target: &Target, budget: &[u16]) -> Result<(), AllocError> {
+pub(crate) fn fixed_within_budget(
+    f: &Function,
+    target: &Target,
+    budget: &[u16],
+) -> Result<(), AllocError> {
     for block in &f.blocks {
         let ops = block.insts.iter().filter_map(|i| i.op());
         let defs = ops
