@@ -27,6 +27,7 @@ use crate::decode::decode;
 use crate::minregs::{Limits, Status};
 use crate::problem::{self, ClassProblem};
 use crate::start::{self, Assignment};
+use crate::windows;
 use crate::OracleError;
 use chromatic::alloc::prepare;
 use chromatic::analysis::{cfg::Graph, dom::DomTree, loops};
@@ -234,7 +235,7 @@ struct Model<'p> {
     upper: u16,
     problem: Problem,
     /// Per group, (first unit, variable) of each candidate; a single candidate is `None`.
-    x: Vec<Vec<(u16, Option<Variable>)>>,
+    x: windows::Candidates,
     /// Per site, its variable (`None` for a copy whatever the assignment).
     y: Vec<Option<Variable>>,
     constant: f64,
@@ -267,48 +268,19 @@ impl<'p> Model<'p> {
     }
 
     fn add_candidates(&mut self) {
-        for g in &self.p.groups {
-            let firsts: Vec<u16> = (0..=self.upper.saturating_sub(g.size))
-                .filter(|&r| r + g.size <= self.upper && g.allows(r))
-                .collect();
-            let vars: Vec<(u16, Option<Variable>)> = if firsts.len() == 1 {
-                vec![(firsts[0], None)]
-            } else {
-                firsts
-                    .iter()
-                    .map(|&r| (r, Some(self.problem.add_binary_var(0.0))))
-                    .collect()
-            };
-            if vars.len() > 1 {
-                self.variables += vars.len();
-                let one: Vec<(Variable, f64)> =
-                    vars.iter().filter_map(|&(_, x)| Some((x?, 1.0))).collect();
-                self.constrain(one, ComparisonOp::Eq, 1.0);
-            }
-            self.x.push(vars);
-        }
+        let w = windows::add(self.p, self.upper, &mut self.problem);
+        self.x = w.x;
+        self.variables += w.variables;
+        self.constraints += w.constraints;
     }
 
     /// Per instant and unit: at most one window covers it.
     fn add_instants(&mut self) {
-        let width = usize::from(self.upper);
-        for set in &self.p.instants {
-            let mut terms: Vec<Vec<(Variable, f64)>> = vec![Vec::new(); width];
-            let mut constant = vec![0.0; width];
-            for &g in set {
-                let size = self.p.groups[g].size;
-                for &(r, x) in &self.x[g] {
-                    for q in usize::from(r)..usize::from(r + size) {
-                        match x {
-                            Some(x) => terms[q].push((x, 1.0)),
-                            None => constant[q] += 1.0,
-                        }
-                    }
-                }
-            }
-            for (q, t) in terms.into_iter().enumerate() {
-                if t.len() + (constant[q] as usize) >= 2 && !t.is_empty() {
-                    self.constrain(t, ComparisonOp::Le, 1.0 - constant[q]);
+        let instants: Vec<_> = windows::coverage(self.p, &self.x, self.upper).collect();
+        for units in instants {
+            for (t, constant) in units {
+                if t.len() + (constant as usize) >= 2 && !t.is_empty() {
+                    self.constrain(t, ComparisonOp::Le, 1.0 - constant);
                 }
             }
         }

@@ -5,7 +5,10 @@
 //!
 //! - [`minregs`]: the least registers of a class without spilling, as an assignment of
 //!   every value ([`problem`] states the model, [`start`] its starting solutions), over
-//!   the class's own [`flow`] and [`live`]ness, recomputed from the program alone;
+//!   the class's own [`flow`] and [`live`]ness, recomputed from the program alone, its
+//!   placement variables shared with [`copies`] ([`windows`]);
+//! - [`copies`]: the least frequency-weighted copy cost without spilling (optimal
+//!   coalescing within the starting solution's registers);
 //! - [`decode`]: an assignment of every class turned into an allocated function (locations
 //!   on every operand, parallel copies on edges and before constrained operands), which
 //!   any checker can verify;
@@ -28,6 +31,7 @@ pub mod rewrite;
 pub mod schedule;
 pub mod spill;
 pub mod start;
+pub mod windows;
 
 /// Why the oracle gave no answer.
 #[derive(Debug, thiserror::Error)]

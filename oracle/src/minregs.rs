@@ -26,6 +26,7 @@
 
 use crate::problem::{self, ClassProblem};
 use crate::start::{self, Assignment};
+use crate::windows;
 use crate::OracleError;
 use chromatic::program::{Function, Value};
 use chromatic::target::{ClassId, Target};
@@ -182,7 +183,7 @@ struct Model<'p> {
     upper: u16,
     problem: Problem,
     /// Per group, (first unit, variable) of each candidate; a single candidate is `None`.
-    x: Vec<Vec<(u16, Option<Variable>)>>,
+    x: windows::Candidates,
     /// Per unit from the floor up to the upper bound, `u[q]`.
     u: Vec<Variable>,
     variables: usize,
@@ -222,62 +223,31 @@ impl<'p> Model<'p> {
     }
 
     fn add_candidates(&mut self) {
-        for g in &self.p.groups {
-            let firsts: Vec<u16> = (0..=self.upper.saturating_sub(g.size))
-                .filter(|&r| r + g.size <= self.upper && g.allows(r))
-                .collect();
-            if firsts.is_empty() {
-                self.infeasible = true;
-            }
-            let vars: Vec<(u16, Option<Variable>)> = if firsts.len() == 1 {
-                vec![(firsts[0], None)]
-            } else {
-                firsts
-                    .iter()
-                    .map(|&r| (r, Some(self.problem.add_binary_var(0.0))))
-                    .collect()
-            };
-            if vars.len() > 1 {
-                self.variables += vars.len();
-                let one: Vec<(Variable, f64)> =
-                    vars.iter().filter_map(|&(_, x)| Some((x?, 1.0))).collect();
-                self.constrain(one, ComparisonOp::Eq, 1.0);
-            }
-            self.x.push(vars);
-        }
+        let w = windows::add(self.p, self.upper, &mut self.problem);
+        self.x = w.x;
+        self.variables += w.variables;
+        self.constraints += w.constraints;
+        self.infeasible |= w.empty;
     }
 
     /// Per instant and unit: the windows covering it, at most one, and only if used.
     fn add_instants(&mut self) {
-        let width = usize::from(self.upper);
-        for set in &self.p.instants {
-            let mut terms: Vec<Vec<(Variable, f64)>> = vec![Vec::new(); width];
-            let mut constant = vec![0.0; width];
-            for &g in set {
-                let size = self.p.groups[g].size;
-                for &(r, x) in &self.x[g] {
-                    for q in usize::from(r)..usize::from(r + size) {
-                        match x {
-                            Some(x) => terms[q].push((x, 1.0)),
-                            None => constant[q] += 1.0,
-                        }
-                    }
-                }
-            }
-            for (q, mut t) in terms.into_iter().enumerate() {
+        let instants: Vec<_> = windows::coverage(self.p, &self.x, self.upper).collect();
+        for units in instants {
+            for (q, (mut t, constant)) in units.into_iter().enumerate() {
                 let used = self.unit(q as u16);
-                if constant[q] > 1.0 {
+                if constant > 1.0 {
                     self.infeasible = true;
                 }
-                if t.is_empty() || (used.is_none() && t.len() + (constant[q] as usize) < 2) {
+                if t.is_empty() || (used.is_none() && t.len() + (constant as usize) < 2) {
                     continue;
                 }
                 let rhs = match used {
                     Some(u) => {
                         t.push((u, -1.0));
-                        -constant[q]
+                        -constant
                     }
-                    None => 1.0 - constant[q],
+                    None => 1.0 - constant,
                 };
                 self.constrain(t, ComparisonOp::Le, rhs);
             }

@@ -128,26 +128,8 @@ impl Writer<'_> {
             .iter()
             .map(|d| d.fixed.unwrap_or_else(|| self.reg(d.value.0)))
             .collect();
-        let mut new = op.clone();
-        let mut before = Vec::new();
-        for (k, operand) in new.operands.iter_mut().enumerate() {
-            let Operand::Value(u) = operand else { continue };
-            let here = self.at(b, i, u.value);
-            let need = fixed_read(op, k)
-                .or_else(|| free_tie(op, k).map(|d| written[d]))
-                .unwrap_or(here);
-            if need != here {
-                before.push(Move {
-                    dst: need,
-                    src: here,
-                    value: u.value,
-                });
-            }
-            u.loc = Some(need);
-        }
-        for (d, loc) in new.defs.iter_mut().zip(&written) {
-            d.loc = Some(*loc);
-        }
+        let here = |v: Value| Ok::<_, std::convert::Infallible>(self.at(b, i, v));
+        let Ok((new, before)) = with_locations(op, &written, here);
         push_copy(before, out, pos);
         out.push(Inst {
             kind: InstKind::Op(new),
@@ -246,6 +228,37 @@ impl Writer<'_> {
 
 /// One parallel copy of `moves`, unless there are none; a destination written twice
 /// (one value copied to the same place for two operands) is written once.
+/// `op` with its locations: each operand where `here` says its value is, or, when the
+/// operand is fixed or tied to a definition, in that register, with the copy that puts
+/// it there (returned, to run before `op`); each definition in `written`.
+pub fn with_locations<E>(
+    op: &Op,
+    written: &[Location],
+    mut here: impl FnMut(Value) -> Result<Location, E>,
+) -> Result<(Op, Vec<Move>), E> {
+    let mut new = op.clone();
+    let mut before = Vec::new();
+    for (k, operand) in new.operands.iter_mut().enumerate() {
+        let Operand::Value(u) = operand else { continue };
+        let current = here(u.value)?;
+        let need = fixed_read(op, k)
+            .or_else(|| free_tie(op, k).map(|d| written[d]))
+            .unwrap_or(current);
+        if need != current {
+            before.push(Move {
+                dst: need,
+                src: current,
+                value: u.value,
+            });
+        }
+        u.loc = Some(need);
+    }
+    for (d, loc) in new.defs.iter_mut().zip(written) {
+        d.loc = Some(*loc);
+    }
+    Ok((new, before))
+}
+
 pub fn push_copy(mut moves: Vec<Move>, out: &mut Vec<Inst>, pos: Pos) {
     let mut seen = BTreeSet::new();
     moves.retain(|m| seen.insert(m.dst));

@@ -13,12 +13,9 @@
 //! [`crate::alloc::prepare`]).
 
 use super::intervals::{Intervals, Loc, Numbering};
-use crate::alloc::baseline::ranges::{fixed_read, free_tie};
-use crate::alloc::baseline::rewrite::push_copy;
+use crate::alloc::baseline::rewrite::{push_copy, with_locations};
 use crate::analysis::Analysis;
-use crate::program::{
-    Block, BlockData, Function, Inst, InstKind, Location, Move, Op, Operand, Pos, Value,
-};
+use crate::program::{Block, BlockData, Function, Inst, InstKind, Location, Move, Op, Pos, Value};
 use crate::target::Target;
 use std::collections::BTreeMap;
 
@@ -273,26 +270,7 @@ impl Writer<'_> {
             .iter()
             .map(|d| d.fixed.map_or_else(|| self.reg_at(d.value, after), Ok))
             .collect::<Result<Vec<Location>, String>>()?;
-        let mut new = op.clone();
-        let mut copies = Vec::new();
-        for (k, operand) in new.operands.iter_mut().enumerate() {
-            let Operand::Value(u) = operand else { continue };
-            let here = self.reg_at(u.value, before)?;
-            let need = fixed_read(op, k)
-                .or_else(|| free_tie(op, k).map(|d| written[d]))
-                .unwrap_or(here);
-            if need != here {
-                copies.push(Move {
-                    dst: need,
-                    src: here,
-                    value: u.value,
-                });
-            }
-            u.loc = Some(need);
-        }
-        for (d, loc) in new.defs.iter_mut().zip(&written) {
-            d.loc = Some(*loc);
-        }
+        let (new, copies) = with_locations(op, &written, |v| self.reg_at(v, before))?;
         push_copy(copies, out, pos);
         out.push(Inst {
             kind: InstKind::Op(new),
