@@ -17,9 +17,9 @@
 use crate::corpus::files_with;
 use crate::diag::Source;
 use crate::options::parse_source;
-use crate::pipeline::traces_disagree;
+use crate::pipeline::{checked, Times};
 use crate::Outcome;
-use chromatic::alloc::{allocate, budget_of, AllocOptions, FunctionStats};
+use chromatic::alloc::{AllocOptions, FunctionStats};
 use chromatic::{InstKind, Location, Program};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -93,14 +93,6 @@ struct Kernel {
     llvm: Option<Llvm>,
     at_llvm: Option<AtLlvm>,
     error: Option<String>,
-}
-
-/// Microseconds spent in each stage, summed over the run.
-#[derive(Clone, Copy, Debug, Default)]
-struct Times {
-    import_us: u64,
-    alloc_us: u64,
-    verify_us: u64,
 }
 
 pub fn run(args: &Args) -> anyhow::Result<Outcome> {
@@ -319,31 +311,6 @@ fn per_class(stats: &[FunctionStats], get: impl Fn(&chromatic::alloc::ClassStats
         v: class("v"),
         a: class("a"),
     }
-}
-
-/// Allocates, verifies and compares traces; the allocation or what went wrong.
-fn checked(
-    p: &Program,
-    options: &AllocOptions,
-    times: Option<&mut Times>,
-) -> Result<(Program, Vec<FunctionStats>), String> {
-    let start = Instant::now();
-    let (allocated, stats) = allocate(p, options).map_err(|e| format!("allocation failed: {e}"))?;
-    let alloc_us = start.elapsed().as_micros() as u64;
-    let budget = budget_of(&p.target, options).map_err(|e| e.to_string())?;
-    let start = Instant::now();
-    let errors = chromatic_verifier::verify_program(p, &allocated, Some(&budget));
-    if let Some(t) = times {
-        t.alloc_us += alloc_us;
-        t.verify_us += start.elapsed().as_micros() as u64;
-    }
-    if let Some(e) = errors.first() {
-        return Err(format!("verifier: {e} ({} errors)", errors.len()));
-    }
-    if let Some(message) = traces_disagree(p, &allocated) {
-        return Err(message);
-    }
-    Ok((allocated, stats))
 }
 
 /// The allocation with LLVM's architectural VGPRs and AGPRs as the budget.

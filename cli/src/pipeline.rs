@@ -1,7 +1,7 @@
 //! The full pipeline on one program: allocate, verify independently, and compare the
 //! interpreter's traces of the original and the allocated program.
 
-use chromatic::alloc::{allocate, AllocError, AllocOptions, FunctionStats};
+use chromatic::alloc::{allocate, budget_of, AllocError, AllocOptions, FunctionStats};
 use chromatic::Program;
 use chromatic_verifier::interp::{run, Config};
 
@@ -70,4 +70,45 @@ pub fn traces_disagree(original: &Program, allocated: &Program) -> Option<String
         }
     }
     None
+}
+
+/// Microseconds spent on one input: its import (shared by a file's kernels), allocation
+/// and verification.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct Times {
+    pub import_us: u64,
+    pub alloc_us: u64,
+    pub verify_us: u64,
+}
+
+impl Times {
+    pub fn total(&self) -> u64 {
+        self.import_us + self.alloc_us + self.verify_us
+    }
+}
+
+/// Allocates, verifies and compares traces, adding the time taken to `times`; the
+/// allocation or what went wrong.
+pub fn checked(
+    p: &Program,
+    options: &AllocOptions,
+    times: Option<&mut Times>,
+) -> Result<(Program, Vec<FunctionStats>), String> {
+    let start = std::time::Instant::now();
+    let (allocated, stats) = allocate(p, options).map_err(|e| format!("allocation failed: {e}"))?;
+    let alloc_us = start.elapsed().as_micros() as u64;
+    let budget = budget_of(&p.target, options).map_err(|e| e.to_string())?;
+    let start = std::time::Instant::now();
+    let errors = chromatic_verifier::verify_program(p, &allocated, Some(&budget));
+    if let Some(t) = times {
+        t.alloc_us += alloc_us;
+        t.verify_us += start.elapsed().as_micros() as u64;
+    }
+    if let Some(e) = errors.first() {
+        return Err(format!("verifier: {e} ({} errors)", errors.len()));
+    }
+    if let Some(message) = traces_disagree(p, &allocated) {
+        return Err(message);
+    }
+    Ok((allocated, stats))
 }

@@ -15,10 +15,10 @@
 use crate::corpus::files_with;
 use crate::diag::Source;
 use crate::options::{parse_regs, parse_source, Regs, ScheduleArgs};
-use crate::pipeline::traces_disagree;
+use crate::pipeline::{checked, Times};
 use crate::ptxas::{Counts, Manifest, Ptxas};
 use crate::Outcome;
-use chromatic::alloc::{allocate, budget_of, AllocOptions, FunctionStats};
+use chromatic::alloc::{AllocOptions, FunctionStats};
 use chromatic::ptx::ModuleMap;
 use chromatic::schedule::Schedule;
 use chromatic::{Function, InstKind, Location, Program};
@@ -126,20 +126,6 @@ struct Kernel {
     error: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     times: Option<Times>,
-}
-
-/// Microseconds: the file's import (shared by its kernels), allocation, verification.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
-struct Times {
-    import_us: u64,
-    alloc_us: u64,
-    verify_us: u64,
-}
-
-impl Times {
-    fn total(&self) -> u64 {
-        self.import_us + self.alloc_us + self.verify_us
-    }
 }
 
 /// What a run needs besides the file.
@@ -375,32 +361,6 @@ fn per_class(stats: &[FunctionStats], get: impl Fn(&chromatic::alloc::ClassStats
         r: class("r"),
         p: class("p"),
     }
-}
-
-/// Allocates, verifies and compares traces; the allocation or what went wrong.
-fn checked(
-    p: &Program,
-    options: &AllocOptions,
-    times: Option<&mut Times>,
-) -> Result<(Program, Vec<FunctionStats>), String> {
-    let start = Instant::now();
-    let (allocated, stats) = allocate(p, options).map_err(|e| format!("allocation failed: {e}"))?;
-    let alloc_us = start.elapsed().as_micros() as u64;
-    let budget = budget_of(&p.target, options).map_err(|e| e.to_string())?;
-    let start = Instant::now();
-    let errors = chromatic_verifier::verify_program(p, &allocated, Some(&budget));
-    let verify_us = start.elapsed().as_micros() as u64;
-    if let Some(t) = times {
-        t.alloc_us = alloc_us;
-        t.verify_us = verify_us;
-    }
-    if let Some(e) = errors.first() {
-        return Err(format!("verifier: {e} ({} errors)", errors.len()));
-    }
-    if let Some(message) = traces_disagree(p, &allocated) {
-        return Err(message);
-    }
-    Ok((allocated, stats))
 }
 
 fn at_budget(
