@@ -37,6 +37,13 @@ fn is_ident_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')
 }
 
+/// Whether `name` is one identifier of the text format (a letter or `_`, then letters,
+/// digits, `_`, `.` or `-`): what an importer may use as a function's or block's name.
+pub fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(is_ident_start) && chars.all(is_ident_char)
+}
+
 /// Splits one line (without its newline) into tokens, dropping any comment. Tokens are
 /// ASCII, so up to the first token error byte offsets equal character columns.
 pub fn lex_line(line: &str, line_no: u32) -> Result<Vec<Token<'_>>, LexError> {

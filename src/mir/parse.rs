@@ -102,6 +102,15 @@ fn function(lines: &[(u32, &str)], pos: Pos) -> Result<FunctionAst, MirError> {
             message: "machine function without `name:`".into(),
         });
     }
+    if !crate::lexer::is_identifier(&f.name) {
+        return Err(MirError {
+            pos: f.pos,
+            message: format!(
+                "function name `{}` is not an identifier of chromatic's text format (a letter or `_`, then letters, digits, `_`, `.`, `-`)",
+                f.name
+            ),
+        });
+    }
     if f.blocks.is_empty() {
         return Err(MirError {
             pos: f.pos,
