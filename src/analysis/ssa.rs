@@ -2,7 +2,7 @@
 //!
 //! - every value is defined exactly once;
 //! - definitions dominate uses (a phi argument is a use at the end of its predecessor);
-//! - each phi has exactly one argument per predecessor;
+//! - each phi has exactly one argument per predecessor, of the phi's class and size;
 //! - tied operands match their def's class and size; fixed locations are register ranges
 //!   of the value's class and size, aligned and inside the class;
 //! - no phi of a uniform class sits at the join of a divergent branch (which side's write
@@ -166,6 +166,17 @@ impl Validator<'_> {
         }
     }
 
+    fn same_shape(&self, a: Value, b: Value) -> bool {
+        let (a, b) = (self.f.value(a), self.f.value(b));
+        a.class == b.class && a.size == b.size
+    }
+
+    /// A value's class and size as the text format writes them (`s2`).
+    fn shape(&self, v: Value) -> String {
+        let data = self.f.value(v);
+        format!("{}{}", self.target.class(data.class).name, data.size)
+    }
+
     fn check_phi_args(&mut self, b: Block, phi: &Phi) {
         let preds = self.cfg.preds(b);
         for arg in &phi.args {
@@ -173,6 +184,15 @@ impl Validator<'_> {
                 let message = format!(
                     "phi argument from `{}`, which is not a predecessor",
                     self.f.block(arg.block).name
+                );
+                self.error(arg.pos, message);
+            } else if !self.same_shape(arg.value, phi.def.value) {
+                let message = format!(
+                    "phi argument `%{}` is {}; the phi `%{}` is {}",
+                    self.name(arg.value),
+                    self.shape(arg.value),
+                    self.name(phi.def.value),
+                    self.shape(phi.def.value)
                 );
                 self.error(arg.pos, message);
             } else if self.cfg.is_reachable(arg.block)
@@ -419,6 +439,18 @@ d:
                 "11:3: phi has 0 arguments for predecessor `b`; it needs one",
                 "11:24: phi argument from `d`, which is not a predecessor",
             ]
+        );
+    }
+
+    #[test]
+    fn phi_argument_of_another_size() {
+        let errors = errors_after(|f| {
+            let x = f.blocks[2].phis[0].args[0].value;
+            f.values[x.index()].size = 2;
+        });
+        assert_eq!(
+            errors,
+            ["11:15: phi argument `%x` is v2; the phi `%p` is v1"]
         );
     }
 
