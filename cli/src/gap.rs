@@ -128,7 +128,28 @@ struct Done {
     skipped: Vec<String>,
 }
 
+/// An oracle answer that is no failure: the function needs spilling, or has no solution
+/// in the model, in the limits, or at all.
+fn is_unsolved(e: &OracleError) -> bool {
+    matches!(
+        e,
+        OracleError::NeedsSpilling { .. }
+            | OracleError::Infeasible
+            | OracleError::NoSolution
+            | OracleError::OutsideModel(_)
+    )
+}
+
 impl Done {
+    fn skipped(why: String) -> Done {
+        Done {
+            rows: Vec::new(),
+            allocated: None,
+            error: None,
+            skipped: vec![why],
+        }
+    }
+
     fn failed(error: String) -> Done {
         Done {
             rows: Vec::new(),
@@ -282,19 +303,7 @@ fn minregs_rows(l: &Loaded, j: usize, limits: minregs::Limits) -> Done {
     let hint = l.allocated.functions.get(j);
     let answer = match allocate(f, &l.program.target, &l.budget, hint, limits) {
         Ok(a) => a,
-        Err(
-            e @ (OracleError::NeedsSpilling { .. }
-            | OracleError::Infeasible
-            | OracleError::NoSolution
-            | OracleError::OutsideModel(_)),
-        ) => {
-            return Done {
-                rows: Vec::new(),
-                allocated: None,
-                error: None,
-                skipped: vec![format!("{} @{}: {e}", l.name, f.name)],
-            }
-        }
+        Err(e) if is_unsolved(&e) => return Done::skipped(format!("{} @{}: {e}", l.name, f.name)),
         Err(e) => return Done::failed(format!("{} @{}: oracle: {e}", l.name, f.name)),
     };
     let check = check(&l.program, j, &answer.function, &l.budget);
@@ -336,19 +345,7 @@ fn copies_rows(l: &Loaded, j: usize, limits: minregs::Limits) -> Done {
     let hint = l.allocated.functions.get(j);
     let answer = match min_copies(f, target, &l.budget, hint, limits) {
         Ok(a) => a,
-        Err(
-            e @ (OracleError::NeedsSpilling { .. }
-            | OracleError::Infeasible
-            | OracleError::NoSolution
-            | OracleError::OutsideModel(_)),
-        ) => {
-            return Done {
-                rows: Vec::new(),
-                allocated: None,
-                error: None,
-                skipped: vec![format!("{} @{}: {e}", l.name, f.name)],
-            }
-        }
+        Err(e) if is_unsolved(&e) => return Done::skipped(format!("{} @{}: {e}", l.name, f.name)),
         Err(e) => return Done::failed(format!("{} @{}: copies oracle: {e}", l.name, f.name)),
     };
     let analysis = chromatic::analysis::Analysis::new(f, target);

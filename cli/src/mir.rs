@@ -17,7 +17,7 @@
 use crate::corpus::files_with;
 use crate::diag::Source;
 use crate::options::parse_source;
-use crate::pipeline::{checked, Times};
+use crate::pipeline::{checked, class_max, Times};
 use crate::Outcome;
 use chromatic::alloc::{AllocOptions, FunctionStats};
 use chromatic::{InstKind, Location, Program};
@@ -297,15 +297,7 @@ fn vgpr_file(regs: Regs) -> u32 {
 }
 
 fn per_class(stats: &[FunctionStats], get: impl Fn(&chromatic::alloc::ClassStats) -> u32) -> Regs {
-    let class = |name: &str| {
-        stats
-            .iter()
-            .flat_map(|s| &s.classes)
-            .filter(|c| c.class == name)
-            .map(&get)
-            .max()
-            .unwrap_or(0)
-    };
+    let class = |name: &str| class_max(stats, name, &get);
     Regs {
         s: class("s"),
         v: class("v"),

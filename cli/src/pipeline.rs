@@ -112,3 +112,18 @@ pub fn checked(
     }
     Ok((allocated, stats))
 }
+
+/// The largest `get` of class `class` over the functions' statistics (0 when none has it).
+pub fn class_max(
+    stats: &[FunctionStats],
+    class: &str,
+    get: impl Fn(&chromatic::alloc::ClassStats) -> u32,
+) -> u32 {
+    stats
+        .iter()
+        .flat_map(|s| &s.classes)
+        .filter(|c| c.class == class)
+        .map(get)
+        .max()
+        .unwrap_or(0)
+}

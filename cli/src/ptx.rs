@@ -15,7 +15,7 @@
 use crate::corpus::files_with;
 use crate::diag::Source;
 use crate::options::{parse_regs, parse_source, Regs, ScheduleArgs};
-use crate::pipeline::{checked, Times};
+use crate::pipeline::{checked, class_max, Times};
 use crate::ptxas::{Counts, Manifest, Ptxas};
 use crate::Outcome;
 use chromatic::alloc::{AllocOptions, FunctionStats};
@@ -348,15 +348,7 @@ fn original_counts(
 }
 
 fn per_class(stats: &[FunctionStats], get: impl Fn(&chromatic::alloc::ClassStats) -> u32) -> Regs2 {
-    let class = |name: &str| {
-        stats
-            .iter()
-            .flat_map(|s| &s.classes)
-            .filter(|c| c.class == name)
-            .map(&get)
-            .max()
-            .unwrap_or(0)
-    };
+    let class = |name: &str| class_max(stats, name, &get);
     Regs2 {
         r: class("r"),
         p: class("p"),

@@ -54,15 +54,16 @@ fn seeded_sweep_of_every_target() {
     }
 }
 
-/// The corpus kernels and mutants of them (the seeds `cargo fuzz run ptx_import` starts
-/// from, `.ci/run`) through the importer's check.
-#[test]
-fn ptx_import_on_mutated_corpus_kernels() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../corpus/ptx");
+/// The kernels under `corpus/<dir>` with extension `ext` small enough to mutate often
+/// (at least five of them), in name order.
+fn small_kernels(dir: &str, ext: &str) -> Vec<String> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../corpus")
+        .join(dir);
     let mut kernels: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("corpus/ptx")
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "ptx"))
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
         .collect();
     kernels.sort();
     let small: Vec<String> = kernels
@@ -71,6 +72,14 @@ fn ptx_import_on_mutated_corpus_kernels() {
         .filter(|t| t.len() < 40_000)
         .collect();
     assert!(small.len() >= 5, "{} small kernels", small.len());
+    small
+}
+
+/// The corpus kernels and mutants of them (the seeds `cargo fuzz run ptx_import` starts
+/// from, `.ci/run`) through the importer's check.
+#[test]
+fn ptx_import_on_mutated_corpus_kernels() {
+    let small = small_kernels("ptx", "ptx");
     for (i, text) in small.iter().enumerate() {
         fuzz_checks::ptx_import(text.as_bytes());
         for seed in 0..PTX_MUTANTS {
@@ -84,19 +93,7 @@ fn ptx_import_on_mutated_corpus_kernels() {
 /// starts from, `.ci/run`) through the importer's check.
 #[test]
 fn mir_import_on_mutated_corpus_kernels() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../corpus/amd");
-    let mut kernels: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("corpus/amd")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "mir"))
-        .collect();
-    kernels.sort();
-    let small: Vec<String> = kernels
-        .iter()
-        .map(|p| std::fs::read_to_string(p).expect("kernel"))
-        .filter(|t| t.len() < 40_000)
-        .collect();
-    assert!(small.len() >= 5, "{} small kernels", small.len());
+    let small = small_kernels("amd", "mir");
     for (i, text) in small.iter().enumerate() {
         assert!(chromatic::mir::import(text).is_ok(), "kernel {i} imports");
         fuzz_checks::mir_import(text.as_bytes());
