@@ -13,8 +13,9 @@
 //! emitted order, so an order already good is kept.
 
 use super::deps::Deps;
-use super::peak::{step_back, Live};
+use super::peak::Live;
 use crate::program::{Op, Value};
+use std::collections::BTreeSet;
 
 /// How a ready operation is ranked (lower first).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,39 +39,72 @@ impl Heuristic {
     ];
 }
 
-/// What one scheduling run needs: the block's operations, their dependences, what is
-/// live after them, and a weight per class.
+/// What the scheduling runs of one block share: its operations, their dependences, what is
+/// live after them, and what is derived from those once.
 #[derive(Debug)]
 pub struct Problem<'a> {
-    pub ops: &'a [&'a Op],
-    pub deps: &'a Deps,
-    pub live_end: &'a [Value],
-    pub weights: &'a [i64],
+    ops: &'a [&'a Op],
+    deps: &'a Deps,
+    live_end: &'a [Value],
+    labels: Vec<u32>,
+    touching: Touching,
+}
+
+impl<'a> Problem<'a> {
+    pub fn new(ops: &'a [&'a Op], deps: &'a Deps, live_end: &'a [Value]) -> Problem<'a> {
+        Problem {
+            ops,
+            deps,
+            live_end,
+            labels: sethi_ullman(deps),
+            touching: Touching::of(ops),
+        }
+    }
 }
 
 /// An order of the operations (indices into `problem.ops`) that respects the dependences.
-pub fn schedule(problem: &Problem<'_>, heuristic: Heuristic, live: &mut Live<'_>) -> Vec<u32> {
+///
+/// A ready operation's rank depends only on whether its own definitions and operands are
+/// live, and placing an operation changes that for its own values alone; so ranks are kept
+/// in an ordered set and only the ready operations that share a value whose liveness
+/// changed are ranked again. Each value joins and leaves the live set at most once, so a
+/// run costs time in the number of operands (times a logarithm), not in the block's
+/// length times its ready list.
+pub fn schedule(
+    problem: &Problem<'_>,
+    heuristic: Heuristic,
+    weights: &[i64],
+    live: &mut Live<'_>,
+) -> Vec<u32> {
     let n = problem.ops.len();
-    let labels = sethi_ullman(problem.deps);
     let mut unplaced_succs: Vec<usize> = problem.deps.succs.iter().map(Vec::len).collect();
-    let mut ready: Vec<u32> = (0..n as u32)
-        .filter(|&k| unplaced_succs[k as usize] == 0)
-        .collect();
     live.reset(problem.live_end);
+    let mut ready = Ready::new(n);
+    let rank_of = |k: u32, live: &Live<'_>| rank(problem, heuristic, weights, k, live);
+    for k in (0..n as u32).filter(|&k| unplaced_succs[k as usize] == 0) {
+        ready.insert(k, rank_of(k, live));
+    }
     let mut order = Vec::with_capacity(n);
-    while let Some(pick) = ready
-        .iter()
-        .enumerate()
-        .min_by_key(|&(_, &k)| rank(problem, heuristic, &labels, k, live))
-        .map(|(i, _)| i)
-    {
-        let k = ready.swap_remove(pick);
+    let mut changed: Vec<Value> = Vec::new();
+    while let Some(k) = ready.pop_best() {
         order.push(k);
-        step_back(problem.ops[k as usize], live);
+        let op = problem.ops[k as usize];
+        changed.clear();
+        changed.extend(
+            op.defs
+                .iter()
+                .map(|d| d.value)
+                .filter(|&v| live.contains(v)),
+        );
+        changed.extend(op.uses().map(|u| u.value).filter(|&v| !live.contains(v)));
+        live.move_above(op);
+        for &j in changed.iter().flat_map(|&v| problem.touching.ops_of(v)) {
+            ready.rerank(j, || rank_of(j, live));
+        }
         for &p in &problem.deps.preds[k as usize] {
             unplaced_succs[p as usize] -= 1;
             if unplaced_succs[p as usize] == 0 {
-                ready.push(p);
+                ready.insert(p, rank_of(p, live));
             }
         }
     }
@@ -78,23 +112,92 @@ pub fn schedule(problem: &Problem<'_>, heuristic: Heuristic, live: &mut Live<'_>
     order
 }
 
+/// A rank: lower is placed first.
+type Rank = (i64, i64, i64);
+
+/// The ready operations, ordered by rank.
+struct Ready {
+    by_rank: BTreeSet<(Rank, u32)>,
+    rank: Vec<Option<Rank>>,
+}
+
+impl Ready {
+    fn new(n: usize) -> Ready {
+        Ready {
+            by_rank: BTreeSet::new(),
+            rank: vec![None; n],
+        }
+    }
+
+    fn insert(&mut self, k: u32, rank: Rank) {
+        self.rank[k as usize] = Some(rank);
+        self.by_rank.insert((rank, k));
+    }
+
+    fn pop_best(&mut self) -> Option<u32> {
+        let (_, k) = self.by_rank.pop_first()?;
+        self.rank[k as usize] = None;
+        Some(k)
+    }
+
+    /// Ranks `k` again if it is ready.
+    fn rerank(&mut self, k: u32, rank: impl FnOnce() -> Rank) {
+        if let Some(old) = self.rank[k as usize] {
+            self.by_rank.remove(&(old, k));
+            self.insert(k, rank());
+        }
+    }
+}
+
+/// Per value, the operations of the block that define or read it.
+#[derive(Debug)]
+struct Touching {
+    /// `(value, operation)` pairs, sorted.
+    pairs: Vec<(Value, u32)>,
+}
+
+impl Touching {
+    fn of(ops: &[&Op]) -> Touching {
+        let mut pairs: Vec<(Value, u32)> = ops
+            .iter()
+            .enumerate()
+            .flat_map(|(k, op)| {
+                let defs = op.defs.iter().map(|d| d.value);
+                defs.chain(op.uses().map(|u| u.value))
+                    .map(move |v| (v, k as u32))
+            })
+            .collect();
+        pairs.sort_unstable();
+        pairs.dedup();
+        Touching { pairs }
+    }
+
+    fn ops_of(&self, v: Value) -> impl Iterator<Item = &u32> {
+        let start = self.pairs.partition_point(|&(w, _)| w < v);
+        self.pairs[start..]
+            .iter()
+            .take_while(move |&&(w, _)| w == v)
+            .map(|(_, k)| k)
+    }
+}
+
 /// The sort key of operation `k` under `heuristic`, given the values live below it.
 fn rank(
     problem: &Problem<'_>,
     heuristic: Heuristic,
-    labels: &[u32],
+    weights: &[i64],
     k: u32,
     live: &Live<'_>,
-) -> (i64, i64, i64) {
+) -> Rank {
     let op = problem.ops[k as usize];
-    let (freed, opened) = effect_on_live(op, problem.weights, live);
+    let (freed, opened) = effect_on_live(op, weights, live);
     let delta = opened - freed;
     let latest_first = -i64::from(k);
     match heuristic {
         Heuristic::Delta => (delta, 0, latest_first),
-        Heuristic::Demand => (demand(op, problem.weights, live), delta, latest_first),
+        Heuristic::Demand => (demand_above_live(op, weights, live), delta, latest_first),
         Heuristic::Frees => (-freed, opened, latest_first),
-        Heuristic::SethiUllman => (delta, i64::from(labels[k as usize]), latest_first),
+        Heuristic::SethiUllman => (delta, i64::from(problem.labels[k as usize]), latest_first),
     }
 }
 
@@ -108,34 +211,27 @@ fn effect_on_live(op: &Op, weights: &[i64], live: &Live<'_>) -> (i64, i64) {
         .filter(|d| live.contains(d.value))
         .map(|d| weighed(d.value))
         .sum();
-    let mut seen: Vec<Value> = Vec::new();
-    let mut opened = 0;
-    for u in op.uses() {
-        if !live.contains(u.value) && !seen.contains(&u.value) {
-            seen.push(u.value);
-            opened += weighed(u.value);
-        }
-    }
+    let opened = op
+        .uses()
+        .enumerate()
+        .filter(|&(i, u)| !live.contains(u.value) && !op.uses().take(i).any(|w| w.value == u.value))
+        .map(|(_, u)| weighed(u.value))
+        .sum();
     (freed, opened)
 }
 
-/// The weighted demand at `op` if it is placed next: live units with its dead definitions
-/// (after it) or with its new operands (before it), whichever is larger.
-fn demand(op: &Op, weights: &[i64], live: &Live<'_>) -> i64 {
+/// The weighted demand at `op` if it is placed next, less the live units (the same for
+/// every candidate): its dead definitions (after it) or its net new operands (before it),
+/// whichever is larger.
+fn demand_above_live(op: &Op, weights: &[i64], live: &Live<'_>) -> i64 {
     let (freed, opened) = effect_on_live(op, weights, live);
-    let here: i64 = live
-        .units
-        .iter()
-        .zip(weights)
-        .map(|(&u, &w)| w * i64::from(u))
-        .sum();
     let dead_defs: i64 = op
         .defs
         .iter()
         .filter(|d| !live.contains(d.value))
         .map(|d| weights[live.class(d.value)] * i64::from(live.size(d.value)))
         .sum();
-    (here + dead_defs).max(here - freed + opened)
+    dead_defs.max(opened - freed)
 }
 
 /// Sethi–Ullman labels over the dependence DAG, in text order: a node with no

@@ -138,16 +138,11 @@ fn best_order(
         return None;
     }
     let deps = Deps::of_ops(&ops);
+    let problem = Problem::new(&ops, &deps, live_end);
     let mut best: Option<((u32, u32), Vec<u32>)> = None;
     for weights in weightings {
-        let problem = Problem {
-            ops: &ops,
-            deps: &deps,
-            live_end,
-            weights,
-        };
         for heuristic in Heuristic::ALL {
-            let order = list::schedule(&problem, heuristic, live);
+            let order = list::schedule(&problem, heuristic, weights, live);
             let s = score(&peak::peak(&ops, &order, live_end, live), budget);
             if best.as_ref().is_none_or(|(b, _)| s < *b) {
                 best = Some((s, order));

@@ -12,10 +12,14 @@ use crate::program::{Function, Op, Value};
 use crate::target::Target;
 
 /// A set of live values with their units per class, for repeated walks of one function.
+///
+/// Membership is a generation stamp per value, so emptying the set is one increment
+/// however many values the function has: a function of many blocks is walked many times.
 #[derive(Debug)]
 pub struct Live<'f> {
     f: &'f Function,
-    member: Vec<bool>,
+    stamp: Vec<u32>,
+    generation: u32,
     pub units: Vec<u32>,
 }
 
@@ -23,24 +27,27 @@ impl<'f> Live<'f> {
     pub fn new(f: &'f Function, target: &Target) -> Live<'f> {
         Live {
             f,
-            member: vec![false; f.values.len()],
+            stamp: vec![0; f.values.len()],
+            generation: 1,
             units: vec![0; target.classes.len()],
         }
     }
 
     pub fn contains(&self, v: Value) -> bool {
-        self.member[v.index()]
+        self.stamp[v.index()] == self.generation
     }
 
     pub fn insert(&mut self, v: Value) {
-        if !std::mem::replace(&mut self.member[v.index()], true) {
+        if !self.contains(v) {
+            self.stamp[v.index()] = self.generation;
             let (c, n) = (self.class(v), self.size(v));
             self.units[c] += n;
         }
     }
 
     pub fn remove(&mut self, v: Value) {
-        if std::mem::replace(&mut self.member[v.index()], false) {
+        if self.contains(v) {
+            self.stamp[v.index()] = 0;
             let (c, n) = (self.class(v), self.size(v));
             self.units[c] -= n;
         }
@@ -48,9 +55,15 @@ impl<'f> Live<'f> {
 
     /// Empties the set, then adds `values`.
     pub fn reset(&mut self, values: &[Value]) {
-        self.member.iter_mut().for_each(|m| *m = false);
+        self.generation += 1;
         self.units.iter_mut().for_each(|u| *u = 0);
         values.iter().for_each(|&v| self.insert(v));
+    }
+
+    /// Moves the set from after `op` to before it: its definitions leave, its uses join.
+    pub fn move_above(&mut self, op: &Op) {
+        op.defs.iter().for_each(|d| self.remove(d.value));
+        op.uses().for_each(|u| self.insert(u.value));
     }
 
     pub fn class(&self, v: Value) -> usize {
@@ -62,44 +75,48 @@ impl<'f> Live<'f> {
     }
 }
 
-/// The demand per class at `op` given the values `live` after it, which the walk then
-/// moves to before it (definitions out, uses in).
-pub fn step_back(op: &Op, live: &mut Live<'_>) -> Vec<u32> {
-    let mut late = live.units.clone();
-    let mut extra_early = vec![0u32; late.len()];
+/// The demand per class at `op` given the values `live` after it, into `demand`; the walk
+/// then moves `live` to before it (definitions out, uses in).
+pub fn step_back(op: &Op, live: &mut Live<'_>, demand: &mut Vec<u32>) {
+    let late = demand;
+    late.clone_from(&live.units);
+    let mut extra_early: Vec<(usize, u32)> = Vec::new();
     for d in &op.defs {
         let (c, n) = (live.class(d.value), live.size(d.value));
         if !live.contains(d.value) {
             late[c] += n;
         }
         if d.early_clobber {
-            extra_early[c] += n;
+            extra_early.push((c, n));
         }
         let tied = d.tied.and_then(|k| op.operands.get(usize::from(k)));
         if let Some(u) = tied.and_then(|o| o.as_use()) {
             if live.contains(u.value) {
-                extra_early[live.class(u.value)] += live.size(u.value);
+                extra_early.push((live.class(u.value), live.size(u.value)));
             }
         }
     }
-    op.defs.iter().for_each(|d| live.remove(d.value));
-    op.uses().for_each(|u| live.insert(u.value));
-    late.iter()
-        .zip(&live.units)
-        .zip(&extra_early)
-        .map(|((&l, &e), &x)| l.max(e + x))
-        .collect()
+    live.move_above(op);
+    for (c, (l, &e)) in late.iter_mut().zip(&live.units).enumerate() {
+        let x: u32 = extra_early
+            .iter()
+            .filter(|&&(k, _)| k == c)
+            .map(|&(_, n)| n)
+            .sum();
+        *l = (*l).max(e + x);
+    }
 }
 
 /// The peak demand per class of `ops` run in `order`, with `live_end` live after the last.
 pub fn peak(ops: &[&Op], order: &[u32], live_end: &[Value], live: &mut Live<'_>) -> Vec<u32> {
     live.reset(live_end);
     let mut peak = vec![0u32; live.units.len()];
+    let mut demand = Vec::with_capacity(peak.len());
     for &n in order.iter().rev() {
-        let demand = step_back(ops[n as usize], live);
+        step_back(ops[n as usize], live, &mut demand);
         peak.iter_mut()
-            .zip(demand)
-            .for_each(|(p, d)| *p = (*p).max(d));
+            .zip(&demand)
+            .for_each(|(p, &d)| *p = (*p).max(d));
     }
     peak
 }

@@ -163,16 +163,26 @@ impl Matcher<'_> {
         check_order(ob, &matched, ab, sink);
     }
 
-    /// For each original op of the block, the allocated instruction index equal to it.
+    /// For each original op of the block, the first allocated instruction equal to it not
+    /// already matched. Candidates are indexed by what equal ops share (opcode and first
+    /// definition's name), so a block is matched in time linear in its length.
     fn match_ops(&self, oi: usize, ai: usize) -> Vec<Option<usize>> {
         let (ob, ab) = (&self.o.blocks[oi], &self.a.blocks[ai]);
+        let mut candidates: HashMap<OpKey<'_>, Vec<usize>> = HashMap::new();
+        for (i, inst) in ab.insts.iter().enumerate() {
+            if let Some(aop) = inst.op() {
+                candidates.entry(op_key(self.a, aop)).or_default().push(i);
+            }
+        }
         let mut taken = vec![false; ab.insts.len()];
         ob.insts
             .iter()
             .filter_map(|i| i.op())
             .map(|oop| {
-                let found = ab.insts.iter().enumerate().position(|(i, inst)| {
-                    !taken[i] && inst.op().is_some_and(|aop| self.same_op(oop, aop))
+                let found = candidates.get(&op_key(self.o, oop)).and_then(|c| {
+                    c.iter().copied().find(|&i| {
+                        !taken[i] && ab.insts[i].op().is_some_and(|aop| self.same_op(oop, aop))
+                    })
                 });
                 if let Some(i) = found {
                     taken[i] = true;
@@ -232,4 +242,12 @@ impl Matcher<'_> {
         };
         same_kind && same_uses && o_succs == a_succs
     }
+}
+
+/// What two equal ops have in common: the opcode and the name of the first definition.
+type OpKey<'f> = (&'f str, Option<&'f str>);
+
+fn op_key<'f>(f: &'f Function, op: &'f Op) -> OpKey<'f> {
+    let first_def = op.defs.first().map(|d| f.value(d.value).name.as_str());
+    (op.opcode.as_str(), first_def)
 }

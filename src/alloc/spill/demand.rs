@@ -36,22 +36,28 @@ pub struct Demand<'a> {
     /// Whether no value of the class needs alignment: then the sums decide an
     /// unconstrained problem.
     alignment_free: bool,
+    /// Whether every value's alignment is a power of two that divides its size: then
+    /// values packed side by side by decreasing alignment leave no gap.
+    gap_free: bool,
 }
 
 impl<'a> Demand<'a> {
     pub fn new(f: &'a Function, target: &'a Target, class: ClassId, budget: u16) -> Demand<'a> {
         let rule = target.class(class).align;
-        let alignment_free = rule == AlignRule::Stride1
-            || f.values
-                .iter()
-                .filter(|v| v.class == class)
-                .all(|v| rule.alignment(v.size) == 1);
+        let mut values = f.values.iter().filter(|v| v.class == class);
+        let alignment_free =
+            rule == AlignRule::Stride1 || values.clone().all(|v| rule.alignment(v.size) == 1);
+        let gap_free = values.all(|v| {
+            let a = rule.alignment(v.size).max(1);
+            a.is_power_of_two() && v.size % a == 0
+        });
         Demand {
             f,
             target,
             class,
             budget,
             alignment_free,
+            gap_free,
         }
     }
 
@@ -171,6 +177,19 @@ impl<'a> Demand<'a> {
         tally.surely_fits(self.budget)
     }
 
+    /// Whether the `live_units` live before an unconstrained instruction and its definitions
+    /// fit the budget side by side, every item at both instants. Packed by decreasing
+    /// alignment they leave no gap, and first fit in the same order places every item no
+    /// higher than there, so the packing problem fits; this costs nothing per live value.
+    fn fits_side_by_side(&self, live_units: u32, defs: &[Def]) -> bool {
+        let def_units: u32 = defs
+            .iter()
+            .filter(|d| self.of_class(d.value))
+            .map(|d| u32::from(self.size(d.value)))
+            .sum();
+        self.gap_free && live_units + def_units <= u32::from(self.budget)
+    }
+
     fn problem<'v, W>(
         &self,
         defs: &[Def],
@@ -214,7 +233,11 @@ impl<'a> Demand<'a> {
         liveness.walk_backward(self.f, b, live, |at, live| {
             let At::Before(point) = at else { return };
             let (defs, ops) = operands_at(self.f, b, point);
-            if !fits || (self.alignment_free && !self.constrained(defs, &ops)) {
+            if !fits
+                || (!self.constrained(defs, &ops)
+                    && (self.alignment_free
+                        || self.fits_side_by_side(live.units(self.class), defs)))
+            {
                 return;
             }
             w.clear();
