@@ -14,9 +14,11 @@
 //!
 //! A class *fits everywhere* when every instruction and terminator fits with every value of
 //! the class live there in a register. MIN then evicts nothing and the spiller has nothing
-//! to do; checking it costs one backward liveness walk per block, and nothing at all where
-//! the class is free of alignment and the instruction unconstrained (the pressure analysis
-//! has already summed those points).
+//! to do; checking it costs one backward liveness walk per block, and nothing per live value
+//! where the instruction is unconstrained and either the class is free of alignment (the
+//! pressure analysis has already summed those points) or its live values and definitions
+//! fit the budget side by side (packed by decreasing alignment they leave no gap, and first
+//! fit places nothing higher).
 
 use crate::alloc::operands::{self, Context, Operands};
 use crate::alloc::packing::{self, Span};
