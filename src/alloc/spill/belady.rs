@@ -33,6 +33,7 @@
 use super::demand::{self, Demand};
 use super::edges;
 use super::nextuse::{NextUse, Uses, LOOP_EXIT, NEVER};
+use super::sorted::SortedSet;
 use crate::alloc::AllocError;
 use crate::analysis::cfg::Graph;
 use crate::analysis::divergence;
@@ -324,7 +325,7 @@ impl Ord for Score {
 /// W while a block is walked: the values and their units.
 #[derive(Clone, Debug, Default)]
 struct Set {
-    values: BTreeSet<Value>,
+    values: SortedSet,
 }
 
 impl Belady<'_, '_> {

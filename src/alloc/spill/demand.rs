@@ -92,16 +92,17 @@ impl<'a> Demand<'a> {
     where
         W: IntoIterator<Item = &'v Value> + Copy,
     {
-        let (early, late) = self.sums(defs, w, lives);
+        let constrained = self.constrained(defs, ops);
+        let mut tally = (!constrained && !self.alignment_free).then(packing::Tally::default);
+        let (early, late) = self.sums_and_tally(defs, w, lives, tally.as_mut());
         let k = u32::from(self.budget);
         if early > k || late > k {
             return false;
         }
-        if self.constrained(defs, ops) {
-            return packing::fits(&self.problem(defs, ops, w, lives).problem);
+        if tally.is_none() && !constrained {
+            return true;
         }
-        self.alignment_free
-            || self.surely_packs(defs, w, lives)
+        tally.is_some_and(|mut t| t.surely_fits(self.budget))
             || packing::fits(&self.problem(defs, ops, w, lives).problem)
     }
 
@@ -120,20 +121,49 @@ impl<'a> Demand<'a> {
     where
         W: IntoIterator<Item = &'v Value> + Copy,
     {
-        let size = |v: Value| u32::from(self.size(v));
+        self.sums_and_tally(defs, w, lives, None)
+    }
+
+    /// The sums, and in one pass over `w` the shapes of the unconstrained problem counted
+    /// into `tally` ([`packing::Tally`]): `w`'s values at both instants if they live on,
+    /// else early; the definitions at both if early-clobber, else late.
+    fn sums_and_tally<'v, W>(
+        &self,
+        defs: &[Def],
+        w: W,
+        lives: &dyn Fn(Value) -> bool,
+        mut tally: Option<&mut packing::Tally>,
+    ) -> (u32, u32)
+    where
+        W: IntoIterator<Item = &'v Value> + Copy,
+    {
+        let mut count = |size: u16, span: Span| {
+            if let Some(t) = tally.as_deref_mut() {
+                t.add(size, self.align(size), span);
+            }
+        };
         let (mut early, mut late) = (0, 0);
         for &v in w {
-            early += size(v);
-            if lives(v) {
-                late += size(v);
-            }
+            let size = self.size(v);
+            early += u32::from(size);
+            let span = if lives(v) {
+                late += u32::from(size);
+                Span::Both
+            } else {
+                Span::Early
+            };
+            count(size, span);
         }
         for d in defs.iter().filter(|d| self.of_class(d.value)) {
-            let s = size(d.value);
-            late += s;
-            if d.early_clobber {
-                early += s;
-            }
+            let size = self.size(d.value);
+            late += u32::from(size);
+            let span = if d.early_clobber {
+                early += u32::from(size);
+                Span::Both
+            } else {
+                Span::Late
+            };
+            count(size, span);
         }
         (early, late)
     }
@@ -151,32 +181,6 @@ impl<'a> Demand<'a> {
                 .filter_map(Operand::as_use)
                 .filter(mine_use)
                 .any(|u| u.fixed.is_some())
-    }
-
-    /// Whether the unconstrained problem surely fits by the extents of first fit
-    /// ([`packing::Tally`]): `w`'s values (both instants if they live on, else early) and
-    /// the definitions (both if early-clobber, else late), without building the problem.
-    fn surely_packs<'v, W>(&self, defs: &[Def], w: W, lives: &dyn Fn(Value) -> bool) -> bool
-    where
-        W: IntoIterator<Item = &'v Value> + Copy,
-    {
-        let mut tally = packing::Tally::default();
-        let mut add = |v: Value, span: Span| {
-            let size = self.size(v);
-            tally.add(size, self.align(size), span);
-        };
-        for &v in w {
-            add(v, if lives(v) { Span::Both } else { Span::Early });
-        }
-        for d in defs.iter().filter(|d| self.of_class(d.value)) {
-            let span = if d.early_clobber {
-                Span::Both
-            } else {
-                Span::Late
-            };
-            add(d.value, span);
-        }
-        tally.surely_fits(self.budget)
     }
 
     /// Whether the `live_units` live before an unconstrained instruction and its definitions

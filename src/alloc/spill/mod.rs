@@ -41,6 +41,7 @@ pub mod pseudo;
 pub mod repair;
 pub mod rewrite;
 pub mod slots;
+pub mod sorted;
 
 use super::AllocError;
 use crate::analysis::cfg::Graph;
