@@ -41,6 +41,9 @@ pub struct Demand<'a> {
     /// Whether every value's alignment is a power of two that divides its size: then
     /// values packed side by side by decreasing alignment leave no gap.
     gap_free: bool,
+    /// Units per value, 0 for values of other classes: one compact array read at every
+    /// instruction for every value in registers.
+    units: Vec<u16>,
 }
 
 impl<'a> Demand<'a> {
@@ -53,6 +56,11 @@ impl<'a> Demand<'a> {
             let a = rule.alignment(v.size).max(1);
             a.is_power_of_two() && v.size % a == 0
         });
+        let units = f
+            .values
+            .iter()
+            .map(|v| if v.class == class { v.size } else { 0 })
+            .collect();
         Demand {
             f,
             target,
@@ -60,15 +68,17 @@ impl<'a> Demand<'a> {
             budget,
             alignment_free,
             gap_free,
+            units,
         }
     }
 
+    /// The units of `v`, a value of the class.
     pub fn size(&self, v: Value) -> u16 {
-        self.f.value(v).size
+        self.units[v.index()]
     }
 
     pub fn of_class(&self, v: Value) -> bool {
-        self.f.value(v).class == self.class
+        self.units[v.index()] != 0
     }
 
     fn align(&self, size: u16) -> u16 {
