@@ -205,7 +205,7 @@ fn block_header(rest: &str, pos: Pos) -> Result<BlockAst, MirError> {
 
 /// An instruction line cut before its memory operands (` :: (load …)`), which are free
 /// text to allocation, and those operands.
-fn split_memory_operands(line: &str) -> (&str, &str) {
+pub(super) fn split_memory_operands(line: &str) -> (&str, &str) {
     let mut in_string = false;
     let bytes = line.as_bytes();
     for i in 0..bytes.len() {
