@@ -10,17 +10,22 @@
 //! and the VGPR units chromatic stores to scratch are put beside LLVM's
 //! `.vgpr_spill_count`. Every allocation is verified and its interpreter traces compared
 //! with the original's (a kernel that fails is an error, exit 1). The last lines are the
-//! totals and distributions; the very last says `VGPRs <= LLVM on N/M kernels`. Output
+//! totals and distributions; the very last says `VGPRs <= LLVM on N/M kernels`. With
+//! `--export`, each file's minimum-registers allocation is written back as MIR
+//! (`chromatic::mir::export`) and assembled by `llc-19` ([`crate::llc`]); its VGPR, SGPR
+//! and AGPR counts from the assembly are shown beside the others, and a kernel whose
+//! export does not assemble is an error. Output
 //! follows file order and is identical from run to run, except with `--times`, which adds
 //! the import, allocation and verification time of the whole run.
 
 use crate::corpus::files_with;
 use crate::diag::Source;
+use crate::llc::{KernelCounts, Llc};
 use crate::options::parse_source;
 use crate::pipeline::{checked, class_max, Times};
 use crate::Outcome;
 use chromatic::alloc::{AllocOptions, FunctionStats};
-use chromatic::{InstKind, Location, Program};
+use chromatic::{Function, InstKind, Location, Program};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -40,6 +45,12 @@ pub struct Args {
     /// Also allocate every kernel with LLVM's VGPRs and AGPRs as the budget.
     #[arg(long, requires = "manifest")]
     at_llvm: bool,
+    /// Write each allocation back as MIR and assemble it with `llc-19` (or `--llc`).
+    #[arg(long)]
+    export: bool,
+    /// The `llc` to assemble exports with (default: `llc-19` on the PATH).
+    #[arg(long, requires = "export")]
+    llc: Option<String>,
     /// Print the kernels as JSON instead of lines and totals.
     #[arg(long)]
     json: bool,
@@ -92,6 +103,8 @@ struct Kernel {
     occupancy: Option<u32>,
     llvm: Option<Llvm>,
     at_llvm: Option<AtLlvm>,
+    /// `llc`'s counts on the exported allocation.
+    exported: Option<KernelCounts>,
     error: Option<String>,
 }
 
@@ -109,10 +122,16 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
         anyhow::bail!("no .mir files found");
     }
     let manifest = args.manifest.as_deref().map(read_manifest).transpose()?;
+    let llc = match args.export {
+        true => Some(Llc::find(args.llc.as_deref())?.ok_or_else(|| {
+            anyhow::anyhow!("--export needs llc-19: on the PATH or given by --llc")
+        })?),
+        false => None,
+    };
     let start = Instant::now();
     let results: Vec<(Vec<Kernel>, Times)> = files
         .par_iter()
-        .map(|f| file_kernels(f, manifest.as_ref(), args.at_llvm))
+        .map(|f| file_kernels(f, manifest.as_ref(), args.at_llvm, llc.as_ref()))
         .collect();
     let wall = start.elapsed();
     let mut times = Times::default();
@@ -216,6 +235,7 @@ fn file_error(file: &str, message: String) -> Vec<Kernel> {
         occupancy: None,
         llvm: None,
         at_llvm: None,
+        exported: None,
         error: Some(message),
     }]
 }
@@ -224,6 +244,7 @@ fn file_kernels(
     path: &Path,
     manifest: Option<&HashMap<String, Llvm>>,
     at_llvm: bool,
+    llc: Option<&Llc>,
 ) -> (Vec<Kernel>, Times) {
     let name = path.display().to_string();
     let mut times = Times::default();
@@ -242,7 +263,7 @@ fn file_kernels(
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     let llvm = manifest.and_then(|m| m.get(&stem).copied());
-    let rows = program
+    let (mut rows, allocated): (Vec<Kernel>, Vec<Option<Function>>) = program
         .functions
         .iter()
         .map(|f| {
@@ -252,11 +273,50 @@ fn file_kernels(
             };
             kernel(&name, &single, llvm, at_llvm, &mut times)
         })
-        .collect();
+        .unzip();
+    if let (Some(llc), Some(functions)) = (llc, allocated.into_iter().collect::<Option<_>>()) {
+        let allocated = Program {
+            target: program.target.clone(),
+            functions,
+        };
+        export(&source.text, &allocated, llc, &mut rows);
+    }
     (rows, times)
 }
 
-fn kernel(file: &str, p: &Program, llvm: Option<Llvm>, at_llvm: bool, times: &mut Times) -> Kernel {
+/// The allocation of a whole file written back as MIR and assembled by `llc`: its counts
+/// per kernel, or the reason it failed as each kernel's error.
+fn export(source: &str, allocated: &Program, llc: &Llc, rows: &mut [Kernel]) {
+    let cpu = chromatic::mir::parse::parse_module(source)
+        .ok()
+        .and_then(|m| m.cpu)
+        .map(|(cpu, _)| cpu)
+        .unwrap_or_default();
+    let assembled = chromatic::mir::export::export(source, allocated)
+        .map_err(|e| format!("export: {e}"))
+        .and_then(|text| {
+            llc.assemble(&text, &cpu)
+                .map_err(|e| format!("llc on the export: {e}"))
+        });
+    for row in rows {
+        match &assembled {
+            Ok(counts) => match counts.iter().find(|(name, _)| *name == row.kernel) {
+                Some((_, c)) => row.exported = Some(*c),
+                None => row.error = Some("llc on the export: no metadata for the kernel".into()),
+            },
+            Err(e) => row.error = Some(e.clone()),
+        }
+    }
+}
+
+/// One kernel's row, and its minimum-registers allocation.
+fn kernel(
+    file: &str,
+    p: &Program,
+    llvm: Option<Llvm>,
+    at_llvm: bool,
+    times: &mut Times,
+) -> (Kernel, Option<Function>) {
     let f = &p.functions[0];
     let mut row = Kernel {
         file: file.into(),
@@ -268,10 +328,13 @@ fn kernel(file: &str, p: &Program, llvm: Option<Llvm>, at_llvm: bool, times: &mu
         occupancy: None,
         llvm,
         at_llvm: None,
+        exported: None,
         error: None,
     };
+    let mut allocated = None;
     match checked(p, &AllocOptions::default(), Some(times)) {
-        Ok((_, stats)) => {
+        Ok((a, stats)) => {
+            allocated = a.functions.into_iter().next();
             row.max_live = per_class(&stats, |c| c.max_live);
             let regs = per_class(&stats, |c| c.regs_used.into());
             row.regs = Some(regs);
@@ -283,7 +346,7 @@ fn kernel(file: &str, p: &Program, llvm: Option<Llvm>, at_llvm: bool, times: &mu
     if let (true, Some(l)) = (at_llvm, llvm) {
         row.at_llvm = Some(allocate_at_llvm(p, l));
     }
-    row
+    (row, allocated)
 }
 
 /// The VGPR figure occupancy reads (LLVM's `.vgpr_count`): VGPRs, or
@@ -399,10 +462,17 @@ fn line(k: &Kernel) -> String {
             _ => "-".into(),
         };
     }
+    if let Some(e) = k.exported {
+        out += &format!("  exported: llc s={} v={} a={}", e.sgprs, e.vgprs, e.agprs);
+    }
     if let Some(e) = &k.error {
         out += &format!("  error: {e}");
     }
     out
+}
+
+fn is_export_error(e: &str) -> bool {
+    e.starts_with("export:") || e.starts_with("llc on the export:")
 }
 
 /// Smallest, median and largest of `values`.
@@ -473,6 +543,17 @@ fn totals(kernels: &[Kernel]) -> String {
             at.iter()
                 .filter(|(b, l)| b.vgpr_spills.is_some_and(|v| v > l.vgpr_spills))
                 .count()
+        );
+    }
+    let exported = kernels.iter().filter(|k| k.exported.is_some()).count();
+    if exported > 0
+        || kernels
+            .iter()
+            .any(|k| k.error.as_deref().is_some_and(is_export_error))
+    {
+        out += &format!(
+            "exported: {exported}/{} kernels assembled by llc from chromatic's allocation\n",
+            kernels.len()
         );
     }
     out += &format!(
