@@ -103,6 +103,8 @@ struct Kernel {
     occupancy: Option<u32>,
     llvm: Option<Llvm>,
     at_llvm: Option<AtLlvm>,
+    /// The allocation at LLVM's occupancy.
+    at_llvm_occupancy: Option<AtLlvm>,
     /// `llc`'s counts on the exported allocation.
     exported: Option<KernelCounts>,
     error: Option<String>,
@@ -235,6 +237,7 @@ fn file_error(file: &str, message: String) -> Vec<Kernel> {
         occupancy: None,
         llvm: None,
         at_llvm: None,
+        at_llvm_occupancy: None,
         exported: None,
         error: Some(message),
     }]
@@ -328,6 +331,7 @@ fn kernel(
         occupancy: None,
         llvm,
         at_llvm: None,
+        at_llvm_occupancy: None,
         exported: None,
         error: None,
     };
@@ -345,6 +349,7 @@ fn kernel(
     }
     if let (true, Some(l)) = (at_llvm, llvm) {
         row.at_llvm = Some(allocate_at_llvm(p, l));
+        row.at_llvm_occupancy = Some(allocate_at_llvm_occupancy(p, l));
     }
     (row, allocated)
 }
@@ -371,11 +376,41 @@ fn per_class(stats: &[FunctionStats], get: impl Fn(&chromatic::alloc::ClassStats
 /// The allocation with LLVM's architectural VGPRs and AGPRs as the budget.
 fn allocate_at_llvm(p: &Program, l: Llvm) -> AtLlvm {
     let has_agprs = p.target.class_by_name("a").is_some();
-    let budget = Regs {
-        s: 0,
-        v: l.arch_vgprs.clamp(1, 256),
-        a: if has_agprs { l.agprs.min(256) } else { 0 },
+    allocate_at(
+        p,
+        Regs {
+            s: 0,
+            v: l.arch_vgprs.clamp(1, 256),
+            a: if has_agprs { l.agprs.min(256) } else { 0 },
+        },
+    )
+}
+
+/// The allocation with the most VGPRs that keep LLVM's occupancy as the budget: on a
+/// unified VGPR/AGPR file, LLVM's AGPRs and the rest of the file's share for VGPRs
+/// (`align(v, 4) + a`, the figure occupancy reads).
+fn allocate_at_llvm_occupancy(p: &Program, l: Llvm) -> AtLlvm {
+    let (Some(v), Ok(budget)) = (
+        p.target.class_by_name("v"),
+        p.target.budget_for_occupancy(l.occupancy.max(1)),
+    ) else {
+        return allocate_at_llvm(p, l);
     };
+    let file = u32::from(budget[v.index()]);
+    let has_agprs = p.target.class_by_name("a").is_some();
+    let a = if has_agprs { l.agprs.min(256) } else { 0 };
+    let v = if a > 0 {
+        ((file.saturating_sub(a)) / 4 * 4).clamp(1, 256)
+    } else {
+        file.clamp(1, 256)
+    };
+    allocate_at(p, Regs { s: 0, v, a })
+}
+
+/// The allocation with `budget` VGPRs and AGPRs (an AGPR budget only on targets with
+/// AGPRs).
+fn allocate_at(p: &Program, budget: Regs) -> AtLlvm {
+    let has_agprs = p.target.class_by_name("a").is_some();
     let mut classes = vec![("v".to_string(), budget.v as u16)];
     if has_agprs {
         classes.push(("a".to_string(), budget.a as u16));
@@ -451,16 +486,21 @@ fn line(k: &Kernel) -> String {
         );
     }
     if let Some(b) = &k.at_llvm {
-        out += &format!("  at llvm v={} a={}: ", b.budget.v, b.budget.a);
-        out += &match (b.vgpr_spills, b.sgpr_spills, &b.error) {
-            (Some(v), Some(s), _) => format!(
-                "spills chromatic v={v} s={s} llvm v={} s={}",
-                k.llvm.map_or(0, |l| l.vgpr_spills),
-                k.llvm.map_or(0, |l| l.sgpr_spills)
-            ),
-            (_, _, Some(e)) => format!("error: {e}"),
-            _ => "-".into(),
-        };
+        out += &format!(
+            "  at llvm v={} a={}: {}",
+            b.budget.v,
+            b.budget.a,
+            at_text(b, k.llvm)
+        );
+    }
+    if let (Some(b), Some(l)) = (&k.at_llvm_occupancy, k.llvm) {
+        out += &format!(
+            "  at llvm's occupancy {} v={} a={}: {}",
+            l.occupancy,
+            b.budget.v,
+            b.budget.a,
+            at_text(b, k.llvm)
+        );
     }
     if let Some(e) = k.exported {
         out += &format!("  exported: llc s={} v={} a={}", e.sgprs, e.vgprs, e.agprs);
@@ -471,8 +511,41 @@ fn line(k: &Kernel) -> String {
     out
 }
 
+/// Which allocation at a budget of LLVM's a row holds.
+type AtBudget = fn(&Kernel) -> Option<&AtLlvm>;
+
+/// The spills of every kernel at LLVM's `what` (registers or occupancy), summed.
+fn at_totals(what: &str, at: &[(&AtLlvm, Llvm)]) -> String {
+    let sum = |f: &dyn Fn(&AtLlvm) -> Option<u32>| at.iter().filter_map(|(b, _)| f(b)).sum::<u32>();
+    format!(
+        "at llvm's {what}: allocated {}/{}  spills chromatic v={} s={}  llvm v={} s={}  chromatic spills more VGPRs on {} kernels\n",
+        at.iter().filter(|(b, _)| b.error.is_none()).count(),
+        at.len(),
+        sum(&|b| b.vgpr_spills),
+        sum(&|b| b.sgpr_spills),
+        at.iter().map(|(_, l)| l.vgpr_spills).sum::<u32>(),
+        at.iter().map(|(_, l)| l.sgpr_spills).sum::<u32>(),
+        at.iter()
+            .filter(|(b, l)| b.vgpr_spills.is_some_and(|v| v > l.vgpr_spills))
+            .count()
+    )
+}
+
 fn is_export_error(e: &str) -> bool {
     e.starts_with("export:") || e.starts_with("llc on the export:")
+}
+
+/// The spills of an allocation at a budget beside LLVM's.
+fn at_text(b: &AtLlvm, llvm: Option<Llvm>) -> String {
+    match (b.vgpr_spills, b.sgpr_spills, &b.error) {
+        (Some(v), Some(s), _) => format!(
+            "spills chromatic v={v} s={s} llvm v={} s={}",
+            llvm.map_or(0, |l| l.vgpr_spills),
+            llvm.map_or(0, |l| l.sgpr_spills)
+        ),
+        (_, _, Some(e)) => format!("error: {e}"),
+        _ => "-".into(),
+    }
 }
 
 /// Smallest, median and largest of `values`.
@@ -525,25 +598,18 @@ fn totals(kernels: &[Kernel]) -> String {
         spread(occupancy.clone()),
         occupancy.iter().filter(|d| **d < 0).count()
     );
-    let at: Vec<(&AtLlvm, Llvm)> = kernels
-        .iter()
-        .filter_map(|k| Some((k.at_llvm.as_ref()?, k.llvm?)))
-        .collect();
-    if !at.is_empty() {
-        let sum =
-            |f: &dyn Fn(&AtLlvm) -> Option<u32>| at.iter().filter_map(|(b, _)| f(b)).sum::<u32>();
-        out += &format!(
-            "at llvm's registers: allocated {}/{}  spills chromatic v={} s={}  llvm v={} s={}  chromatic spills more VGPRs on {} kernels\n",
-            at.iter().filter(|(b, _)| b.error.is_none()).count(),
-            at.len(),
-            sum(&|b| b.vgpr_spills),
-            sum(&|b| b.sgpr_spills),
-            at.iter().map(|(_, l)| l.vgpr_spills).sum::<u32>(),
-            at.iter().map(|(_, l)| l.sgpr_spills).sum::<u32>(),
-            at.iter()
-                .filter(|(b, l)| b.vgpr_spills.is_some_and(|v| v > l.vgpr_spills))
-                .count()
-        );
+    let ways: [(&str, AtBudget); 2] = [
+        ("registers", |k| k.at_llvm.as_ref()),
+        ("occupancy", |k| k.at_llvm_occupancy.as_ref()),
+    ];
+    for (what, at) in ways {
+        let at: Vec<(&AtLlvm, Llvm)> = kernels
+            .iter()
+            .filter_map(|k| Some((at(k)?, k.llvm?)))
+            .collect();
+        if !at.is_empty() {
+            out += &at_totals(what, &at);
+        }
     }
     let exported = kernels.iter().filter(|k| k.exported.is_some()).count();
     if exported > 0

@@ -118,6 +118,16 @@ fn mir_command_compares_with_llvm() {
         saxpy.contains("llvm s=12 v=6 a=0  vgpr_file 6  occupancy 8"),
         "{saxpy}"
     );
+    assert!(
+        text.contains(&format!(
+            "at llvm's occupancy: allocated {kernels}/{kernels}  spills chromatic v="
+        )),
+        "{text}"
+    );
+    assert!(
+        saxpy.contains("at llvm's occupancy 8 v=64 a=0: spills chromatic v=0 s=0 llvm v=0 s=0"),
+        "{saxpy}"
+    );
     let last = text.lines().last().unwrap_or_default();
     assert!(
         last.starts_with("VGPRs <= LLVM on ") && last.ends_with(&format!("/{kernels} kernels")),
