@@ -76,10 +76,23 @@ fn function(lines: &[(u32, &str)], pos: Pos) -> Result<FunctionAst, MirError> {
         classes: HashMap::new(),
         blocks: Vec::new(),
     };
+    let mut seen: Vec<&str> = Vec::new();
     let mut i = 0;
     while i < lines.len() {
         let (n, line) = lines[i];
         i += 1;
+        let repeated = ["name:", "body:"]
+            .into_iter()
+            .find(|key| line.starts_with(key) && seen.contains(key));
+        if let Some(key) = repeated {
+            return Err(MirError {
+                pos: Pos { line: n, col: 1 },
+                message: format!("a second `{key}` in one machine function"),
+            });
+        }
+        if let Some(key) = ["name:", "body:"].into_iter().find(|k| line.starts_with(k)) {
+            seen.push(key);
+        }
         if let Some(name) = line.strip_prefix("name:") {
             f.name = name.trim().trim_matches('\'').to_string();
             f.pos = Pos { line: n, col: 1 };
