@@ -1,9 +1,11 @@
 //! `chromatic alloc FILE`: allocate a program, verify the allocation independently, and
-//! print it — in the `.chr` format, or for a `.ptx` input with `--emit ptx` as PTX (the
-//! kernel with its registers renamed to the allocated ones, `chromatic::ptx::export`).
+//! print it — in the `.chr` format, for a `.ptx` input with `--emit ptx` as PTX (the
+//! kernel with its registers renamed to the allocated ones, `chromatic::ptx::export`), or
+//! for a `.mir` input with `--emit mir` as post-allocation LLVM machine IR that
+//! `llc-19 -start-after=virtregrewriter,1` assembles (`chromatic::mir::export`).
 //! An allocation the verifier rejects is never printed (an internal error).
 
-use crate::options::{read_input, refuse_to_overwrite, BudgetArgs, ScheduleArgs};
+use crate::options::{is_mir, read_input, refuse_to_overwrite, BudgetArgs, ScheduleArgs};
 use crate::Outcome;
 use chromatic::alloc::{allocate, AllocOptions, Allocator, FunctionStats, Policy};
 
@@ -28,7 +30,7 @@ pub struct Args {
     /// Write the allocated program here instead of standard output (never over the input).
     #[arg(short, long)]
     output: Option<String>,
-    /// The output format: `chr`, or `ptx` (for a `.ptx` input).
+    /// The output format: `chr`, `ptx` (for a `.ptx` input) or `mir` (for a `.mir` input).
     #[arg(long, value_enum, default_value_t = Emit::Chr)]
     emit: Emit,
     /// Print statistics (`--stats` as a table, `--stats=json`) — to standard output with
@@ -41,6 +43,7 @@ pub struct Args {
 enum Emit {
     Chr,
     Ptx,
+    Mir,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -78,6 +81,9 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
     }
     if args.emit == Emit::Ptx && (input.ptx.is_none() || args.target.is_some()) {
         anyhow::bail!("--emit ptx needs a .ptx input allocated for its own target");
+    }
+    if args.emit == Emit::Mir && (!is_mir(&args.file) || args.target.is_some()) {
+        anyhow::bail!("--emit mir needs a .mir input allocated for its own target");
     }
     let mut program = input.program;
     if let Some(name) = &args.target {
@@ -123,6 +129,13 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
                 }
             }
         }
+        (_, Emit::Mir) => match chromatic::mir::export::export(&source.text, &allocated) {
+            Ok(text) => text,
+            Err(e) => {
+                eprintln!("{}: error: {e}", source.name);
+                return Ok(Outcome::Problem);
+            }
+        },
         _ => chromatic::print(&allocated),
     };
     let stats_text = args.stats.map(|format| render_stats(&stats, format));

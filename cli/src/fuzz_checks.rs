@@ -84,6 +84,29 @@ pub fn mir_import(data: &[u8]) {
     let opts = AllocOptions::default();
     if let Ok((a, _)) = allocate(&p, &opts) {
         check_allocation(&p, &a, &opts);
+        if let Ok(mir) = chromatic::mir::export::export(text, &a) {
+            check_export(&mir);
+        }
+    }
+}
+
+/// An exported function reads back with every operand a physical register.
+fn check_export(mir: &str) {
+    use chromatic::mir::ast::OperandKind;
+    let module = chromatic::mir::parse::parse_module(mir)
+        .unwrap_or_else(|e| panic!("the export does not read back: {e}\n{mir}"));
+    let operands = module
+        .functions
+        .iter()
+        .flat_map(|f| &f.blocks)
+        .flat_map(|b| &b.insts)
+        .flat_map(|i| i.defs.iter().chain(&i.operands));
+    for o in operands {
+        assert!(
+            !matches!(o.kind, OperandKind::VReg { .. }),
+            "the export keeps a virtual register at {}\n{mir}",
+            o.pos
+        );
     }
 }
 

@@ -13,6 +13,7 @@ mod draw;
 mod fmt;
 mod gap;
 mod gap_svg;
+mod llc;
 mod mir;
 mod mutate_check;
 mod options;

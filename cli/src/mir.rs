@@ -10,17 +10,22 @@
 //! and the VGPR units chromatic stores to scratch are put beside LLVM's
 //! `.vgpr_spill_count`. Every allocation is verified and its interpreter traces compared
 //! with the original's (a kernel that fails is an error, exit 1). The last lines are the
-//! totals and distributions; the very last says `VGPRs <= LLVM on N/M kernels`. Output
+//! totals and distributions; the very last says `VGPRs <= LLVM on N/M kernels`. With
+//! `--export`, each file's minimum-registers allocation is written back as MIR
+//! (`chromatic::mir::export`) and assembled by `llc-19` ([`crate::llc`]); its VGPR, SGPR
+//! and AGPR counts from the assembly are shown beside the others, and a kernel whose
+//! export does not assemble is an error. Output
 //! follows file order and is identical from run to run, except with `--times`, which adds
 //! the import, allocation and verification time of the whole run.
 
 use crate::corpus::files_with;
 use crate::diag::Source;
+use crate::llc::{KernelCounts, Llc};
 use crate::options::parse_source;
 use crate::pipeline::{checked, class_max, Times};
 use crate::Outcome;
 use chromatic::alloc::{AllocOptions, FunctionStats};
-use chromatic::{InstKind, Location, Program};
+use chromatic::{Function, InstKind, Location, Program};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -40,6 +45,12 @@ pub struct Args {
     /// Also allocate every kernel with LLVM's VGPRs and AGPRs as the budget.
     #[arg(long, requires = "manifest")]
     at_llvm: bool,
+    /// Write each allocation back as MIR and assemble it with `llc-19` (or `--llc`).
+    #[arg(long)]
+    export: bool,
+    /// The `llc` to assemble exports with (default: `llc-19` on the PATH).
+    #[arg(long, requires = "export")]
+    llc: Option<String>,
     /// Print the kernels as JSON instead of lines and totals.
     #[arg(long)]
     json: bool,
@@ -92,6 +103,10 @@ struct Kernel {
     occupancy: Option<u32>,
     llvm: Option<Llvm>,
     at_llvm: Option<AtLlvm>,
+    /// The allocation at LLVM's occupancy.
+    at_llvm_occupancy: Option<AtLlvm>,
+    /// `llc`'s counts on the exported allocation.
+    exported: Option<KernelCounts>,
     error: Option<String>,
 }
 
@@ -109,10 +124,16 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
         anyhow::bail!("no .mir files found");
     }
     let manifest = args.manifest.as_deref().map(read_manifest).transpose()?;
+    let llc = match args.export {
+        true => Some(Llc::find(args.llc.as_deref())?.ok_or_else(|| {
+            anyhow::anyhow!("--export needs llc-19: on the PATH or given by --llc")
+        })?),
+        false => None,
+    };
     let start = Instant::now();
     let results: Vec<(Vec<Kernel>, Times)> = files
         .par_iter()
-        .map(|f| file_kernels(f, manifest.as_ref(), args.at_llvm))
+        .map(|f| file_kernels(f, manifest.as_ref(), args.at_llvm, llc.as_ref()))
         .collect();
     let wall = start.elapsed();
     let mut times = Times::default();
@@ -216,6 +237,8 @@ fn file_error(file: &str, message: String) -> Vec<Kernel> {
         occupancy: None,
         llvm: None,
         at_llvm: None,
+        at_llvm_occupancy: None,
+        exported: None,
         error: Some(message),
     }]
 }
@@ -224,6 +247,7 @@ fn file_kernels(
     path: &Path,
     manifest: Option<&HashMap<String, Llvm>>,
     at_llvm: bool,
+    llc: Option<&Llc>,
 ) -> (Vec<Kernel>, Times) {
     let name = path.display().to_string();
     let mut times = Times::default();
@@ -242,7 +266,7 @@ fn file_kernels(
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     let llvm = manifest.and_then(|m| m.get(&stem).copied());
-    let rows = program
+    let (mut rows, allocated): (Vec<Kernel>, Vec<Option<Function>>) = program
         .functions
         .iter()
         .map(|f| {
@@ -252,11 +276,50 @@ fn file_kernels(
             };
             kernel(&name, &single, llvm, at_llvm, &mut times)
         })
-        .collect();
+        .unzip();
+    if let (Some(llc), Some(functions)) = (llc, allocated.into_iter().collect::<Option<_>>()) {
+        let allocated = Program {
+            target: program.target.clone(),
+            functions,
+        };
+        export(&source.text, &allocated, llc, &mut rows);
+    }
     (rows, times)
 }
 
-fn kernel(file: &str, p: &Program, llvm: Option<Llvm>, at_llvm: bool, times: &mut Times) -> Kernel {
+/// The allocation of a whole file written back as MIR and assembled by `llc`: its counts
+/// per kernel, or the reason it failed as each kernel's error.
+fn export(source: &str, allocated: &Program, llc: &Llc, rows: &mut [Kernel]) {
+    let cpu = chromatic::mir::parse::parse_module(source)
+        .ok()
+        .and_then(|m| m.cpu)
+        .map(|(cpu, _)| cpu)
+        .unwrap_or_default();
+    let assembled = chromatic::mir::export::export(source, allocated)
+        .map_err(|e| format!("export: {e}"))
+        .and_then(|text| {
+            llc.assemble(&text, &cpu)
+                .map_err(|e| format!("llc on the export: {e}"))
+        });
+    for row in rows {
+        match &assembled {
+            Ok(counts) => match counts.iter().find(|(name, _)| *name == row.kernel) {
+                Some((_, c)) => row.exported = Some(*c),
+                None => row.error = Some("llc on the export: no metadata for the kernel".into()),
+            },
+            Err(e) => row.error = Some(e.clone()),
+        }
+    }
+}
+
+/// One kernel's row, and its minimum-registers allocation.
+fn kernel(
+    file: &str,
+    p: &Program,
+    llvm: Option<Llvm>,
+    at_llvm: bool,
+    times: &mut Times,
+) -> (Kernel, Option<Function>) {
     let f = &p.functions[0];
     let mut row = Kernel {
         file: file.into(),
@@ -268,10 +331,14 @@ fn kernel(file: &str, p: &Program, llvm: Option<Llvm>, at_llvm: bool, times: &mu
         occupancy: None,
         llvm,
         at_llvm: None,
+        at_llvm_occupancy: None,
+        exported: None,
         error: None,
     };
+    let mut allocated = None;
     match checked(p, &AllocOptions::default(), Some(times)) {
-        Ok((_, stats)) => {
+        Ok((a, stats)) => {
+            allocated = a.functions.into_iter().next();
             row.max_live = per_class(&stats, |c| c.max_live);
             let regs = per_class(&stats, |c| c.regs_used.into());
             row.regs = Some(regs);
@@ -282,8 +349,9 @@ fn kernel(file: &str, p: &Program, llvm: Option<Llvm>, at_llvm: bool, times: &mu
     }
     if let (true, Some(l)) = (at_llvm, llvm) {
         row.at_llvm = Some(allocate_at_llvm(p, l));
+        row.at_llvm_occupancy = Some(allocate_at_llvm_occupancy(p, l));
     }
-    row
+    (row, allocated)
 }
 
 /// The VGPR figure occupancy reads (LLVM's `.vgpr_count`): VGPRs, or
@@ -308,11 +376,41 @@ fn per_class(stats: &[FunctionStats], get: impl Fn(&chromatic::alloc::ClassStats
 /// The allocation with LLVM's architectural VGPRs and AGPRs as the budget.
 fn allocate_at_llvm(p: &Program, l: Llvm) -> AtLlvm {
     let has_agprs = p.target.class_by_name("a").is_some();
-    let budget = Regs {
-        s: 0,
-        v: l.arch_vgprs.clamp(1, 256),
-        a: if has_agprs { l.agprs.min(256) } else { 0 },
+    allocate_at(
+        p,
+        Regs {
+            s: 0,
+            v: l.arch_vgprs.clamp(1, 256),
+            a: if has_agprs { l.agprs.min(256) } else { 0 },
+        },
+    )
+}
+
+/// The allocation with the most VGPRs that keep LLVM's occupancy as the budget: on a
+/// unified VGPR/AGPR file, LLVM's AGPRs and the rest of the file's share for VGPRs
+/// (`align(v, 4) + a`, the figure occupancy reads).
+fn allocate_at_llvm_occupancy(p: &Program, l: Llvm) -> AtLlvm {
+    let (Some(v), Ok(budget)) = (
+        p.target.class_by_name("v"),
+        p.target.budget_for_occupancy(l.occupancy.max(1)),
+    ) else {
+        return allocate_at_llvm(p, l);
     };
+    let file = u32::from(budget[v.index()]);
+    let has_agprs = p.target.class_by_name("a").is_some();
+    let a = if has_agprs { l.agprs.min(256) } else { 0 };
+    let v = if a > 0 {
+        ((file.saturating_sub(a)) / 4 * 4).clamp(1, 256)
+    } else {
+        file.clamp(1, 256)
+    };
+    allocate_at(p, Regs { s: 0, v, a })
+}
+
+/// The allocation with `budget` VGPRs and AGPRs (an AGPR budget only on targets with
+/// AGPRs).
+fn allocate_at(p: &Program, budget: Regs) -> AtLlvm {
+    let has_agprs = p.target.class_by_name("a").is_some();
     let mut classes = vec![("v".to_string(), budget.v as u16)];
     if has_agprs {
         classes.push(("a".to_string(), budget.a as u16));
@@ -388,21 +486,66 @@ fn line(k: &Kernel) -> String {
         );
     }
     if let Some(b) = &k.at_llvm {
-        out += &format!("  at llvm v={} a={}: ", b.budget.v, b.budget.a);
-        out += &match (b.vgpr_spills, b.sgpr_spills, &b.error) {
-            (Some(v), Some(s), _) => format!(
-                "spills chromatic v={v} s={s} llvm v={} s={}",
-                k.llvm.map_or(0, |l| l.vgpr_spills),
-                k.llvm.map_or(0, |l| l.sgpr_spills)
-            ),
-            (_, _, Some(e)) => format!("error: {e}"),
-            _ => "-".into(),
-        };
+        out += &format!(
+            "  at llvm v={} a={}: {}",
+            b.budget.v,
+            b.budget.a,
+            at_text(b, k.llvm)
+        );
+    }
+    if let (Some(b), Some(l)) = (&k.at_llvm_occupancy, k.llvm) {
+        out += &format!(
+            "  at llvm's occupancy {} v={} a={}: {}",
+            l.occupancy,
+            b.budget.v,
+            b.budget.a,
+            at_text(b, k.llvm)
+        );
+    }
+    if let Some(e) = k.exported {
+        out += &format!("  exported: llc s={} v={} a={}", e.sgprs, e.vgprs, e.agprs);
     }
     if let Some(e) = &k.error {
         out += &format!("  error: {e}");
     }
     out
+}
+
+/// Which allocation at a budget of LLVM's a row holds.
+type AtBudget = fn(&Kernel) -> Option<&AtLlvm>;
+
+/// The spills of every kernel at LLVM's `what` (registers or occupancy), summed.
+fn at_totals(what: &str, at: &[(&AtLlvm, Llvm)]) -> String {
+    let sum = |f: &dyn Fn(&AtLlvm) -> Option<u32>| at.iter().filter_map(|(b, _)| f(b)).sum::<u32>();
+    format!(
+        "at llvm's {what}: allocated {}/{}  spills chromatic v={} s={}  llvm v={} s={}  chromatic spills more VGPRs on {} kernels\n",
+        at.iter().filter(|(b, _)| b.error.is_none()).count(),
+        at.len(),
+        sum(&|b| b.vgpr_spills),
+        sum(&|b| b.sgpr_spills),
+        at.iter().map(|(_, l)| l.vgpr_spills).sum::<u32>(),
+        at.iter().map(|(_, l)| l.sgpr_spills).sum::<u32>(),
+        at.iter()
+            .filter(|(b, l)| b.vgpr_spills.is_some_and(|v| v > l.vgpr_spills))
+            .count()
+    )
+}
+
+fn is_export_error(e: &str) -> bool {
+    e.starts_with("export:") || e.starts_with("llc on the export:")
+}
+
+/// The spills of an allocation at a budget beside LLVM's.
+fn at_text(b: &AtLlvm, llvm: Option<Llvm>) -> String {
+    match (b.vgpr_spills, b.sgpr_spills, &b.error) {
+        (Some(v), Some(s), _) => format!(
+            "spills chromatic v={v} s={s} llvm v={} s={}",
+            llvm.map_or(0, |l| l.vgpr_spills),
+            llvm.map_or(0, |l| l.sgpr_spills)
+        ),
+        (_, _, Some(e)) => format!("error: {e}"),
+        _ => "-".into(),
+    }
 }
 
 /// Smallest, median and largest of `values`.
@@ -455,24 +598,28 @@ fn totals(kernels: &[Kernel]) -> String {
         spread(occupancy.clone()),
         occupancy.iter().filter(|d| **d < 0).count()
     );
-    let at: Vec<(&AtLlvm, Llvm)> = kernels
-        .iter()
-        .filter_map(|k| Some((k.at_llvm.as_ref()?, k.llvm?)))
-        .collect();
-    if !at.is_empty() {
-        let sum =
-            |f: &dyn Fn(&AtLlvm) -> Option<u32>| at.iter().filter_map(|(b, _)| f(b)).sum::<u32>();
+    let ways: [(&str, AtBudget); 2] = [
+        ("registers", |k| k.at_llvm.as_ref()),
+        ("occupancy", |k| k.at_llvm_occupancy.as_ref()),
+    ];
+    for (what, at) in ways {
+        let at: Vec<(&AtLlvm, Llvm)> = kernels
+            .iter()
+            .filter_map(|k| Some((at(k)?, k.llvm?)))
+            .collect();
+        if !at.is_empty() {
+            out += &at_totals(what, &at);
+        }
+    }
+    let exported = kernels.iter().filter(|k| k.exported.is_some()).count();
+    if exported > 0
+        || kernels
+            .iter()
+            .any(|k| k.error.as_deref().is_some_and(is_export_error))
+    {
         out += &format!(
-            "at llvm's registers: allocated {}/{}  spills chromatic v={} s={}  llvm v={} s={}  chromatic spills more VGPRs on {} kernels\n",
-            at.iter().filter(|(b, _)| b.error.is_none()).count(),
-            at.len(),
-            sum(&|b| b.vgpr_spills),
-            sum(&|b| b.sgpr_spills),
-            at.iter().map(|(_, l)| l.vgpr_spills).sum::<u32>(),
-            at.iter().map(|(_, l)| l.sgpr_spills).sum::<u32>(),
-            at.iter()
-                .filter(|(b, l)| b.vgpr_spills.is_some_and(|v| v > l.vgpr_spills))
-                .count()
+            "exported: {exported}/{} kernels assembled by llc from chromatic's allocation\n",
+            kernels.len()
         );
     }
     out += &format!(

@@ -118,10 +118,142 @@ fn mir_command_compares_with_llvm() {
         saxpy.contains("llvm s=12 v=6 a=0  vgpr_file 6  occupancy 8"),
         "{saxpy}"
     );
+    assert!(
+        text.contains(&format!(
+            "at llvm's occupancy: allocated {kernels}/{kernels}  spills chromatic v="
+        )),
+        "{text}"
+    );
+    assert!(
+        saxpy.contains("at llvm's occupancy 8 v=64 a=0: spills chromatic v=0 s=0 llvm v=0 s=0"),
+        "{saxpy}"
+    );
     let last = text.lines().last().unwrap_or_default();
     assert!(
         last.starts_with("VGPRs <= LLVM on ") && last.ends_with(&format!("/{kernels} kernels")),
         "{last}"
     );
     assert_eq!(stdout(&chromatic(&args)), text);
+}
+
+/// `llc-19` when it runs here (CI installs it); `None` after saying the test is skipped.
+fn llc(test: &str) -> Option<&'static str> {
+    let runs = Command::new("llc-19")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !runs {
+        eprintln!("{test}: SKIPPED: llc-19 is not on the PATH (apt-get install llvm-19)");
+    }
+    runs.then_some("llc-19")
+}
+
+/// The body of an exported function: every register physical, the control-flow pseudos
+/// lowered, live-ins listed; the header without virtual registers.
+#[test]
+fn emit_mir_writes_physical_registers() {
+    let out = chromatic(&["alloc", SAXPY, "--emit", "mir"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let body = text.split("body:").nth(1).expect("a body");
+    let virtual_regs = body
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("bb."))
+        .filter(|l| {
+            l.match_indices('%')
+                .any(|(i, _)| l[i + 1..].starts_with(|c: char| c.is_ascii_digit()))
+        })
+        .count();
+    assert_eq!(virtual_regs, 0, "{body}");
+    assert!(body.contains("S_AND_SAVEEXEC_B64"), "{body}");
+    assert!(body.contains("$exec = S_OR_B64 $exec, "), "{body}");
+    assert!(
+        !body.contains("SI_IF") && !body.contains("SI_END_CF"),
+        "{body}"
+    );
+    assert!(body.contains("    liveins: $"), "{body}");
+    assert!(text.contains("registers:       []\n"), "{text}");
+    assert!(!text.contains("virtual-reg: '%"), "{text}");
+    assert_eq!(stdout(&chromatic(&["alloc", SAXPY, "--emit", "mir"])), text);
+    let chr = chromatic(&["alloc", "corpus/tied_mac.chr", "--emit", "mir"]);
+    assert_eq!(chr.status.code(), Some(2), "{}", stderr(&chr));
+    assert!(stderr(&chr).contains("--emit mir needs a .mir input"));
+}
+
+/// Spills to scratch and SGPR spills to VGPR lanes are written as LLVM's pseudos and
+/// lane instructions, and the spill-slot objects declared.
+#[test]
+fn emit_mir_writes_spill_code() {
+    let out = chromatic(&[
+        "alloc",
+        "corpus/amd/tc_math_fp64-gfx942.mir",
+        "--regs",
+        "s=16,v=12",
+        "--emit",
+        "mir",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("SI_SPILL_V32_SAVE $vgpr"), "{text}");
+    assert!(text.contains("= SI_SPILL_V32_RESTORE %stack."), "{text}");
+    assert!(
+        text.contains("type: spill-slot, offset: 0, size: 4"),
+        "{text}"
+    );
+    assert!(text.contains("hasSpilledVGPRs: true"), "{text}");
+    let lanes = chromatic(&[
+        "alloc",
+        "corpus/amd/ocl_mandelbrot-gfx942.mir",
+        "--regs",
+        "s=12",
+        "--emit",
+        "mir",
+    ]);
+    assert_eq!(lanes.status.code(), Some(0), "{}", stderr(&lanes));
+    let lanes = stdout(&lanes);
+    assert!(lanes.contains("= V_WRITELANE_B32 $sgpr"), "{lanes}");
+    assert!(lanes.contains("= V_READLANE_B32 $vgpr"), "{lanes}");
+}
+
+/// Every exported kernel of the sample assembles with `llc-19`, at the minimum registers
+/// and with spill code forced by a tight budget.
+#[test]
+fn exported_kernels_assemble_with_llc() {
+    let Some(llc) = llc("exported_kernels_assemble_with_llc") else {
+        return;
+    };
+    let out = chromatic(&["mir", "corpus/amd", "--export"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let text = stdout(&out);
+    let kernels = text.lines().filter(|l| l.contains(" @")).count();
+    assert!(
+        text.contains(&format!(
+            "exported: {kernels}/{kernels} kernels assembled by llc"
+        )),
+        "{text}"
+    );
+    assert!(text.contains("exported: llc s="), "{text}");
+    let spilled = [
+        ("corpus/amd/tc_math_fp64-gfx942.mir", "s=16,v=12", "gfx942"),
+        ("corpus/amd/ocl_mandelbrot-gfx942.mir", "s=12", "gfx942"),
+        ("corpus/amd/ocl_nbody_step-gfx1100.mir", "v=16", "gfx1100"),
+    ];
+    for (file, regs, cpu) in spilled {
+        let path = temp_file("spilled.mir", "");
+        let out = chromatic(&["alloc", file, "--regs", regs, "--emit", "mir", "-o", &path]);
+        assert_eq!(out.status.code(), Some(0), "{file}: {}", stderr(&out));
+        let asm = Command::new(llc)
+            .args(["-mtriple=amdgcn-amd-amdhsa", &format!("-mcpu={cpu}"), "-O3"])
+            .args(["-start-after=virtregrewriter,1", &path, "-o", "-"])
+            .output()
+            .expect("llc runs");
+        assert!(asm.status.success(), "{file} at {regs}: {}", stderr(&asm));
+        assert!(stdout(&asm).contains("amdhsa.kernels"), "{file}");
+    }
 }

@@ -119,7 +119,7 @@ struct Lowering<'a> {
 }
 
 /// Opcodes that end a block.
-fn is_terminator(opcode: &str) -> bool {
+pub(super) fn is_terminator(opcode: &str) -> bool {
     matches!(
         opcode,
         "S_BRANCH"
@@ -638,7 +638,7 @@ impl Lowering<'_> {
         {
             if let OperandKind::VReg { id, .. } = d.kind {
                 let mut def = Def::new(self.value_of(id, d.pos)?, d.pos);
-                def.early_clobber = d.flags.early_clobber;
+                def.early_clobber = d.flags.early_clobber || inst.opcode == "SI_IF_BREAK";
                 defs.push(def);
             }
         }
@@ -757,7 +757,7 @@ impl Lowering<'_> {
         operands: &mut [Operand],
         out: &mut Vec<Inst>,
     ) -> Result<(), MirError> {
-        let Some(t) = tied_operand(&inst.opcode) else {
+        let Some(t) = tied_operand(&inst.opcode, sources.len()) else {
             return Ok(());
         };
         let (Some(def), Some(Operand::Value(u))) = (defs.first_mut(), operands.get_mut(t as usize))

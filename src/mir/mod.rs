@@ -22,6 +22,7 @@
 
 pub mod ast;
 pub mod classes;
+pub mod export;
 mod lexer;
 mod lower;
 pub mod parse;

@@ -76,10 +76,23 @@ fn function(lines: &[(u32, &str)], pos: Pos) -> Result<FunctionAst, MirError> {
         classes: HashMap::new(),
         blocks: Vec::new(),
     };
+    let mut seen: Vec<&str> = Vec::new();
     let mut i = 0;
     while i < lines.len() {
         let (n, line) = lines[i];
         i += 1;
+        let repeated = ["name:", "body:"]
+            .into_iter()
+            .find(|key| line.starts_with(key) && seen.contains(key));
+        if let Some(key) = repeated {
+            return Err(MirError {
+                pos: Pos { line: n, col: 1 },
+                message: format!("a second `{key}` in one machine function"),
+            });
+        }
+        if let Some(key) = ["name:", "body:"].into_iter().find(|k| line.starts_with(k)) {
+            seen.push(key);
+        }
         if let Some(name) = line.strip_prefix("name:") {
             f.name = name.trim().trim_matches('\'').to_string();
             f.pos = Pos { line: n, col: 1 };
@@ -205,7 +218,7 @@ fn block_header(rest: &str, pos: Pos) -> Result<BlockAst, MirError> {
 
 /// An instruction line cut before its memory operands (` :: (load …)`), which are free
 /// text to allocation, and those operands.
-fn split_memory_operands(line: &str) -> (&str, &str) {
+pub(super) fn split_memory_operands(line: &str) -> (&str, &str) {
     let mut in_string = false;
     let bytes = line.as_bytes();
     for i in 0..bytes.len() {

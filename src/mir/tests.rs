@@ -76,6 +76,15 @@ fn errors_are_positioned() {
     assert_eq!(e.message, "`%9` is read but never defined");
     let no_cpu = KERNEL.replace("\"target-cpu\"=\"gfx942\"", "");
     assert!(import(&no_cpu).unwrap_err().message.contains("target-cpu"));
+    let body_line = KERNEL
+        .lines()
+        .position(|l| l.starts_with("body:"))
+        .unwrap_or(0);
+    let mut lines: Vec<&str> = KERNEL.lines().collect();
+    lines.insert(body_line + 1, lines[body_line]);
+    let e = import(&lines.join("\n")).unwrap_err();
+    assert_eq!(e.message, "a second `body:` in one machine function");
+    assert_eq!(e.pos.line as usize, body_line + 2);
 }
 
 /// The opcodes of block `b` of the first function, in order.

@@ -8,10 +8,37 @@
 //! - VOP3 `_e64` of the same: `src0_modifiers, src0, src1_modifiers, src1,
 //!   src2_modifiers, src2, …` → 5;
 //! - MFMA `*_mac_e64`, `*_mac_vgprcd_e64` (gfx90a+): `src0, src1, src2, cbsz, abid, blgp` → 2;
-//! - WMMA `*_twoaddr*` (gfx11): modifiers before each source, as VOP3 → 5.
+//! - WMMA `*_twoaddr*` (gfx11): modifiers before each source, as VOP3 → 5;
+//! - DPP `*_dpp` (`Constraints = "$vdst = $old"`, `VOP2Instructions.td`, `VOP1Instructions.td`):
+//!   the lanes the DPP controls disable keep `old`, the first explicit use → 0;
+//! - `V_PERMLANE16_B32_e64`, `V_PERMLANEX16_B32_e64` (`$vdst = $vdst_in`,
+//!   `VOP3Instructions.td`): `src0_modifiers, src0, src1_modifiers, src1, src2_modifiers,
+//!   src2, vdst_in, op_sel` → 6;
+//! - `V_WRITELANE_B32` (`$vdst = $vdst_in`): `src0, src1, vdst_in` → 2;
+//! - `V_CVT_PK_FP8_F32_e64`, `V_CVT_PK_BF8_F32_e64` (gfx940+, `$vdst = $vdst_in`: the
+//!   half not written is kept): `src0_modifiers, src0, src1_modifiers, src1, vdst_in,
+//!   op_sel` → 4;
+//! - loads into half a register (`DS_READ_*_D16*`, `GLOBAL_LOAD_*_D16*`,
+//!   `BUFFER_LOAD_*_D16*`, `FLAT_LOAD_*_D16*`, `SCRATCH_LOAD_*_D16*`: `$vdst = $vdst_in`,
+//!   `DSInstructions.td`, `FLATInstructions.td`, `BUFInstructions.td`): the kept half is
+//!   their last explicit operand.
 
-/// The explicit-use index the definition of `opcode` is tied to, if any.
-pub fn tied_operand(opcode: &str) -> Option<u16> {
+/// The explicit-use index the definition of `opcode` is tied to, if any, for an
+/// instruction with `uses` explicit uses.
+pub fn tied_operand(opcode: &str, uses: usize) -> Option<u16> {
+    let half_load = [
+        "DS_READ_",
+        "GLOBAL_LOAD_",
+        "BUFFER_LOAD_",
+        "FLAT_LOAD_",
+        "SCRATCH_LOAD_",
+    ]
+    .iter()
+    .any(|p| opcode.starts_with(p))
+        && opcode.contains("_D16");
+    if half_load {
+        return uses.checked_sub(1).and_then(|i| u16::try_from(i).ok());
+    }
     let accumulating = [
         "V_FMAC_",
         "V_MAC_",
@@ -39,7 +66,15 @@ pub fn tied_operand(opcode: &str) -> Option<u16> {
     if opcode.starts_with("V_WMMA_") && opcode.contains("_twoaddr") {
         return Some(5);
     }
-    None
+    if opcode.ends_with("_dpp") {
+        return Some(0);
+    }
+    match opcode {
+        "V_PERMLANE16_B32_e64" | "V_PERMLANEX16_B32_e64" => Some(6),
+        "V_WRITELANE_B32" => Some(2),
+        "V_CVT_PK_FP8_F32_e64" | "V_CVT_PK_BF8_F32_e64" => Some(4),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -48,14 +83,20 @@ mod tests {
 
     #[test]
     fn table() {
-        assert_eq!(tied_operand("V_FMAC_F32_e32"), Some(2));
-        assert_eq!(tied_operand("V_FMAC_F32_e64"), Some(5));
+        assert_eq!(tied_operand("V_FMAC_F32_e32", 6), Some(2));
+        assert_eq!(tied_operand("V_FMAC_F32_e64", 6), Some(5));
         assert_eq!(
-            tied_operand("V_MFMA_F32_32X32X8F16_mac_vgprcd_e64"),
+            tied_operand("V_MFMA_F32_32X32X8F16_mac_vgprcd_e64", 6),
             Some(2)
         );
-        assert_eq!(tied_operand("V_MFMA_F32_32X32X8F16_e64"), None);
-        assert_eq!(tied_operand("V_WMMA_F32_16X16X16_F16_twoaddr_w32"), Some(5));
-        assert_eq!(tied_operand("V_FMA_F32_e64"), None);
+        assert_eq!(tied_operand("V_MFMA_F32_32X32X8F16_e64", 6), None);
+        assert_eq!(
+            tied_operand("V_WMMA_F32_16X16X16_F16_twoaddr_w32", 6),
+            Some(5)
+        );
+        assert_eq!(tied_operand("V_FMA_F32_e64", 6), None);
+        assert_eq!(tied_operand("V_MOV_B32_dpp", 6), Some(0));
+        assert_eq!(tied_operand("V_PERMLANEX16_B32_e64", 8), Some(6));
+        assert_eq!(tied_operand("DS_READ_U16_D16_HI", 4), Some(3));
     }
 }
