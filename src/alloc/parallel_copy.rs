@@ -4,8 +4,10 @@
 //! Correctness, Code Quality, and Efficiency", CGO 2009; Mesa ACO's `handle_operands`),
 //! done per register unit so that tuples whose ranges overlap partially are handled
 //! exactly: repeatedly emit every move whose destination no pending move still reads;
-//! what remains are cycles, broken by a `swap` where the class has one, else by saving one
-//! destination in a free unit of the class, else in a temporary memory slot. Consecutive
+//! what remains are cycles. A cycle whose destination's old content was already copied to
+//! a destination written earlier (a value moved to several places) reads it from there;
+//! others are broken by a `swap` where the class has one, else by saving one destination
+//! in a free unit of the class, else in a temporary memory slot. Consecutive
 //! unit moves of one value are merged back into tuple moves, and no move has its source
 //! equal to its destination.
 
@@ -39,6 +41,7 @@ pub fn sequentialise(
 ) -> Vec<InstKind> {
     let mut pending = expand(moves);
     let mut out: Vec<InstKind> = Vec::new();
+    let mut written: Vec<UnitMove> = Vec::new();
     while !pending.is_empty() {
         let (ready, rest): (Vec<UnitMove>, Vec<UnitMove>) = pending.iter().partition(|m| {
             !pending
@@ -48,9 +51,12 @@ pub fn sequentialise(
         pending = rest;
         if !ready.is_empty() {
             out.extend(ready.iter().map(emit));
+            written.extend(ready);
             continue;
         }
-        break_cycle(&mut pending, &mut out, target, moves, busy, temp_slot);
+        if !read_from_copy(&mut pending, &written) {
+            break_cycle(&mut pending, &mut out, target, moves, busy, temp_slot);
+        }
     }
     merge_adjacent(out)
 }
@@ -106,6 +112,28 @@ fn emit(m: &UnitMove) -> InstKind {
             value: m.value,
         }),
     }
+}
+
+/// Every pending destination is still read: when the old content of one of them was
+/// copied already to a destination written earlier (a value moved to several places),
+/// the cycle reads it from there, with no swap and no temporary. Returns whether it did.
+fn read_from_copy(pending: &mut [UnitMove], written: &[UnitMove]) -> bool {
+    let copy = pending.iter().find_map(|m| {
+        written
+            .iter()
+            .find(|w| w.class == m.class && w.src == Src::Unit(m.dst))
+            .map(|w| (m.class, m.dst, w.dst))
+    });
+    let Some((class, dst, copy)) = copy else {
+        return false;
+    };
+    for o in pending
+        .iter_mut()
+        .filter(|o| o.class == class && o.src == Src::Unit(dst))
+    {
+        o.src = Src::Unit(copy);
+    }
+    true
 }
 
 /// Every pending destination is still read: break a cycle at a move that reads a unit.
@@ -412,6 +440,23 @@ mod tests {
         );
         assert!(matches!(seq[0], InstKind::Spill(_)));
         assert!(seq.iter().any(|i| matches!(i, InstKind::Reload(_))));
+    }
+
+    /// Two values exchanged, each also copied elsewhere (a loop's back edge, predicates
+    /// with no swap and no free register): the exchange reads the copies.
+    #[test]
+    fn cycle_whose_values_were_copied_elsewhere_reads_the_copies() {
+        let moves = [
+            mv(1, 4, 1, 0),
+            mv(2, 6, 1, 1),
+            mv(6, 4, 1, 0),
+            mv(4, 6, 1, 1),
+        ];
+        for swap in [false, true] {
+            let seq = check(&moves, swap, true);
+            assert_eq!(seq.len(), 4, "{seq:?}");
+            assert!(seq.iter().all(|i| matches!(i, InstKind::ParallelCopy(_))));
+        }
     }
 
     #[test]

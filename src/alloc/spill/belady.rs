@@ -658,10 +658,52 @@ impl Belady<'_, '_> {
     /// edge reloads it every iteration. A backward fixpoint finds, per block, the entry
     /// values that are read in a register before leaving it; the others leave W from
     /// the entry (and their eviction before the first read goes), which only frees
-    /// registers the walk had counted as taken. Values kept for a divergent side stay, and
-    /// so do phis (a phi left out would be a memory phi, stored on every incoming edge,
-    /// where its eviction stores it once).
+    /// registers the walk had counted as taken. Values kept for a divergent side stay while
+    /// the block that reads the kept set (the else-arm, the join) holds them, and so do
+    /// phis (a phi left out would be a memory phi, stored on every incoming edge, where
+    /// its eviction stores it once). When a reader drops a kept value, the branch no
+    /// longer keeps it, and the side's blocks may drop it in the next round: otherwise
+    /// the side would reload, for nobody, a value its branch had kept when the loop
+    /// around it had room for it.
     fn drop_unneeded(&mut self) {
+        self.drop_unneeded_round();
+        while self.release_kept() {
+            self.drop_unneeded_round();
+        }
+    }
+
+    /// Restricts each kept set to what its reader still holds at its entry: the else-arm
+    /// for the then-side (a value the join is kept for stays: the then-side reaches the
+    /// join when no lane takes the else-side), the join for the else-side. Returns whether
+    /// a set changed.
+    fn release_kept(&mut self) -> bool {
+        let mut changed = false;
+        let keys: Vec<(Block, u8)> = self.kept.keys().copied().collect();
+        for (branch, side) in keys {
+            let then_side = side == Side::Then as u8;
+            let reader = match &self.f().block(branch).term {
+                Terminator::Branch { else_block, .. } if then_side => Some(*else_block),
+                _ => self.input.a.pdom.ipdom(branch),
+            };
+            let Some(reader) = reader else { continue };
+            let for_join = self
+                .kept
+                .get(&Self::side_key(branch, Side::Else))
+                .cloned()
+                .unwrap_or_default();
+            let entry = &self.plans[reader.index()].entry;
+            let held =
+                |v: &Value| entry.binary_search(v).is_ok() || then_side && for_join.contains(v);
+            if let Some(kept) = self.kept.get_mut(&(branch, side)) {
+                let before = kept.len();
+                kept.retain(held);
+                changed |= kept.len() != before;
+            }
+        }
+        changed
+    }
+
+    fn drop_unneeded_round(&mut self) {
         let order = visit_order(self.input.graph, self.input.loops, self.input.f);
         let mut needed: Vec<BTreeSet<Value>> = vec![BTreeSet::new(); self.plans.len()];
         let mut changed = true;
