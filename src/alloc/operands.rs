@@ -164,14 +164,26 @@ impl Builder<'_, '_, '_> {
             .position(|&r| r == Role::Value(v))
     }
 
+    /// One item per resident of the class; the alignment of the last size seen is reused
+    /// (residents mostly share one size).
     fn residents(&mut self, residents: &[(Value, Option<u16>)]) {
-        for &(v, at) in residents.iter().filter(|(v, _)| self.ctx.of_class(*v)) {
+        let mut aligned: Option<(u16, u16)> = None;
+        for &(v, at) in residents {
+            let (class, size) = (self.ctx.shape)(v);
+            if class != self.ctx.class {
+                continue;
+            }
             let span = if (self.ctx.lives_on)(v) {
                 Span::Both
             } else {
                 Span::Early
             };
-            let mut item = self.ctx.item(v, span);
+            let align = match aligned {
+                Some((s, a)) if s == size => a,
+                _ => self.ctx.align(size),
+            };
+            aligned = Some((size, align));
+            let mut item = Item::new(size, align, span);
             item.current = at;
             self.push(item, Role::Value(v));
             self.residents += 1;
