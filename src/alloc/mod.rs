@@ -287,19 +287,35 @@ fn allocate_with_regalloc2(
     })
 }
 
-/// Assigns, lowers and materialises a spilled function.
+/// Assigns, lowers and materialises the function the spiller left (`f`, the prepared
+/// function, when nothing was spilled), moving it through the stages.
 fn assign_spilled(
-    f: &Function,
+    f: Function,
     target: &Target,
-    spilled: &spill::Spilled,
-    sa: &Analysis,
+    spilled: spill::Spilled,
+    a: &Analysis,
     policy: Policy,
 ) -> Result<Function, AllocError> {
-    let k = spilled.budget.as_slice();
-    let func = spilled.func.as_ref().unwrap_or(f);
-    let assigned = assign::assign(func, target, sa, k, policy)?;
-    let lowered = out_of_ssa::lower(assigned, target, sa, k)?;
-    spill::materialise::materialise(f, lowered, &spilled.plan)
+    let spill::Spilled {
+        func,
+        budget,
+        plan,
+        analysis,
+    } = spilled;
+    let (k, sa) = (budget.as_slice(), analysis.as_ref().unwrap_or(a));
+    match func {
+        Some(spilled) => {
+            let assigned = assign::assign(spilled, target, sa, k, policy)?;
+            let lowered = out_of_ssa::lower(assigned, target, sa, k)?;
+            spill::materialise::materialise(&f, lowered, &plan)
+        }
+        // Nothing spilled: the plan is the identity, and materialising would change
+        // nothing (no pseudo-operations, no memory phis, every value original).
+        None => {
+            let assigned = assign::assign(f, target, sa, k, policy)?;
+            out_of_ssa::lower(assigned, target, sa, k)
+        }
+    }
 }
 
 /// An allocated function, the analysis of the original (with its edges split), and how
@@ -377,9 +393,8 @@ pub fn allocate_function(
     } = prepare_function(f, target)?;
     stages.ran("spill");
     let spilled = spill::spill(&prepared, target, &a, budget)?;
-    let sa = spilled.analysis.as_ref().unwrap_or(&a);
     stages.ran("assign");
-    let mut func = assign_spilled(&prepared, target, &spilled, sa, policy)?;
+    let mut func = assign_spilled(prepared, target, spilled, &a, policy)?;
     prepare::drop_empty(&mut func, &added);
     Ok(Allocated {
         func,

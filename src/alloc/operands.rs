@@ -108,37 +108,50 @@ impl Context<'_> {
 /// Builds the problem of `ctx.class` at an instruction whose operands are `ops`, with
 /// `residents` in registers (with their first unit, when known).
 pub fn build(ctx: &Context, residents: &[(Value, Option<u16>)], ops: Operands) -> Built {
+    let mut built = Built::default();
+    build_into(ctx, residents, ops, &mut built);
+    built
+}
+
+/// [`build`] into `built`, whose buffers are reused.
+pub fn build_into(
+    ctx: &Context,
+    residents: &[(Value, Option<u16>)],
+    ops: Operands,
+    built: &mut Built,
+) {
+    built.problem.units = ctx.units;
+    built.problem.items.clear();
+    built.roles.clear();
+    let most = residents.len() + ops.operands.len() + ops.defs.len();
+    built.problem.items.reserve(most);
+    built.roles.reserve(most);
+    built.reads.clear();
+    built.reads.resize(ops.operands.len(), None);
+    built.defs.clear();
+    built.defs.resize(ops.defs.len(), None);
     let mut b = Builder {
         ctx,
         ops,
-        built: Built {
-            problem: Problem {
-                units: ctx.units,
-                items: Vec::new(),
-            },
-            roles: Vec::new(),
-            reads: vec![None; ops.operands.len()],
-            defs: vec![None; ops.defs.len()],
-        },
-        value_item: Vec::new(),
+        built,
+        residents: 0,
     };
     b.residents(residents);
     b.fixed_uses();
     b.plain_uses();
     b.tied_defs();
     b.other_defs();
-    b.built
 }
 
-struct Builder<'c, 'a> {
+struct Builder<'c, 'a, 'b> {
     ctx: &'c Context<'c>,
     ops: Operands<'a>,
-    built: Built,
-    /// Item of each resident value.
-    value_item: Vec<(Value, usize)>,
+    built: &'b mut Built,
+    /// The items of resident values come first: this many.
+    residents: usize,
 }
 
-impl Builder<'_, '_> {
+impl Builder<'_, '_, '_> {
     fn push(&mut self, item: Item, role: Role) -> usize {
         self.built.problem.items.push(item);
         self.built.roles.push(role);
@@ -146,35 +159,40 @@ impl Builder<'_, '_> {
     }
 
     fn item_of(&self, v: Value) -> Option<usize> {
-        self.value_item
+        self.built.roles[..self.residents]
             .iter()
-            .find(|&&(w, _)| w == v)
-            .map(|&(_, i)| i)
+            .position(|&r| r == Role::Value(v))
     }
 
+    /// One item per resident of the class; the alignment of the last size seen is reused
+    /// (residents mostly share one size).
     fn residents(&mut self, residents: &[(Value, Option<u16>)]) {
-        for &(v, at) in residents.iter().filter(|(v, _)| self.ctx.of_class(*v)) {
+        let mut aligned: Option<(u16, u16)> = None;
+        for &(v, at) in residents {
+            let (class, size) = (self.ctx.shape)(v);
+            if class != self.ctx.class {
+                continue;
+            }
             let span = if (self.ctx.lives_on)(v) {
                 Span::Both
             } else {
                 Span::Early
             };
-            let mut item = self.ctx.item(v, span);
+            let align = match aligned {
+                Some((s, a)) if s == size => a,
+                _ => self.ctx.align(size),
+            };
+            aligned = Some((size, align));
+            let mut item = Item::new(size, align, span);
             item.current = at;
-            let i = self.push(item, Role::Value(v));
-            self.value_item.push((v, i));
+            self.push(item, Role::Value(v));
+            self.residents += 1;
         }
     }
 
     /// Value operands of the class: (operand index, use).
     fn uses(&self) -> Vec<(usize, Use)> {
-        self.ops
-            .operands
-            .iter()
-            .enumerate()
-            .filter_map(|(k, o)| Some((k, *o.as_use()?)))
-            .filter(|(_, u)| self.ctx.of_class(u.value))
-            .collect()
+        uses_of(self.ctx, self.ops).collect()
     }
 
     /// Registers late definitions of the class are fixed to.
@@ -191,6 +209,9 @@ impl Builder<'_, '_> {
     /// sits in, if any) unless it lives on where a late fixed definition overwrites it;
     /// every other fixed register is read through a copy pinned there.
     fn fixed_uses(&mut self) {
+        if !uses_of(self.ctx, self.ops).any(|(_, u)| u.fixed.is_some()) {
+            return;
+        }
         let late_fixed = self.late_fixed();
         let uses = self.uses();
         let mut values: Vec<Value> = uses
@@ -242,7 +263,7 @@ impl Builder<'_, '_> {
 
     /// Uses without a fixed register read their value's item.
     fn plain_uses(&mut self) {
-        for (k, u) in self.uses() {
+        for (k, u) in uses_of(self.ctx, self.ops) {
             if u.fixed.is_none() {
                 self.built.reads[k] = self.item_of(u.value);
             }
@@ -315,6 +336,15 @@ impl Builder<'_, '_> {
             self.built.defs[d] = Some(self.push(item, Role::Def(d)));
         }
     }
+}
+
+/// Value operands of `ctx.class` in `ops`: (operand index, use).
+fn uses_of<'o>(ctx: &'o Context, ops: Operands<'o>) -> impl Iterator<Item = (usize, Use)> + 'o {
+    ops.operands
+        .iter()
+        .enumerate()
+        .filter_map(|(k, o)| Some((k, *o.as_use()?)))
+        .filter(move |(_, u)| ctx.of_class(u.value))
 }
 
 /// Whether two register ranges share a unit.

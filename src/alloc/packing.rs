@@ -30,6 +30,7 @@
 //! bound on where the greedy order ends that, within the budget, implies [`fits`].
 
 use std::cmp::Reverse;
+use std::collections::VecDeque;
 
 /// Which instants of the instruction an item occupies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -109,88 +110,151 @@ pub enum Order {
 /// on every run.
 const SEARCH_NODES: usize = 20_000;
 
-/// Occupancy of the units at the two instants.
+/// Most units a class may have (`target`: 1 to 1024).
+const MAX_UNITS: usize = 1024;
+const WORDS: usize = MAX_UNITS / 64;
+
+/// Occupancy of the units at the two instants, one bit per unit, on the stack.
 #[derive(Clone, Debug)]
 struct Grid {
-    early: Vec<bool>,
-    late: Vec<bool>,
+    units: u16,
+    early: [u64; WORDS],
+    late: [u64; WORDS],
+}
+
+/// The bit masks of the units `start..end`, word by word: (word, mask).
+fn masks(start: usize, end: usize) -> impl Iterator<Item = (usize, u64)> {
+    let mut u = start;
+    std::iter::from_fn(move || {
+        if u >= end {
+            return None;
+        }
+        let (word, bit) = (u / 64, u % 64);
+        let n = (end - u).min(64 - bit);
+        let mask = if n == 64 {
+            !0
+        } else {
+            ((1u64 << n) - 1) << bit
+        };
+        u += n;
+        Some((word, mask))
+    })
 }
 
 impl Grid {
     fn new(units: u16) -> Grid {
+        assert!(
+            usize::from(units) <= MAX_UNITS,
+            "a class has at most 1024 units"
+        );
         Grid {
-            early: vec![false; usize::from(units)],
-            late: vec![false; usize::from(units)],
+            units,
+            early: [0; WORDS],
+            late: [0; WORDS],
         }
     }
 
     fn units(&self) -> u16 {
-        self.early.len() as u16
+        self.units
     }
 
     fn fits(&self, item: &Item, at: u16) -> bool {
         let (start, end) = (usize::from(at), usize::from(at) + usize::from(item.size));
-        if end > self.early.len() || !at.is_multiple_of(item.align) {
+        if end > usize::from(self.units) || !at.is_multiple_of(item.align) {
             return false;
         }
-        let free = |row: &[bool]| row[start..end].iter().all(|&b| !b);
-        (!item.span.early() || free(&self.early)) && (!item.span.late() || free(&self.late))
+        let (early, late) = (item.span.early(), item.span.late());
+        masks(start, end)
+            .all(|(w, m)| (!early || self.early[w] & m == 0) && (!late || self.late[w] & m == 0))
     }
 
     fn set(&mut self, item: &Item, at: u16, value: bool) {
-        let range = usize::from(at)..usize::from(at) + usize::from(item.size);
-        if item.span.early() {
-            self.early[range.clone()]
-                .iter_mut()
-                .for_each(|b| *b = value);
-        }
-        if item.span.late() {
-            self.late[range].iter_mut().for_each(|b| *b = value);
+        let end = usize::from(at) + usize::from(item.size);
+        let (early, late) = (item.span.early(), item.span.late());
+        for (w, m) in masks(usize::from(at), end) {
+            for (row, on) in [(&mut self.early, early), (&mut self.late, late)] {
+                if on {
+                    row[w] = if value { row[w] | m } else { row[w] & !m };
+                }
+            }
         }
     }
 
     /// Units of the item's instants held by something else in the window at `at`.
     fn taken(&self, item: &Item, at: u16) -> usize {
-        let range = usize::from(at)..usize::from(at) + usize::from(item.size);
-        range
-            .filter(|&u| (item.span.early() && self.early[u]) || (item.span.late() && self.late[u]))
-            .count()
+        let end = usize::from(at) + usize::from(item.size);
+        let (early, late) = (item.span.early(), item.span.late());
+        masks(usize::from(at), end)
+            .map(|(w, m)| {
+                let e = if early { self.early[w] } else { 0 };
+                let l = if late { self.late[w] } else { 0 };
+                ((e | l) & m).count_ones() as usize
+            })
+            .sum()
+    }
+
+    /// Units free at both instants.
+    fn free_at_both(&self) -> usize {
+        let taken: u32 = self
+            .early
+            .iter()
+            .zip(&self.late)
+            .map(|(e, l)| (e | l).count_ones())
+            .sum();
+        usize::from(self.units) - taken as usize
     }
 
     fn free_units(&self, early: bool) -> usize {
         let row = if early { &self.early } else { &self.late };
-        row.iter().filter(|&&b| !b).count()
+        let taken: u32 = row.iter().map(|w| w.count_ones()).sum();
+        usize::from(self.units) - taken as usize
     }
 
     /// Aligned start positions for `item` in `order`.
-    fn positions(&self, item: &Item, order: Order) -> Vec<u16> {
-        let last = self.units().saturating_sub(item.size);
-        let all = || (0..=last).step_by(usize::from(item.align));
-        if item.size > self.units() {
-            return Vec::new();
-        }
-        match order {
-            Order::Lowest => all().collect(),
+    fn positions(&self, item: &Item, order: Order) -> impl Iterator<Item = u16> + Clone {
+        let units = self.units();
+        let last = units.saturating_sub(item.size);
+        let align = item.align;
+        let room = if item.size > units { 0 } else { usize::MAX };
+        let (start, spread) = match order {
+            Order::Lowest => (0, 0),
             Order::From { start, spread } => {
-                let spread = spread.min(self.units()).max(1);
-                let start = start % spread;
-                let aligned = |p: &u16| p.is_multiple_of(item.align);
-                let head = (start..spread).filter(aligned);
-                let wrap = (0..start).filter(aligned);
-                let mut out: Vec<u16> = head.chain(wrap).filter(|&p| p <= last).collect();
-                out.extend(all().filter(|&p| p >= spread));
-                out
+                let spread = spread.min(units).max(1);
+                (start % spread, spread)
             }
-        }
+        };
+        let aligned = move |p: &u16| p.is_multiple_of(align) && *p <= last;
+        let head = (start..spread).filter(aligned);
+        let wrap = (0..start).filter(aligned);
+        let rest = (0..=last)
+            .step_by(usize::from(align))
+            .filter(move |&p| p >= spread);
+        head.chain(wrap).chain(rest).take(room)
     }
 
     fn first_fit(&self, item: &Item, order: Order) -> Option<u16> {
         if let Some(p) = item.prefer.filter(|&p| self.fits(item, p)) {
             return Some(p);
         }
-        self.positions(item, order)
-            .into_iter()
-            .find(|&p| self.fits(item, p))
+        if order == Order::Lowest && item.size == 1 && item.align == 1 {
+            return self.lowest_free_unit(item.span);
+        }
+        self.positions(item, order).find(|&p| self.fits(item, p))
+    }
+
+    /// The lowest unit free at the instants of `span`, by scanning words.
+    fn lowest_free_unit(&self, span: Span) -> Option<u16> {
+        let units = usize::from(self.units);
+        for w in 0..units.div_ceil(64) {
+            let early = if span.early() { self.early[w] } else { 0 };
+            let late = if span.late() { self.late[w] } else { 0 };
+            let taken = early | late;
+            if taken != !0 {
+                let unit = w * 64 + taken.trailing_ones() as usize;
+                return (unit < units).then_some(unit as u16);
+            }
+        }
+        None
     }
 }
 
@@ -211,10 +275,13 @@ fn pinned_grid(p: &Problem) -> Option<Grid> {
 /// The free items in canonical order: decreasing alignment, then size, both-instant items
 /// first, then by index.
 fn canonical_order(p: &Problem) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..p.items.len())
-        .filter(|&i| p.items[i].pinned.is_none())
-        .collect();
-    order.sort_by_key(|&i| {
+    in_canonical_order(p, |i| p.items[i].pinned.is_none())
+}
+
+/// The items `keep` selects, in canonical order (the keys are distinct: the index is one).
+fn in_canonical_order(p: &Problem, keep: impl Fn(usize) -> bool) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..p.items.len()).filter(|&i| keep(i)).collect();
+    order.sort_unstable_by_key(|&i| {
         let it = &p.items[i];
         (Reverse(it.align), Reverse(it.size), it.span.rank(), i)
     });
@@ -241,7 +308,31 @@ pub fn canonical(p: &Problem) -> Option<Vec<u16>> {
 
 /// Whether the items fit: [`canonical`] finds a placement.
 pub fn fits(p: &Problem) -> bool {
+    if p.items.iter().all(|it| it.size == 1 && it.align == 1) {
+        return singles_fit(p);
+    }
     canonical(p).is_some()
+}
+
+/// [`fits`] for items of one unit, by counting: each both-instant item needs a unit free
+/// at both instants, and the single-instant ones any unit free at theirs. First fit in
+/// canonical order (both-instant items first) succeeds exactly when the counts allow, so
+/// this agrees with [`canonical`].
+fn singles_fit(p: &Problem) -> bool {
+    let Some(grid) = pinned_grid(p) else {
+        return false;
+    };
+    let (mut both, mut early, mut late) = (0, 0, 0);
+    for it in p.items.iter().filter(|it| it.pinned.is_none()) {
+        match it.span {
+            Span::Both => both += 1,
+            Span::Early => early += 1,
+            Span::Late => late += 1,
+        }
+    }
+    both <= grid.free_at_both()
+        && both + early <= grid.free_units(true)
+        && both + late <= grid.free_units(false)
 }
 
 /// Unpinned items counted by shape, for a test cheaper than [`fits`] that needs neither
@@ -338,7 +429,8 @@ impl Search<'_> {
             Some(j) if same_shape(&self.p.items[j], &item) => at[j] + item.size,
             _ => 0,
         };
-        for pos in grid.positions(&item, Order::Lowest) {
+        let positions: Vec<u16> = grid.positions(&item, Order::Lowest).collect();
+        for pos in positions {
             if pos < floor || !grid.fits(&item, pos) {
                 continue;
             }
@@ -432,13 +524,9 @@ impl<'a> Kept<'a> {
     /// no room displaces the fewest units of movable placed items, which are placed again
     /// after it. False when some item stays unplaced.
     fn place_movers(&mut self, order: Order) -> bool {
-        let mut queue: Vec<usize> = canonical_order(self.p)
-            .into_iter()
-            .filter(|&i| !self.placed[i])
-            .collect();
+        let mut queue: VecDeque<usize> = in_canonical_order(self.p, |i| !self.placed[i]).into();
         let mut displacements = 0;
-        while let Some(i) = queue.first().copied() {
-            queue.remove(0);
+        while let Some(i) = queue.pop_front() {
             let item = self.p.items[i];
             if let Some(pos) = self.grid.first_fit(&item, order) {
                 self.put(i, pos);
@@ -750,6 +838,31 @@ mod tests {
         Problem { units, items }
     }
 
+    /// The word scan for one-unit items finds what trying every position finds.
+    #[test]
+    fn lowest_free_unit_is_the_first_position_that_fits() {
+        let mut seed = 11u64;
+        for units in [1u16, 5, 63, 64, 65, 130] {
+            for _ in 0..200 {
+                let mut grid = Grid::new(units);
+                for u in 0..units {
+                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    let span = [Span::Early, Span::Late, Span::Both][(seed >> 33) as usize % 3];
+                    if !(seed >> 40).is_multiple_of(4) {
+                        grid.set(&item(1, 1, span), u, true);
+                    }
+                }
+                for span in [Span::Early, Span::Late, Span::Both] {
+                    let it = item(1, 1, span);
+                    let scanned = grid
+                        .positions(&it, Order::Lowest)
+                        .find(|&p| grid.fits(&it, p));
+                    assert_eq!(grid.lowest_free_unit(span), scanned);
+                }
+            }
+        }
+    }
+
     #[test]
     fn canonical_and_near_agree_with_brute_force() {
         let mut seed = 7;
@@ -759,6 +872,7 @@ mod tests {
             let exists = brute_force(&p, 0, &mut Grid::new(p.units));
             let found = canonical(&p);
             assert_eq!(found.is_some(), exists, "{p:?}");
+            assert_eq!(fits(&p), exists, "{p:?}");
             if let Some(at) = found {
                 feasible += 1;
                 assert!(valid(&p, &at), "{p:?} {at:?}");

@@ -36,6 +36,9 @@ struct ClassFile {
 pub struct RegFile {
     classes: Vec<ClassFile>,
     policy: Policy,
+    /// Per value: the stamp of the last [`RegFile::residents`] call that listed it.
+    seen: Vec<u32>,
+    stamp: u32,
 }
 
 impl RegFile {
@@ -49,7 +52,12 @@ impl RegFile {
                 next: 0,
             })
             .collect();
-        RegFile { classes, policy }
+        RegFile {
+            classes,
+            policy,
+            seen: Vec::new(),
+            stamp: 0,
+        }
     }
 
     pub fn clear(&mut self) {
@@ -119,6 +127,10 @@ impl RegFile {
         let last = limit.checked_sub(size)?;
         let fits = |p: u16| p.is_multiple_of(align) && self.is_free(class, p, size);
         match self.order(class) {
+            Order::Lowest if size == 1 && align == 1 => {
+                let units = &self.classes[class.index()].occupant;
+                units.iter().position(Option::is_none).map(|u| u as u16)
+            }
             Order::Lowest => (0..=last).step_by(usize::from(align)).find(|&p| fits(p)),
             Order::From { start, spread } => {
                 let spread = spread.min(limit).max(1);
@@ -136,16 +148,24 @@ impl RegFile {
         }
     }
 
-    /// The values of `class` in registers, each with its first unit, in unit order.
-    pub fn residents(&self, class: ClassId) -> Vec<(Value, u16)> {
-        let mut out: Vec<(Value, u16)> = Vec::new();
+    /// The values of `class` in registers, each with its first unit, in unit order, into
+    /// `out` (cleared first).
+    pub fn residents(&mut self, class: ClassId, out: &mut Vec<(Value, Option<u16>)>) {
+        out.clear();
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.seen.iter_mut().for_each(|s| *s = 0);
+            self.stamp = 1;
+        }
         for (u, o) in self.classes[class.index()].occupant.iter().enumerate() {
-            if let Some(v) = *o {
-                if !out.iter().any(|&(w, _)| w == v) {
-                    out.push((v, u as u16));
-                }
+            let Some(v) = *o else { continue };
+            if v.index() >= self.seen.len() {
+                self.seen.resize(v.index() + 1, 0);
+            }
+            if self.seen[v.index()] != self.stamp {
+                self.seen[v.index()] = self.stamp;
+                out.push((v, Some(u as u16)));
             }
         }
-        out
     }
 }

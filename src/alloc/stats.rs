@@ -108,11 +108,15 @@ pub fn collect(
         &loops::Loops::new(&cfg, &dom::DomTree::new(&cfg)),
     );
     let mut storage = Storage::default();
+    let mut access = Accesses::default();
     for (b, block) in allocated.blocks.iter().enumerate() {
         count_copies(block, freq[b], &mut classes);
         count_spill_code(block, freq[b], &target.costs, &mut classes);
-        count_false_deps(block, &mut classes);
-        for l in block_locations(block) {
+        access.of_block(block);
+        count_false_deps(&access, &mut classes);
+        let phis = block.phis.iter().filter_map(|p| p.def.loc);
+        let term = block.term.uses().iter().filter_map(|u| u.loc);
+        for l in phis.chain(access.locs.iter().copied()).chain(term) {
             storage.note(l, &mut classes);
         }
     }
@@ -213,37 +217,73 @@ fn count_copies(block: &BlockData, freq: f64, classes: &mut [ClassStats]) {
     }
 }
 
-/// Every location an instruction of the block mentions.
-fn block_locations(block: &BlockData) -> Vec<Location> {
-    let mut locs: Vec<Location> = block.phis.iter().filter_map(|p| p.def.loc).collect();
-    for inst in &block.insts {
-        let (reads, writes) = accesses(inst);
-        locs.extend(reads);
-        locs.extend(writes);
-    }
-    locs.extend(block.term.uses().iter().filter_map(|u| u.loc));
-    locs
+/// The locations a block's instructions read and write, in one buffer reused from block
+/// to block.
+#[derive(Default)]
+struct Accesses {
+    locs: Vec<Location>,
+    /// Per instruction: where its reads start, where its writes start and end in `locs`.
+    insts: Vec<(usize, usize, usize)>,
 }
 
-/// The locations an instruction reads and writes.
-pub(crate) fn accesses(inst: &Inst) -> (Vec<Location>, Vec<Location>) {
+impl Accesses {
+    fn of_block(&mut self, block: &BlockData) {
+        self.locs.clear();
+        self.insts.clear();
+        for inst in &block.insts {
+            let start = self.locs.len();
+            let writes = push_accesses(inst, &mut self.locs);
+            self.insts.push((start, writes, self.locs.len()));
+        }
+    }
+
+    fn reads(&self, i: usize) -> &[Location] {
+        let (start, writes, _) = self.insts[i];
+        &self.locs[start..writes]
+    }
+
+    fn writes(&self, i: usize) -> &[Location] {
+        let (_, writes, end) = self.insts[i];
+        &self.locs[writes..end]
+    }
+}
+
+/// Pushes the locations an instruction reads, then those it writes; returns where the
+/// writes start.
+fn push_accesses(inst: &Inst, locs: &mut Vec<Location>) -> usize {
     match &inst.kind {
-        InstKind::Op(op) => (
-            op.uses().filter_map(|u| u.loc).collect(),
-            op.defs.iter().filter_map(|d| d.loc).collect(),
-        ),
-        InstKind::ParallelCopy(moves) => (
-            moves.iter().map(|m| m.src).collect(),
-            moves.iter().map(|m| m.dst).collect(),
-        ),
-        InstKind::Swap(x, y) => (vec![*x, *y], vec![*x, *y]),
-        InstKind::Spill(m) | InstKind::Reload(m) => (vec![m.src], vec![m.dst]),
-        InstKind::Remat { dst, .. } => (Vec::new(), vec![*dst]),
+        InstKind::Op(op) => {
+            locs.extend(op.uses().filter_map(|u| u.loc));
+            let writes = locs.len();
+            locs.extend(op.defs.iter().filter_map(|d| d.loc));
+            writes
+        }
+        InstKind::ParallelCopy(moves) => {
+            locs.extend(moves.iter().map(|m| m.src));
+            let writes = locs.len();
+            locs.extend(moves.iter().map(|m| m.dst));
+            writes
+        }
+        InstKind::Swap(x, y) => {
+            locs.extend([*x, *y]);
+            let writes = locs.len();
+            locs.extend([*x, *y]);
+            writes
+        }
+        InstKind::Spill(m) | InstKind::Reload(m) => {
+            locs.push(m.src);
+            locs.push(m.dst);
+            locs.len() - 1
+        }
+        InstKind::Remat { dst, .. } => {
+            locs.push(*dst);
+            locs.len() - 1
+        }
     }
 }
 
 /// Whether two register ranges share a unit.
-pub(crate) fn overlaps(a: Location, b: Location) -> bool {
+fn overlaps(a: Location, b: Location) -> bool {
     match (a, b) {
         (
             Location::Reg {
@@ -261,12 +301,12 @@ pub(crate) fn overlaps(a: Location, b: Location) -> bool {
     }
 }
 
-fn count_false_deps(block: &BlockData, classes: &mut [ClassStats]) {
-    let access: Vec<(Vec<Location>, Vec<Location>)> = block.insts.iter().map(accesses).collect();
-    for (j, (_, writes)) in access.iter().enumerate() {
-        for (reads_k, writes_k) in &access[j.saturating_sub(FALSE_DEP_WINDOW - 1)..j] {
-            for &w in writes {
-                if reads_k.iter().chain(writes_k).any(|&x| overlaps(w, x)) {
+fn count_false_deps(access: &Accesses, classes: &mut [ClassStats]) {
+    for j in 0..access.insts.len() {
+        for k in j.saturating_sub(FALSE_DEP_WINDOW - 1)..j {
+            let earlier = || access.reads(k).iter().chain(access.writes(k));
+            for &w in access.writes(j) {
+                if earlier().any(|&x| overlaps(w, x)) {
                     if let Some(c) = w.reg_class() {
                         classes[c.index()].false_deps += 1;
                     }

@@ -91,7 +91,7 @@ impl Assigner<'_> {
             self.set_loc(v, l);
         }
         for &(k, v) in &phis {
-            self.func.blocks[b.index()].phis[k].def.loc = self.loc[v.index()];
+            self.phi_locs[b.index()][k] = self.loc[v.index()];
         }
         Ok(())
     }

@@ -29,9 +29,23 @@ struct Solution<'p> {
 }
 
 /// Where an instruction's operands are read and its definitions written.
-struct Placed {
+#[derive(Debug, Default)]
+pub(super) struct Placed {
     reads: Vec<Option<Location>>,
     defs: Vec<Option<Location>>,
+}
+
+/// Buffers one instruction's assignment reuses from the one before.
+#[derive(Debug, Default)]
+pub(super) struct Buffers {
+    killed: Vec<Value>,
+    placed: Placed,
+    classes: Vec<ClassId>,
+    residents: Vec<(Value, Option<u16>)>,
+    built: Built,
+    moves: Vec<Move>,
+    after: Vec<(Value, Location)>,
+    busy: Vec<Location>,
 }
 
 impl Assigner<'_> {
@@ -43,27 +57,26 @@ impl Assigner<'_> {
         pos: Pos,
         out: &mut Vec<Inst>,
     ) -> Result<(), AllocError> {
-        let killed: Vec<Value> = self.a.liveness.kills_at(b, i as u32).collect();
+        let mut buf = std::mem::take(&mut self.buffers);
+        buf.killed.clear();
+        buf.killed.extend(self.a.liveness.kills_at(b, i as u32));
+        let killed = std::mem::take(&mut buf.killed);
         self.make_way(&op, &killed, pos, out);
-        let placed = match self.fast(&op, &killed) {
-            Some(defs) => Placed {
-                reads: self.reads_in_place(&op.operands),
-                defs,
-            },
-            None => {
-                let ops = Operands {
-                    defs: &op.defs,
-                    operands: &op.operands,
-                };
-                self.solve(ops, &killed, &[], pos, out)?
-            }
-        };
-        for (operand, l) in op.operands.iter_mut().zip(&placed.reads) {
+        if self.fast(&op, &killed, &mut buf.placed.defs) {
+            self.reads_in_place(&op.operands, &mut buf.placed.reads);
+        } else {
+            let ops = Operands {
+                defs: &op.defs,
+                operands: &op.operands,
+            };
+            self.solve(ops, &killed, &[], pos, out, &mut buf)?;
+        }
+        for (operand, l) in op.operands.iter_mut().zip(&buf.placed.reads) {
             if let Operand::Value(u) = operand {
                 u.loc = *l;
             }
         }
-        for (d, l) in op.defs.iter_mut().zip(&placed.defs) {
+        for (d, l) in op.defs.iter_mut().zip(&buf.placed.defs) {
             d.loc = *l;
             if let Some(l) = *l {
                 if self.a.liveness.is_dead(d.value) {
@@ -75,6 +88,8 @@ impl Assigner<'_> {
             kind: InstKind::Op(op),
             pos,
         });
+        buf.killed = killed;
+        self.buffers = buf;
         Ok(())
     }
 
@@ -135,26 +150,29 @@ impl Assigner<'_> {
         self.emit(&moves, &busy, pos, out);
     }
 
-    /// Operands read where their values are.
-    fn reads_in_place(&self, operands: &[Operand]) -> Vec<Option<Location>> {
-        operands
-            .iter()
-            .map(|o| o.as_use().and_then(|u| self.loc[u.value.index()]))
-            .collect()
+    /// Operands read where their values are, into `reads`.
+    fn reads_in_place(&self, operands: &[Operand], reads: &mut Vec<Option<Location>>) {
+        reads.clear();
+        reads.extend(
+            operands
+                .iter()
+                .map(|o| o.as_use().and_then(|u| self.loc[u.value.index()])),
+        );
     }
 
     /// The fast path: no constraints, and every definition finds a free window once the
-    /// dying operands are released. `None` (with nothing changed) otherwise.
-    fn fast(&mut self, op: &Op, killed: &[Value]) -> Option<Vec<Option<Location>>> {
+    /// dying operands are released; `defs` gets their locations. False (with nothing
+    /// changed) otherwise.
+    fn fast(&mut self, op: &Op, killed: &[Value], defs: &mut Vec<Option<Location>>) -> bool {
         if is_constrained(op) {
-            return None;
+            return false;
         }
         for &v in killed {
             if let Some(l) = self.loc[v.index()] {
                 self.regs.release(l, v);
             }
         }
-        let mut defs = Vec::with_capacity(op.defs.len());
+        defs.clear();
         for d in &op.defs {
             match self.free_window(op, d) {
                 Some(l) => {
@@ -163,12 +181,12 @@ impl Assigner<'_> {
                     defs.push(Some(l));
                 }
                 None => {
-                    self.undo_fast(killed, &defs, op);
-                    return None;
+                    self.undo_fast(killed, defs, op);
+                    return false;
                 }
             }
         }
-        Some(defs)
+        true
     }
 
     /// A free window for `d`: its `prefer`red operand's register if that is free, else
@@ -218,16 +236,17 @@ impl Assigner<'_> {
         let (uses, pos) = (term.uses(), term.pos());
         let operands: Vec<Operand> = uses.iter().map(|u| Operand::Value(*u)).collect();
         let pins = self.conformance(b);
-        let reads = if uses.iter().any(|u| u.fixed.is_some()) || !pins.is_empty() {
-            self.solve(Operands::uses_only(&operands), &[], &pins, pos, out)?
-                .reads
+        let mut buf = std::mem::take(&mut self.buffers);
+        if uses.iter().any(|u| u.fixed.is_some()) || !pins.is_empty() {
+            let ops = Operands::uses_only(&operands);
+            self.solve(ops, &[], &pins, pos, out, &mut buf)?;
         } else {
-            self.reads_in_place(&operands)
-        };
-        let term = &mut self.func.blocks[b.index()].term;
-        for (u, l) in term.uses_mut().iter_mut().zip(reads) {
-            u.loc = l;
+            self.reads_in_place(&operands, &mut buf.placed.reads);
         }
+        let reads = &mut self.term_reads[b.index()];
+        reads.clear();
+        reads.extend_from_slice(&buf.placed.reads[..uses.len()]);
+        self.buffers = buf;
         Ok(())
     }
 
@@ -248,7 +267,8 @@ impl Assigner<'_> {
 
     /// Solves the packing problem of every class the instruction touches (or `pins`
     /// names: values that must be in a given register) and emits the parallel copy that
-    /// brings the register file there.
+    /// brings the register file there; `buf.placed` gets where operands are read and
+    /// definitions written.
     fn solve(
         &mut self,
         ops: Operands,
@@ -256,31 +276,36 @@ impl Assigner<'_> {
         pins: &[(Value, Location)],
         pos: Pos,
         out: &mut Vec<Inst>,
-    ) -> Result<Placed, AllocError> {
-        let mut placed = Placed {
-            reads: vec![None; ops.operands.len()],
-            defs: vec![None; ops.defs.len()],
-        };
-        let mut moves: Vec<Move> = Vec::new();
-        let mut after: Vec<(Value, Location)> = Vec::new();
-        let mut busy: Vec<Location> = Vec::new();
-        for class in self.classes_of(ops, pins) {
-            let mut built = self.build(class, ops, killed);
-            pin(&mut built, pins);
-            self.keep_pinned_in_place(&mut built);
-            self.wish_affinities(&mut built, ops);
+        buf: &mut Buffers,
+    ) -> Result<(), AllocError> {
+        let placed = &mut buf.placed;
+        placed.reads.clear();
+        placed.reads.resize(ops.operands.len(), None);
+        placed.defs.clear();
+        placed.defs.resize(ops.defs.len(), None);
+        buf.moves.clear();
+        buf.after.clear();
+        buf.busy.clear();
+        self.classes_of(ops, pins, &mut buf.classes);
+        for &class in &buf.classes {
+            self.regs.residents(class, &mut buf.residents);
+            self.build(class, ops, killed, &buf.residents, &mut buf.built);
+            let built = &mut buf.built;
+            pin(built, pins);
+            self.keep_pinned_in_place(built);
+            self.wish_affinities(built, ops);
             let at = packing::near(&built.problem, self.regs.order(class))
                 .ok_or_else(|| self.unmet(class, pos))?;
             let mut sink = Solution {
-                placed: &mut placed,
-                moves: &mut moves,
-                after: &mut after,
-                busy: &mut busy,
+                placed,
+                moves: &mut buf.moves,
+                after: &mut buf.after,
+                busy: &mut buf.busy,
             };
-            self.apply(ops, &built, &at, &mut sink);
+            self.apply(ops, built, &at, &mut sink);
         }
-        self.emit(&moves, &busy, pos, out);
-        for &(v, l) in &after {
+        self.emit(&buf.moves, &buf.busy, pos, out);
+        for &(v, l) in &buf.after {
             self.set_loc(v, l);
         }
         for (d, l) in ops.defs.iter().zip(&placed.defs) {
@@ -289,31 +314,32 @@ impl Assigner<'_> {
                 self.regs.advance(l);
             }
         }
-        Ok(placed)
+        Ok(())
     }
 
-    fn classes_of(&self, ops: Operands, pins: &[(Value, Location)]) -> Vec<ClassId> {
-        let mut classes: Vec<ClassId> = ops
-            .operands
-            .iter()
-            .filter_map(Operand::as_use)
-            .map(|u| u.value)
-            .chain(ops.defs.iter().map(|d| d.value))
-            .chain(pins.iter().map(|&(v, _)| v))
-            .map(|v| self.f.value(v).class)
-            .collect();
+    fn classes_of(&self, ops: Operands, pins: &[(Value, Location)], classes: &mut Vec<ClassId>) {
+        classes.clear();
+        classes.extend(
+            ops.operands
+                .iter()
+                .filter_map(Operand::as_use)
+                .map(|u| u.value)
+                .chain(ops.defs.iter().map(|d| d.value))
+                .chain(pins.iter().map(|&(v, _)| v))
+                .map(|v| self.f.value(v).class),
+        );
         classes.sort();
         classes.dedup();
-        classes
     }
 
-    fn build(&self, class: ClassId, ops: Operands, killed: &[Value]) -> Built {
-        let residents: Vec<(Value, Option<u16>)> = self
-            .regs
-            .residents(class)
-            .into_iter()
-            .map(|(v, first)| (v, Some(first)))
-            .collect();
+    fn build(
+        &self,
+        class: ClassId,
+        ops: Operands,
+        killed: &[Value],
+        residents: &[(Value, Option<u16>)],
+        built: &mut Built,
+    ) {
         let f = self.f;
         let shape = |v: Value| (f.value(v).class, f.value(v).size);
         let lives_on = |v: Value| !killed.contains(&v);
@@ -324,12 +350,13 @@ impl Assigner<'_> {
             shape: &shape,
             lives_on: &lives_on,
         };
-        operands::build(&ctx, &residents, ops)
+        operands::build_into(&ctx, residents, ops, built);
     }
 
     /// Takes the solution of one class: values that move, copies, where operands are read
-    /// and definitions written. The class's residents leave the register file; `after`
-    /// lists those that stay live, at their new place.
+    /// and definitions written. The class's residents that move or die leave the register
+    /// file; `after` lists those that move and stay live, at their new place (a value that
+    /// stays where it is keeps its units: nothing placed later overlaps it).
     fn apply(&mut self, ops: Operands, built: &Built, at: &[u16], out: &mut Solution) {
         let f = self.f;
         let item_loc = |i: usize, v: Value| Location::Reg {
@@ -350,10 +377,13 @@ impl Assigner<'_> {
                         });
                     }
                     out.busy.push(to);
+                    let lives_on = built.problem.items[i].span != packing::Span::Early
+                        && !built.defs.contains(&Some(i));
+                    if from == to && lives_on {
+                        continue;
+                    }
                     self.regs.release(from, v);
-                    if built.problem.items[i].span != packing::Span::Early
-                        && !built.defs.contains(&Some(i))
-                    {
+                    if lives_on {
                         out.after.push((v, to));
                     }
                 }

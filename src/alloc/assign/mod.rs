@@ -43,9 +43,12 @@ pub struct Assigned {
     pub order: Vec<Block>,
 }
 
-/// Assigns registers within `budget` to every value of `f`, whose pressure fits it.
+/// Assigns registers within `budget` to every value of `f`, whose pressure fits it. `f`
+/// is moved, not copied: its instructions are taken out, the assigner reads the rest and
+/// records what it changes (instructions, phi and terminator locations) on the side,
+/// and the function is completed with them at the end.
 pub fn assign(
-    f: &Function,
+    mut f: Function,
     target: &Target,
     a: &Analysis,
     budget: &[u16],
@@ -56,30 +59,75 @@ pub fn assign(
         .map(|c| a.pressure.max_live(c).min(u32::from(u16::MAX)) as u16)
         .collect();
     let order = visit_order(a);
-    let mut s = Assigner {
-        f,
-        target,
-        a,
-        regs: RegFile::new(target, budget, &spread, policy),
-        loc: vec![None; f.values.len()],
-        placed: Vec::new(),
-        visited: vec![false; f.blocks.len()],
-        entry: vec![Vec::new(); f.blocks.len()],
-        exit: vec![Vec::new(); f.blocks.len()],
-        func: f.clone(),
-        block: Block(0),
-        phi_uses: phi_uses(f),
-        pinned: pinned_mask(f),
+    let insts: Vec<Vec<Inst>> = f
+        .blocks
+        .iter_mut()
+        .map(|block| std::mem::take(&mut block.insts))
+        .collect();
+    let changes = {
+        let mut s = Assigner {
+            f: &f,
+            target,
+            a,
+            regs: RegFile::new(target, budget, &spread, policy),
+            loc: vec![None; f.values.len()],
+            placed: Vec::new(),
+            visited: vec![false; f.blocks.len()],
+            entry: vec![Vec::new(); f.blocks.len()],
+            exit: vec![Vec::new(); f.blocks.len()],
+            insts,
+            phi_locs: f
+                .blocks
+                .iter()
+                .map(|block| block.phis.iter().map(|phi| phi.def.loc).collect())
+                .collect(),
+            term_reads: vec![Vec::new(); f.blocks.len()],
+            block: Block(0),
+            phi_uses: phi_uses(&f),
+            pinned: pinned_mask(&f),
+            buffers: instruction::Buffers::default(),
+        };
+        for &b in &order {
+            s.block(b)?;
+        }
+        Changes {
+            insts: s.insts,
+            phi_locs: s.phi_locs,
+            term_reads: s.term_reads,
+            entry: s.entry,
+            exit: s.exit,
+        }
     };
-    for &b in &order {
-        s.block(b)?;
+    for (((block, insts), phi_locs), reads) in f
+        .blocks
+        .iter_mut()
+        .zip(changes.insts)
+        .zip(changes.phi_locs)
+        .zip(changes.term_reads)
+    {
+        block.insts = insts;
+        for (phi, l) in block.phis.iter_mut().zip(phi_locs) {
+            phi.def.loc = l;
+        }
+        for (u, l) in block.term.uses_mut().iter_mut().zip(reads) {
+            u.loc = l;
+        }
     }
     Ok(Assigned {
-        func: s.func,
-        entry: s.entry,
-        exit: s.exit,
+        func: f,
+        entry: changes.entry,
+        exit: changes.exit,
         order,
     })
+}
+
+/// What assignment changes in the function, and where values are at block boundaries.
+struct Changes {
+    insts: Vec<Vec<Inst>>,
+    phi_locs: Vec<Vec<Option<Location>>>,
+    term_reads: Vec<Vec<Option<Location>>>,
+    entry: Vec<BoundaryState>,
+    exit: Vec<BoundaryState>,
 }
 
 /// Per value, whether it is defined `pinned`.
@@ -120,12 +168,18 @@ struct Assigner<'a> {
     visited: Vec<bool>,
     entry: Vec<BoundaryState>,
     exit: Vec<BoundaryState>,
-    func: Function,
+    /// Per block: its instructions, taken out of the function; assigned once visited.
+    insts: Vec<Vec<Inst>>,
+    /// Per block and phi: the phi's location once placed.
+    phi_locs: Vec<Vec<Option<Location>>>,
+    /// Per block: where its terminator reads its uses (empty until visited).
+    term_reads: Vec<Vec<Option<Location>>>,
     block: Block,
     /// Per value: the phis (block, index) that take it as an argument.
     phi_uses: std::collections::HashMap<Value, Vec<(Block, usize)>>,
     /// Per value: whether it is `pinned` (it never moves once placed).
     pinned: Vec<bool>,
+    buffers: instruction::Buffers,
 }
 
 impl Assigner<'_> {
@@ -133,15 +187,14 @@ impl Assigner<'_> {
     /// an argument (the edge then needs no copy; ACO's phi affinity).
     fn affinity(&self, v: Value) -> Option<Location> {
         let uses = self.phi_uses.get(&v)?;
-        uses.iter()
-            .find_map(|&(b, k)| self.func.block(b).phis[k].def.loc)
+        uses.iter().find_map(|&(b, k)| self.phi_locs[b.index()][k])
     }
 
     fn block(&mut self, b: Block) -> Result<(), AllocError> {
         self.block = b;
         self.regs.clear();
         self.place_entry(b)?;
-        let insts = std::mem::take(&mut self.func.blocks[b.index()].insts);
+        let insts = std::mem::take(&mut self.insts[b.index()]);
         let mut out = Vec::with_capacity(insts.len());
         for (i, inst) in insts.into_iter().enumerate() {
             match inst.kind {
@@ -150,7 +203,7 @@ impl Assigner<'_> {
             }
         }
         self.terminator(b, &mut out)?;
-        self.func.blocks[b.index()].insts = out;
+        self.insts[b.index()] = out;
         self.exit[b.index()] = self
             .a
             .liveness
