@@ -1,7 +1,7 @@
 //! An [`Ilp`] through the HiGHS MIP solver (the `highs` feature). HiGHS takes a full
 //! starting solution only, so a partial start is completed first by solving the model
 //! with the given variables fixed. The gap tolerance is 0: `optimal` means proven, as
-//! with microlp.
+//! with microlp. HiGHS runs on one thread: the callers run functions in parallel.
 
 use super::{Failure, Ilp, Op, Outcome, Settings, Var};
 use highs::{HighsModelStatus, HighsSolutionStatus, Model, RowProblem, Sense, SolvedModel};
@@ -90,6 +90,7 @@ fn model(ilp: &Ilp, fixed: &[Option<f64>], settings: Settings) -> Result<Model, 
         .try_set_option("time_limit", settings.time.as_secs_f64())
         .map_err(error)?;
     model.try_set_option("mip_rel_gap", 0.0).map_err(error)?;
+    model.try_set_option("threads", 1).map_err(error)?;
     if let Some(nodes) = settings.nodes {
         let nodes = i32::try_from(nodes).unwrap_or(i32::MAX);
         model
