@@ -263,7 +263,8 @@ fn draw(path: &Path, rows: &[Row], problem: Kind) -> anyhow::Result<()> {
 }
 
 /// Every file read, validated and allocated by the production allocator; the number of
-/// files that failed (reported on stderr).
+/// files that failed (reported on stderr), a file whose target has no budget for the
+/// occupancy asked for among them (the others go on).
 fn load_all(paths: &[String], options: &AllocOptions) -> anyhow::Result<(Vec<Loaded>, usize)> {
     let mut files = Vec::new();
     for path in paths {
@@ -281,8 +282,14 @@ fn load_all(paths: &[String], options: &AllocOptions) -> anyhow::Result<(Vec<Loa
                 continue;
             }
         };
-        let budget =
-            budget_of(&program.target, options).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        let budget = match budget_of(&program.target, options) {
+            Ok(budget) => budget,
+            Err(e) => {
+                eprintln!("{name}: {e}");
+                problems += 1;
+                continue;
+            }
+        };
         match run_pipeline(&program, options) {
             Verdict::Verified { allocated, stats } => loaded.push(Loaded {
                 name,

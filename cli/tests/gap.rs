@@ -406,3 +406,34 @@ fn copies_gap_on_the_corpus() {
         "{last}"
     );
 }
+
+/// `--occupancy` over programs of several targets: a file whose target cannot reach the
+/// occupancy is reported on stderr (exit 1) and the others are solved, so one run gives
+/// the spill gap of a mixed corpus at an occupancy.
+#[test]
+fn an_occupancy_a_target_cannot_reach_skips_only_its_files() {
+    let out = chromatic(&[
+        "gap",
+        "--problem",
+        "spill",
+        "--occupancy",
+        "16",
+        "corpus/uniform_loop_in_divergent.chr",
+        "corpus/ptx_predicates.chr",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stderr.contains("uniform_loop_in_divergent.chr: target `gfx9` runs at most 10 waves"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("@ptx_predicates p: max_live 8  heuristic 2  optimum 2"),
+        "{stdout}"
+    );
+    assert_eq!(
+        stdout.lines().last(),
+        Some("optimal proven: 1/1  mean gap: 0.0%  max gap: 0.0%  verified: 1/1")
+    );
+}
