@@ -443,6 +443,7 @@ pub fn oracle_programs() -> GenConfig {
 pub const ORACLE_LIMITS: MinRegsLimits = MinRegsLimits {
     time: std::time::Duration::from_secs(60),
     nodes: Some(200),
+    solver: chromatic_oracle::solver::Solver::Microlp,
 };
 
 /// Functions whose model is larger are skipped: microlp's simplex takes seconds on them,

@@ -6,6 +6,7 @@ use chromatic::alloc::{AllocOptions, Policy};
 use chromatic::ptx::ModuleMap;
 use chromatic::schedule::Schedule;
 use chromatic::Program;
+use chromatic_oracle::solver::Solver;
 
 /// `--schedule pressure|none`: reorder blocks for register pressure before allocating.
 #[derive(Clone, Copy, Debug, Default, clap::Args)]
@@ -54,6 +55,24 @@ impl BudgetArgs {
 /// A register budget from the command line: `CLASS=K` pairs.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Regs(pub Vec<(String, u16)>);
+
+/// Parses `--solver microlp|highs`; HiGHS only in a build with `--features highs`.
+pub fn parse_solver(text: &str) -> Result<Solver, String> {
+    let solver = match text {
+        "microlp" => Solver::Microlp,
+        "highs" => Solver::Highs,
+        _ => return Err(format!("`{text}`: expected `microlp` or `highs`")),
+    };
+    if solver.available() {
+        Ok(solver)
+    } else {
+        Err(
+            "this chromatic was built without HiGHS: build it with `cargo build --release \
+             --features highs` (needs cmake, a C++ compiler and libclang)"
+                .to_string(),
+        )
+    }
+}
 
 /// Parses `CLASS=K,CLASS=K`.
 pub fn parse_regs(text: &str) -> Result<Regs, String> {

@@ -21,15 +21,16 @@ use crate::corpus::files_with;
 use crate::curve::{self, CurvePoint};
 use crate::diag::Source;
 use crate::gap::{file_stem, output_path};
-use crate::options::parse_source;
+use crate::options::{parse_solver, parse_source};
 use crate::pipeline::{run_pipeline, Verdict};
 use crate::Outcome;
 use chromatic::alloc::spill::minimum::lowest_legal;
 use chromatic::alloc::{budget_of, AllocOptions, FunctionStats};
 use chromatic::analysis::Analysis;
 use chromatic::Program;
-use chromatic_oracle::minregs::Status;
+use chromatic_oracle::minregs::{self, Status};
 use chromatic_oracle::residency;
+use chromatic_oracle::solver::Solver;
 use chromatic_oracle::spill::{min_spill, Limits};
 use chromatic_oracle::OracleError;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -56,6 +57,10 @@ pub struct Args {
     /// Branch-and-bound nodes the oracle may explore per function.
     #[arg(long, default_value_t = 2_000, value_name = "N")]
     nodes: u64,
+    /// The oracle's ILP solver: `microlp` (pure Rust) or `highs` (in a build with
+    /// `--features highs`).
+    #[arg(long, value_parser = parse_solver, default_value = "microlp", value_name = "SOLVER")]
+    solver: Solver,
     /// Also draw each program's spill curve per class as SVG into this directory
     /// (`<stem>.<class>.svg`), with the oracle's line under `--oracle`.
     #[arg(long, value_name = "DIR")]
@@ -167,9 +172,13 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
         residency: residency::Limits {
             nodes: Some(args.nodes),
             time: std::time::Duration::from_secs(120),
+            solver: args.solver,
             ..residency::Limits::default()
         },
-        ..Limits::default()
+        assignment: minregs::Limits {
+            solver: args.solver,
+            ..minregs::Limits::default()
+        },
     });
     let points = run_points(&programs, &jobs, limits);
     problems += points.iter().filter(|p| p.error.is_some()).count();

@@ -84,7 +84,8 @@ fn nested_loops_against_its_optimum() {
 /// `%b` and their sum need both registers. Stored right after its definition, in the loop
 /// (frequency 10), it costs 8 × 10 + a reload 8 = 88; stored at the top of the exit block
 /// (frequency 1), where it is still in its register, 8 + 8 = 16. Both hand-written
-/// allocations verify at v=2; the oracle finds the cheaper one, and its own allocation
+/// allocations verify at v=2; the oracle finds the cheaper one, its bound is not above
+/// the cost of the one that stores late (valid for any spiller), and its own allocation
 /// verifies.
 #[test]
 fn the_oracle_stores_later_than_the_definition_where_that_is_cheaper() {
@@ -115,6 +116,11 @@ fn the_oracle_stores_later_than_the_definition_where_that_is_cheaper() {
     let v = original.target.class_by_name("v").expect("class v");
     let answer = min_spill(f, &original.target, v, &[2], Limits::default()).expect("solves");
     assert_eq!((answer.cost, answer.status), (16.0, Status::Optimal));
+    assert!(
+        answer.bound <= late,
+        "the bound {} is above the cost {late} of a hand-written allocation that stores late",
+        answer.bound
+    );
     let oracle = chromatic::Program {
         target: original.target.clone(),
         functions: vec![answer.function.clone()],

@@ -26,6 +26,7 @@
 use crate::decode::decode;
 use crate::minregs::{Limits, Status};
 use crate::problem::{self, ClassProblem};
+use crate::solver::{Failure, Ilp, Op, Var};
 use crate::start::{self, Assignment};
 use crate::windows;
 use crate::OracleError;
@@ -33,7 +34,6 @@ use chromatic::alloc::prepare;
 use chromatic::analysis::{cfg::Graph, dom::DomTree, loops};
 use chromatic::program::{Function, Location, Terminator, Use, Value};
 use chromatic::target::{ClassId, Target};
-use microlp::{ComparisonOp, OptimizationDirection, Problem, SolveOptions, Variable};
 use std::time::Instant;
 
 /// The answer for one class.
@@ -233,11 +233,11 @@ struct Model<'p> {
     p: &'p ClassProblem,
     sites: &'p [Site],
     upper: u16,
-    problem: Problem,
+    ilp: Ilp,
     /// Per group, (first unit, variable) of each candidate; a single candidate is `None`.
     x: windows::Candidates,
     /// Per site, its variable (`None` for a copy whatever the assignment).
-    y: Vec<Option<Variable>>,
+    y: Vec<Option<Var>>,
     constant: f64,
     variables: usize,
     constraints: usize,
@@ -249,7 +249,7 @@ impl<'p> Model<'p> {
             p,
             sites,
             upper,
-            problem: Problem::new(OptimizationDirection::Minimize),
+            ilp: Ilp::new(),
             x: Vec::new(),
             y: Vec::new(),
             constant: 0.0,
@@ -262,13 +262,13 @@ impl<'p> Model<'p> {
         m
     }
 
-    fn constrain(&mut self, terms: Vec<(Variable, f64)>, op: ComparisonOp, rhs: f64) {
-        self.problem.add_constraint(terms, op, rhs);
+    fn constrain(&mut self, terms: Vec<(Var, f64)>, op: Op, rhs: f64) {
+        self.ilp.constrain(terms, op, rhs);
         self.constraints += 1;
     }
 
     fn add_candidates(&mut self) {
-        let w = windows::add(self.p, self.upper, &mut self.problem);
+        let w = windows::add(self.p, self.upper, &mut self.ilp);
         self.x = w.x;
         self.variables += w.variables;
         self.constraints += w.constraints;
@@ -280,14 +280,14 @@ impl<'p> Model<'p> {
         for units in instants {
             for (t, constant) in units {
                 if t.len() + (constant as usize) >= 2 && !t.is_empty() {
-                    self.constrain(t, ComparisonOp::Le, 1.0 - constant);
+                    self.constrain(t, Op::Le, 1.0 - constant);
                 }
             }
         }
     }
 
     /// `x[g,r]` as (variable or constant).
-    fn at(&self, g: usize, r: u16) -> (Option<Variable>, f64) {
+    fn at(&self, g: usize, r: u16) -> (Option<Var>, f64) {
         match self.x[g].iter().find(|&&(first, _)| first == r) {
             Some(&(_, Some(x))) => (Some(x), 0.0),
             Some(&(_, None)) => (None, 1.0),
@@ -303,20 +303,20 @@ impl<'p> Model<'p> {
                     None
                 }
                 Pair::Groups(a, b) => {
-                    let y = self.problem.add_var(site.freq, (0.0, 1.0));
+                    let y = self.ilp.fraction(site.freq);
                     for r in self.x[a].iter().map(|&(r, _)| r).collect::<Vec<_>>() {
                         self.differ(y, (a, r), (b, r));
                     }
                     Some(y)
                 }
                 Pair::Fixed(g, r) => {
-                    let y = self.problem.add_var(site.freq, (0.0, 1.0));
+                    let y = self.ilp.fraction(site.freq);
                     let (x, c) = self.at(g, r);
                     let mut terms = vec![(y, -1.0)];
                     if let Some(x) = x {
                         terms.push((x, -1.0));
                     }
-                    self.constrain(terms, ComparisonOp::Le, c - 1.0);
+                    self.constrain(terms, Op::Le, c - 1.0);
                     Some(y)
                 }
             };
@@ -326,7 +326,7 @@ impl<'p> Model<'p> {
     }
 
     /// `x[a] − x[b] ≤ y` at one window.
-    fn differ(&mut self, y: Variable, a: (usize, u16), b: (usize, u16)) {
+    fn differ(&mut self, y: Var, a: (usize, u16), b: (usize, u16)) {
         let (xa, ca) = self.at(a.0, a.1);
         let (xb, cb) = self.at(b.0, b.1);
         let mut terms = vec![(y, -1.0)];
@@ -337,30 +337,38 @@ impl<'p> Model<'p> {
             terms.push((x, -1.0));
         }
         if terms.len() > 1 {
-            self.constrain(terms, ComparisonOp::Le, cb - ca);
+            self.constrain(terms, Op::Le, cb - ca);
+        }
+    }
+
+    /// Whether a site makes a copy under an assignment.
+    fn copies(site: &Site, a: &[u16]) -> bool {
+        match site.pair {
+            Pair::Always => true,
+            Pair::Groups(x, y) => a[x] != a[y],
+            Pair::Fixed(g, r) => a[g] != r,
         }
     }
 
     /// The cost of an assignment.
     fn cost(&self, a: &[u16]) -> f64 {
-        let copies = self.sites.iter().map(|s| match s.pair {
-            Pair::Always => s.freq,
-            Pair::Groups(x, y) => s.freq * f64::from(u8::from(a[x] != a[y])),
-            Pair::Fixed(g, r) => s.freq * f64::from(u8::from(a[g] != r)),
-        });
-        copies.sum()
+        let copies = self.sites.iter().filter(|s| Self::copies(s, a));
+        copies.map(|s| s.freq).sum()
     }
 
-    fn hint(&self, a: &[u16]) -> Vec<(Variable, f64)> {
-        self.x
+    /// The warm start: every variable of the model at the assignment `a`.
+    fn hint(&self, a: &[u16]) -> Vec<(Var, f64)> {
+        let xs = self.x.iter().zip(a).flat_map(|(cands, &first)| {
+            cands
+                .iter()
+                .filter_map(move |&(r, x)| Some((x?, f64::from(u8::from(r == first)))))
+        });
+        let ys = self
+            .sites
             .iter()
-            .zip(a)
-            .flat_map(|(cands, &first)| {
-                cands
-                    .iter()
-                    .filter_map(move |&(r, x)| Some((x?, f64::from(u8::from(r == first)))))
-            })
-            .collect()
+            .zip(&self.y)
+            .filter_map(|(site, &y)| Some((y?, f64::from(u8::from(Self::copies(site, a))))));
+        xs.chain(ys).collect()
     }
 
     fn solve(
@@ -368,31 +376,17 @@ impl<'p> Model<'p> {
         start: &Assignment,
         limits: Limits,
     ) -> Result<(Assignment, ClassCopies), OracleError> {
-        let mut options = SolveOptions::default();
-        options.time_limit = Some(limits.time);
-        options.node_limit = limits.nodes;
-        options.warm_start = Some(self.hint(start));
-        let outcome = self
-            .problem
-            .solve_with(options)
-            .map_err(|e| OracleError::Solver(e.to_string()))?;
-        let (assignment, bound, optimal) = match outcome.into_solution() {
-            Ok(solution) => {
-                let optimal = solution.status() == microlp::SolutionStatus::Optimal;
-                let read = self.read(|x| solution.var_value(x) > 0.5);
-                let bound = if optimal {
-                    solution.objective()
-                } else {
-                    solution.stats().best_bound.unwrap_or(0.0)
-                };
-                (read, bound, optimal)
-            }
-            Err(interrupted) => (
-                start.clone(),
-                interrupted.stats().best_bound.unwrap_or(0.0),
-                false,
-            ),
+        let outcome = match self.ilp.solve(limits.settings(), &self.hint(start)) {
+            Ok(outcome) => outcome,
+            Err(Failure::Infeasible) => return Err(OracleError::Infeasible),
+            Err(Failure::Error(e)) => return Err(OracleError::Solver(e)),
         };
+        let assignment = match outcome.values {
+            Some(_) => self.read(|x| outcome.is_set(x)),
+            None => start.clone(),
+        };
+        let optimal = outcome.optimal;
+        let bound = outcome.bound.unwrap_or(0.0);
         let best = if self.cost(start) < self.cost(&assignment) {
             start.clone()
         } else {
@@ -419,7 +413,7 @@ impl<'p> Model<'p> {
         ))
     }
 
-    fn read(&self, set: impl Fn(Variable) -> bool) -> Assignment {
+    fn read(&self, set: impl Fn(Var) -> bool) -> Assignment {
         self.x
             .iter()
             .map(|cands| {

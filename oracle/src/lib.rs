@@ -1,7 +1,6 @@
 //! The ILP oracle: optimal allocations of small and medium programs, so that every
-//! heuristic can be measured against the optimum. Models are solved by the pure-Rust
-//! `microlp` (the spill bound is built through `good_lp`; the minimum-registers model
-//! talks to microlp directly for its warm start and its bound).
+//! heuristic can be measured against the optimum. Models are stated once ([`solver`]) and
+//! solved by the pure-Rust `microlp` or, with the `highs` feature, by HiGHS.
 //!
 //! - [`minregs`]: the least registers of a class without spilling, as an assignment of
 //!   every value ([`problem`] states the model, [`start`] its starting solutions), over
@@ -29,6 +28,7 @@ pub mod problem;
 pub mod residency;
 pub mod rewrite;
 pub mod schedule;
+pub mod solver;
 pub mod spill;
 pub mod start;
 pub mod windows;

@@ -15,8 +15,8 @@
 //!   covers q ≤ u[q]` — at most one value per unit, and a unit in use counts;
 //! - minimise `Σ u[q]`, the registers used.
 //!
-//! Groups with a single candidate are constants, not variables. The solver is microlp's
-//! branch and bound, *anytime* like Koes & Goldstein's progressive allocator ("A
+//! Groups with a single candidate are constants, not variables. The solver (microlp or
+//! HiGHS, [`crate::solver`]) is *anytime* like Koes & Goldstein's progressive allocator ("A
 //! progressive register allocator for irregular architectures", CGO 2005): it is
 //! warm-started from the starting solution ([`crate::start`]), stops at a time or node
 //! limit, and returns the best assignment with the best bound. Without a solution of its
@@ -25,12 +25,12 @@
 //! it, bounds every allocator.
 
 use crate::problem::{self, ClassProblem};
+use crate::solver::{Failure, Ilp, Op, Settings, Solver, Var};
 use crate::start::{self, Assignment};
 use crate::windows;
 use crate::OracleError;
 use chromatic::program::{Function, Value};
 use chromatic::target::{ClassId, Target};
-use microlp::{ComparisonOp, LinearExpr, OptimizationDirection, Problem, SolveOptions, Variable};
 use std::time::{Duration, Instant};
 
 /// How far the solver may go on one class of one function.
@@ -39,6 +39,7 @@ pub struct Limits {
     pub time: Duration,
     /// Branch-and-bound nodes (`None`: only the time limit).
     pub nodes: Option<u64>,
+    pub solver: Solver,
 }
 
 impl Default for Limits {
@@ -46,6 +47,17 @@ impl Default for Limits {
         Limits {
             time: Duration::from_secs(10),
             nodes: None,
+            solver: Solver::Microlp,
+        }
+    }
+}
+
+impl Limits {
+    pub fn settings(self) -> Settings {
+        Settings {
+            solver: self.solver,
+            time: self.time,
+            nodes: self.nodes,
         }
     }
 }
@@ -181,11 +193,11 @@ struct Solved {
 struct Model<'p> {
     p: &'p ClassProblem,
     upper: u16,
-    problem: Problem,
+    ilp: Ilp,
     /// Per group, (first unit, variable) of each candidate; a single candidate is `None`.
     x: windows::Candidates,
     /// Per unit from the floor up to the upper bound, `u[q]`.
-    u: Vec<Variable>,
+    u: Vec<Var>,
     variables: usize,
     constraints: usize,
     /// A group has nowhere to go, or two fixed groups share a unit at one instant.
@@ -197,7 +209,7 @@ impl<'p> Model<'p> {
         let mut m = Model {
             p,
             upper,
-            problem: Problem::new(OptimizationDirection::Minimize),
+            ilp: Ilp::new(),
             x: Vec::new(),
             u: Vec::new(),
             variables: 0,
@@ -212,9 +224,9 @@ impl<'p> Model<'p> {
 
     fn add_units(&mut self) {
         for q in self.p.floor..self.upper {
-            let u = self.problem.add_binary_var(1.0);
+            let u = self.ilp.binary(1.0);
             if let Some(&above) = self.u.last() {
-                self.constrain([(u, 1.0), (above, -1.0)], ComparisonOp::Le, 0.0);
+                self.constrain(vec![(u, 1.0), (above, -1.0)], Op::Le, 0.0);
             }
             self.u.push(u);
             self.variables += 1;
@@ -223,7 +235,7 @@ impl<'p> Model<'p> {
     }
 
     fn add_candidates(&mut self) {
-        let w = windows::add(self.p, self.upper, &mut self.problem);
+        let w = windows::add(self.p, self.upper, &mut self.ilp);
         self.x = w.x;
         self.variables += w.variables;
         self.constraints += w.constraints;
@@ -249,23 +261,23 @@ impl<'p> Model<'p> {
                     }
                     None => 1.0 - constant,
                 };
-                self.constrain(t, ComparisonOp::Le, rhs);
+                self.constrain(t, Op::Le, rhs);
             }
         }
     }
 
     /// `u[q]`, or `None` for a unit below the floor (used in every solution).
-    fn unit(&self, q: u16) -> Option<Variable> {
+    fn unit(&self, q: u16) -> Option<Var> {
         q.checked_sub(self.p.floor).map(|i| self.u[usize::from(i)])
     }
 
-    fn constrain(&mut self, terms: impl Into<LinearExpr>, op: ComparisonOp, rhs: f64) {
-        self.problem.add_constraint(terms, op, rhs);
+    fn constrain(&mut self, terms: Vec<(Var, f64)>, op: Op, rhs: f64) {
+        self.ilp.constrain(terms, op, rhs);
         self.constraints += 1;
     }
 
     /// The warm start as solver values: every variable of the model.
-    fn hint(&self, a: &[u16]) -> Vec<(Variable, f64)> {
+    fn hint(&self, a: &[u16]) -> Vec<(Var, f64)> {
         let used = start::registers(self.p, a);
         let units = self.u.iter().enumerate().map(|(i, &u)| {
             let q = self.p.floor + i as u16;
@@ -283,57 +295,44 @@ impl<'p> Model<'p> {
         if self.infeasible {
             return Err(OracleError::Infeasible);
         }
-        let mut options = SolveOptions::default();
-        options.time_limit = Some(limits.time);
-        options.node_limit = limits.nodes;
-        options.warm_start = start.map(|a| self.hint(a));
-        let outcome = match self.problem.solve_with(options) {
+        let hint = start.map(|a| self.hint(a)).unwrap_or_default();
+        let outcome = match self.ilp.solve(limits.settings(), &hint) {
             Ok(outcome) => outcome,
-            Err(microlp::Error::Infeasible) if start.is_none() => {
-                return Err(OracleError::Infeasible)
-            }
-            Err(e) => return Err(OracleError::Solver(e.to_string())),
+            Err(Failure::Infeasible) => return Err(OracleError::Infeasible),
+            Err(Failure::Error(e)) => return Err(OracleError::Solver(e)),
         };
         let floor = f64::from(self.p.floor);
-        let bound = |b: Option<f64>| b.map_or(self.p.floor, |b| (b + floor - 1e-6).ceil() as u16);
-        match outcome.into_solution() {
-            Ok(solution) => {
-                let optimal = solution.status() == microlp::SolutionStatus::Optimal;
-                let assignment = self.read(|x| solution.var_value(x));
-                let regs = start::registers(self.p, &assignment);
-                Ok(Solved {
-                    assignment,
-                    bound: if optimal {
-                        regs
-                    } else {
-                        bound(solution.stats().best_bound)
-                    },
-                    status: if optimal {
-                        Status::Optimal
-                    } else {
-                        Status::Limit
-                    },
-                })
-            }
-            Err(interrupted) => {
-                let assignment = start.ok_or(OracleError::NoSolution)?.to_vec();
-                Ok(Solved {
-                    assignment,
-                    bound: bound(interrupted.stats().best_bound),
-                    status: Status::Limit,
-                })
-            }
-        }
+        let bound = outcome
+            .bound
+            .map_or(self.p.floor, |b| (b + floor - 1e-6).ceil() as u16);
+        let assignment = match outcome.values {
+            Some(_) => self.read(|x| outcome.is_set(x)),
+            None => start.ok_or(OracleError::NoSolution)?.to_vec(),
+        };
+        let optimal = outcome.optimal;
+        Ok(Solved {
+            bound: if optimal {
+                start::registers(self.p, &assignment)
+            } else {
+                bound
+            },
+            assignment,
+            status: if optimal {
+                Status::Optimal
+            } else {
+                Status::Limit
+            },
+        })
     }
 
     /// The assignment a solution's values give.
-    fn read(&self, value: impl Fn(Variable) -> f64) -> Assignment {
+    fn read(&self, set: impl Fn(Var) -> bool) -> Assignment {
         self.x
             .iter()
             .map(|cands| {
                 cands
                     .iter()
-                    .find(|&&(_, x)| x.is_none_or(|x| value(x) > 0.5))
+                    .find(|&&(_, x)| x.is_none_or(&set))
                     .map_or(0, |&(r, _)| r)
             })
             .collect()

@@ -36,7 +36,7 @@
 //! The objective is the frequency-weighted cost of stores, reloads and recomputations at
 //! the target's per-unit costs for the spill destination chosen. Every solution is a
 //! residency that [`crate::rewrite`] turns into a program and [`crate::allocation`]
-//! assigns registers. microlp's branch and bound is warm-started from the residency that
+//! assigns registers. The solver ([`crate::solver`]) is warm-started from the residency that
 //! keeps in registers only what must be there (stored at each definition, reloaded before
 //! each use), which is the answer when the limits stop the search before a solution of
 //! its own; time and node limits make it anytime.
@@ -44,9 +44,9 @@
 use crate::flow::Flow;
 use crate::minregs::Status;
 use crate::points::{Kind, Point, Share};
+use crate::solver::{Failure, Ilp, Op, Settings, Solver, Var};
 use crate::OracleError;
 use chromatic::program::{Block, Function, Value};
-use microlp::{ComparisonOp, OptimizationDirection, Problem, SolveOptions, Variable};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -65,6 +65,7 @@ pub struct Limits {
     pub nodes: Option<u64>,
     /// Refuse models with more variables than this (`OracleError::TooLarge`).
     pub max_variables: usize,
+    pub solver: Solver,
 }
 
 impl Default for Limits {
@@ -73,6 +74,7 @@ impl Default for Limits {
             time: Duration::from_secs(10),
             nodes: None,
             max_variables: 20_000,
+            solver: Solver::Microlp,
         }
     }
 }
@@ -134,7 +136,7 @@ pub fn solve(input: &Input, limits: Limits) -> Result<Residency, OracleError> {
 /// A state in a constraint: a variable, or the constant 1.
 #[derive(Clone, Copy)]
 enum Term {
-    Var(Variable),
+    Var(Var),
     One,
 }
 
@@ -142,13 +144,13 @@ struct Model<'a> {
     input: &'a Input<'a>,
     remat: Vec<bool>,
     pinned: Vec<bool>,
-    problem: Problem,
-    in_reg: BTreeMap<Key, Variable>,
-    mem: BTreeMap<Key, Variable>,
-    store: BTreeMap<Key, Variable>,
-    reload: BTreeMap<Key, Variable>,
-    memory_phi: BTreeMap<Value, Variable>,
-    share: Vec<(Share, Variable)>,
+    ilp: Ilp,
+    in_reg: BTreeMap<Key, Var>,
+    mem: BTreeMap<Key, Var>,
+    store: BTreeMap<Key, Var>,
+    reload: BTreeMap<Key, Var>,
+    memory_phi: BTreeMap<Value, Var>,
+    share: Vec<(Share, Var)>,
     variables: usize,
     constraints: usize,
 }
@@ -164,7 +166,7 @@ impl<'a> Model<'a> {
             input,
             remat: rematerialisable(f),
             pinned,
-            problem: Problem::new(OptimizationDirection::Minimize),
+            ilp: Ilp::new(),
             in_reg: BTreeMap::new(),
             mem: BTreeMap::new(),
             store: BTreeMap::new(),
@@ -189,14 +191,14 @@ impl<'a> Model<'a> {
         self.input.f.blocks[b].phis.iter().any(|p| p.def.value == v)
     }
 
-    fn binary(&mut self, cost: f64) -> Variable {
+    fn binary(&mut self, cost: f64) -> Var {
         self.variables += 1;
-        self.problem.add_binary_var(cost)
+        self.ilp.binary(cost)
     }
 
-    fn fraction(&mut self, cost: f64) -> Variable {
+    fn fraction(&mut self, cost: f64) -> Var {
         self.variables += 1;
-        self.problem.add_var(cost, (0.0, 1.0))
+        self.ilp.fraction(cost)
     }
 
     fn state(&self, key: Key) -> Term {
@@ -220,7 +222,7 @@ impl<'a> Model<'a> {
         if vars.is_empty() {
             return;
         }
-        self.problem.add_constraint(vars, ComparisonOp::Le, rhs);
+        self.ilp.constrain(vars, Op::Le, rhs);
         self.constraints += 1;
     }
 
@@ -454,7 +456,7 @@ impl<'a> Model<'a> {
     /// An argument that may share the memory phi's location (`z ≤ mp`) saves the edge
     /// store, needs its own stored copy at the edge (`m ≥ z`) and may then be out of
     /// registers there (`in ≥ 1 − z`).
-    fn add_shares(&mut self, b: usize, phi: Value, mp: Variable) {
+    fn add_shares(&mut self, b: usize, phi: Value, mp: Var) {
         let input = self.input;
         for share in input
             .shares
@@ -477,8 +479,8 @@ impl<'a> Model<'a> {
 
     /// The residency that keeps in registers only what must be there: every value stored
     /// where it is defined, every phi in memory. Feasible whenever the forced units fit.
-    fn start(&self) -> Vec<(Variable, f64)> {
-        let mut hint: Vec<(Variable, f64)> = Vec::new();
+    fn start(&self) -> Vec<(Var, f64)> {
+        let mut hint: Vec<(Var, f64)> = Vec::new();
         hint.extend(self.in_reg.values().map(|&x| (x, 0.0)));
         hint.extend(self.memory_phi.values().map(|&x| (x, 1.0)));
         hint.extend(self.share.iter().map(|&(_, z)| (z, 1.0)));
@@ -489,40 +491,27 @@ impl<'a> Model<'a> {
         hint
     }
 
-    fn solve(mut self, limits: Limits) -> Result<Residency, OracleError> {
-        let mut options = SolveOptions::default();
-        options.time_limit = Some(limits.time);
-        options.node_limit = limits.nodes;
-        options.warm_start = Some(self.start());
-        let problem = std::mem::replace(
-            &mut self.problem,
-            Problem::new(OptimizationDirection::Minimize),
-        );
-        let outcome = problem
-            .solve_with(options)
-            .map_err(|e| OracleError::Solver(e.to_string()))?;
-        let solution = match outcome.into_solution() {
-            Ok(solution) => solution,
-            Err(interrupted) => {
-                let start: BTreeMap<Variable, f64> = self.start().into_iter().collect();
-                let mut residency = self.read(|x| start.get(&x).is_some_and(|&v| v > 0.5));
-                residency.bound = interrupted
-                    .stats()
-                    .best_bound
-                    .unwrap_or(0.0)
-                    .min(residency.cost);
-                return Ok(residency);
-            }
+    fn solve(self, limits: Limits) -> Result<Residency, OracleError> {
+        let settings = Settings {
+            solver: limits.solver,
+            time: limits.time,
+            nodes: limits.nodes,
         };
-        let optimal = solution.status() == microlp::SolutionStatus::Optimal;
-        let bound = if optimal {
-            solution.objective()
-        } else {
-            solution.stats().best_bound.unwrap_or(0.0)
+        let outcome = match self.ilp.solve(settings, &self.start()) {
+            Ok(outcome) => outcome,
+            Err(Failure::Infeasible) => return Err(OracleError::Infeasible),
+            Err(Failure::Error(e)) => return Err(OracleError::Solver(e)),
         };
-        let mut residency = self.read(|x| solution.var_value(x) > 0.5);
+        let bound = outcome.bound.unwrap_or(0.0);
+        if outcome.values.is_none() {
+            let start: BTreeMap<Var, f64> = self.start().into_iter().collect();
+            let mut residency = self.read(|x| start.get(&x).is_some_and(|&v| v > 0.5));
+            residency.bound = bound.min(residency.cost);
+            return Ok(residency);
+        }
+        let mut residency = self.read(|x| outcome.is_set(x));
         residency.bound = bound.min(residency.cost);
-        residency.status = if optimal && residency.cost <= bound + 1e-6 {
+        residency.status = if outcome.optimal && residency.cost <= bound + 1e-6 {
             Status::Optimal
         } else {
             Status::Limit
@@ -531,7 +520,7 @@ impl<'a> Model<'a> {
     }
 
     /// The residency a solution's 0-1 values give, and the cost of its spill code.
-    fn read(&self, set: impl Fn(Variable) -> bool) -> Residency {
+    fn read(&self, set: impl Fn(Var) -> bool) -> Residency {
         let input = self.input;
         let resident_at =
             |b: usize, j: usize, v: Value| self.in_reg.get(&(b, j, v)).is_none_or(|&x| set(x));

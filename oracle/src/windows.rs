@@ -5,13 +5,13 @@
 //! models state their own capacity rows.
 
 use crate::problem::ClassProblem;
-use microlp::{ComparisonOp, Problem, Variable};
+use crate::solver::{Ilp, Op, Var};
 
 /// Per group, (first unit, variable) of each window; a single window is `None` (always
 /// taken).
-pub type Candidates = Vec<Vec<(u16, Option<Variable>)>>;
+pub type Candidates = Vec<Vec<(u16, Option<Var>)>>;
 
-/// The windows of every group, added to `problem`.
+/// The windows of every group, added to `ilp`.
 #[derive(Debug, Default)]
 pub struct Windows {
     pub x: Candidates,
@@ -22,26 +22,22 @@ pub struct Windows {
 }
 
 /// Adds `x[g,r]` for every group of `p` and window below `upper`, and `Σ_r x[g,r] = 1`.
-pub fn add(p: &ClassProblem, upper: u16, problem: &mut Problem) -> Windows {
+pub fn add(p: &ClassProblem, upper: u16, ilp: &mut Ilp) -> Windows {
     let mut w = Windows::default();
     for g in &p.groups {
         let firsts: Vec<u16> = (0..=upper.saturating_sub(g.size))
             .filter(|&r| r + g.size <= upper && g.allows(r))
             .collect();
         w.empty |= firsts.is_empty();
-        let vars: Vec<(u16, Option<Variable>)> = if firsts.len() == 1 {
+        let vars: Vec<(u16, Option<Var>)> = if firsts.len() == 1 {
             vec![(firsts[0], None)]
         } else {
-            firsts
-                .iter()
-                .map(|&r| (r, Some(problem.add_binary_var(0.0))))
-                .collect()
+            firsts.iter().map(|&r| (r, Some(ilp.binary(0.0)))).collect()
         };
         if vars.len() > 1 {
             w.variables += vars.len();
-            let one: Vec<(Variable, f64)> =
-                vars.iter().filter_map(|&(_, x)| Some((x?, 1.0))).collect();
-            problem.add_constraint(one, ComparisonOp::Eq, 1.0);
+            let one: Vec<(Var, f64)> = vars.iter().filter_map(|&(_, x)| Some((x?, 1.0))).collect();
+            ilp.constrain(one, Op::Eq, 1.0);
             w.constraints += 1;
         }
         w.x.push(vars);
@@ -55,10 +51,10 @@ pub fn coverage<'a>(
     p: &'a ClassProblem,
     x: &'a Candidates,
     upper: u16,
-) -> impl Iterator<Item = Vec<(Vec<(Variable, f64)>, f64)>> + 'a {
+) -> impl Iterator<Item = Vec<(Vec<(Var, f64)>, f64)>> + 'a {
     let width = usize::from(upper);
     p.instants.iter().map(move |set| {
-        let mut units: Vec<(Vec<(Variable, f64)>, f64)> = vec![(Vec::new(), 0.0); width];
+        let mut units: Vec<(Vec<(Var, f64)>, f64)> = vec![(Vec::new(), 0.0); width];
         for &g in set {
             let size = p.groups[g].size;
             for &(r, var) in &x[g] {
