@@ -30,18 +30,8 @@ pub struct Llc {
 impl Llc {
     /// `explicit`, else `llc-19` on the `PATH`, when it runs.
     pub fn find(explicit: Option<&str>) -> anyhow::Result<Option<Llc>> {
-        let candidate = Llc {
-            path: PathBuf::from(explicit.unwrap_or("llc-19")),
-        };
-        let runs = Command::new(&candidate.path)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success());
-        match (runs, explicit) {
-            (true, _) => Ok(Some(candidate)),
-            (false, Some(path)) => anyhow::bail!("--llc {path}: does not run"),
-            (false, None) => Ok(None),
-        }
+        let path = crate::tool::find(explicit, "llc-19", "llc")?;
+        Ok(path.map(|path| Llc { path }))
     }
 
     /// Assembles exported MIR for `cpu`: the counts per kernel, or llc's first error lines.

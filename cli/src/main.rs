@@ -25,6 +25,7 @@ mod report;
 mod run;
 mod schedule_gap;
 mod sweep;
+mod tool;
 mod verify;
 
 use clap::Parser;

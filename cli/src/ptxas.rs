@@ -36,18 +36,8 @@ pub struct Ptxas {
 impl Ptxas {
     /// `explicit`, else `ptxas` on the `PATH`, when it runs.
     pub fn find(explicit: Option<&str>) -> anyhow::Result<Option<Ptxas>> {
-        let candidate = Ptxas {
-            path: PathBuf::from(explicit.unwrap_or("ptxas")),
-        };
-        let runs = Command::new(&candidate.path)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success());
-        match (runs, explicit) {
-            (true, _) => Ok(Some(candidate)),
-            (false, Some(path)) => anyhow::bail!("--ptxas {path}: does not run"),
-            (false, None) => Ok(None),
-        }
+        let path = crate::tool::find(explicit, "ptxas", "ptxas")?;
+        Ok(path.map(|path| Ptxas { path }))
     }
 
     /// Assembles `ptx` for `arch`, with `--maxrregcount K` when given; the counts per

@@ -1,19 +1,9 @@
 //! The `chromatic` binary end to end: exit codes, positioned errors, canonical output.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
 
-fn chromatic(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_chromatic"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("the binary runs")
-}
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use common::{chromatic, root};
+use std::process::Output;
 
 fn temp_file(name: &str, text: &str) -> String {
     let dir = std::env::temp_dir().join(format!("chromatic-cli-{}", std::process::id()));

@@ -2,6 +2,8 @@
 //! `chromatic gap`: optima derived by hand, every allocation verified and run against its
 //! original, the corpus figures, generated programs, and bad input.
 
+mod common;
+
 use chromatic::alloc::{allocate as heuristic, AllocOptions};
 use chromatic::gen::generate_from_seed;
 use chromatic::Program;
@@ -10,20 +12,7 @@ use chromatic_oracle::allocation::{allocate, Allocation};
 use chromatic_oracle::minregs::{Limits, Status};
 use chromatic_oracle::solver::Solver;
 use chromatic_oracle::OracleError;
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn chromatic(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_chromatic"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("the binary runs")
-}
+use common::{chromatic, root};
 
 /// The production allocator's registers of `class` and the oracle's answer for the only
 /// function of `text`, whose allocation must verify and run like the original.

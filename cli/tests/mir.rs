@@ -1,20 +1,10 @@
 //! LLVM AMDGPU machine IR end to end: import, allocation, verification and the `mir`
 //! comparison with LLVM 19, with the binary.
 
-use std::path::PathBuf;
+mod common;
+
+use common::{chromatic, root};
 use std::process::{Command, Output};
-
-fn chromatic(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_chromatic"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("the binary runs")
-}
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 fn temp_file(name: &str, text: &str) -> String {
     let dir = std::env::temp_dir().join(format!("chromatic-mir-{}", std::process::id()));

@@ -1,22 +1,12 @@
 //! PTX end to end: import, allocation, verification, export, the `ptx` command and its
 //! report, with the binary and the library. What needs `ptxas` runs in CI (`.ci/run`).
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
+
+use common::{chromatic, root};
+use std::process::Output;
 
 const HEAD: &str = ".version 9.0\n.target sm_90a\n.address_size 64\n";
-
-fn chromatic(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_chromatic"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("the binary runs")
-}
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 fn temp_file(name: &str, text: &str) -> String {
     let dir = std::env::temp_dir().join(format!("chromatic-ptx-{}", std::process::id()));

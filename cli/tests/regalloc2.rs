@@ -4,9 +4,12 @@
 //! check); the corpus programs the adapter takes verify, the others are declined with
 //! a reason.
 
+mod common;
+
 use chromatic::alloc::regalloc2_adapter::fuzz_func::{generate, to_chr, Size};
 use chromatic::alloc::{allocate, budget_of, AllocError, AllocOptions, Allocator};
 use chromatic_cli::fuzz_checks::alloc_verify_regalloc2;
+use common::chromatic;
 
 /// The translated program of `seed` at `size`, when the generator does not give up.
 fn translated(seed: u64, size: Size) -> Option<(String, chromatic::Program)> {
@@ -122,13 +125,6 @@ fn corpus_programs_verify_or_are_declined_with_a_reason() {
         verified >= 10,
         "only {verified} corpus allocations by regalloc2"
     );
-}
-
-fn chromatic(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_chromatic"))
-        .args(args)
-        .output()
-        .expect("run chromatic")
 }
 
 #[test]

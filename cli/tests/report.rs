@@ -2,16 +2,10 @@
 //! lines), the CI gate, deterministic output, failures that must be loud, allocators side
 //! by side; and `chromatic draw`, which pictures one of those allocations.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
 
-fn chromatic(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_chromatic"))
-        .args(args)
-        .current_dir(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".."))
-        .output()
-        .expect("the binary runs")
-}
+use common::chromatic;
+use std::process::Output;
 
 fn temp_path(name: &str) -> String {
     let dir = std::env::temp_dir().join(format!("chromatic-report-{}", std::process::id()));

@@ -1,16 +1,9 @@
 //! Pressure scheduling end to end: `alloc --schedule`, the verifier and the interpreter on
 //! the reordered allocation, and `schedule-gap` against the exact optimum.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
 
-fn chromatic(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_chromatic"))
-        .args(args)
-        .current_dir(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".."))
-        .output()
-        .expect("the binary runs")
-}
+use common::chromatic;
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

@@ -2,16 +2,9 @@
 //! `highs` feature, both solve the corpus and must agree on every row both prove
 //! optimal; without it, `--solver highs` is refused with a clear error.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
 
-fn chromatic(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_chromatic"))
-        .args(args)
-        .current_dir(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".."))
-        .output()
-        .expect("the binary runs")
-}
+use common::chromatic;
 
 #[cfg(not(feature = "highs"))]
 #[test]
