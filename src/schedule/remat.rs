@@ -72,11 +72,19 @@ impl Remats {
         self.origin.len()
     }
 
+    /// Whether `v` is one of the copies (the allocator may append values of its own
+    /// after them).
+    fn is_copy(&self, v: Value) -> bool {
+        (self.first_copy..self.first_copy + self.origin.len()).contains(&v.index())
+    }
+
     /// The original value of `v` (itself unless it is a copy).
     fn root(&self, v: Value) -> Value {
-        v.index()
-            .checked_sub(self.first_copy)
-            .map_or(v, |k| self.origin[k])
+        if self.is_copy(v) {
+            self.origin[v.index() - self.first_copy]
+        } else {
+            v
+        }
     }
 
     /// Keeps each copy in `ops` after the original definition it recomputes, when that is
@@ -92,11 +100,7 @@ impl Remats {
             .flat_map(|(k, op)| op.defs.iter().map(move |d| (d.value, k as u32)))
             .collect();
         for (k, op) in ops.iter().enumerate() {
-            let Some(d) = op
-                .defs
-                .first()
-                .filter(|d| d.value.index() >= self.first_copy)
-            else {
+            let Some(d) = op.defs.first().filter(|d| self.is_copy(d.value)) else {
                 continue;
             };
             if let Some(&original) = defined_at.get(&self.root(d.value)) {
@@ -107,7 +111,8 @@ impl Remats {
 
     /// Rewrites an allocation of the rematerialised function as one of the original: each
     /// copy's operation becomes `remat LOC <- %original (its operands)`, every other mention
-    /// of a copy names its original, and the copies' values are dropped.
+    /// of a copy names its original, and each copy's value takes its original's name (as
+    /// the values the allocator adds for a value do), so nothing names a copy.
     pub fn fold(&self, allocated: &mut Function) {
         if self.origin.is_empty() {
             return;
@@ -122,7 +127,10 @@ impl Remats {
                 self.fold_inst(&mut inst.kind);
             }
         }
-        allocated.values.truncate(self.first_copy);
+        for (k, &v) in self.origin.iter().enumerate() {
+            let name = allocated.values[v.index()].name.clone();
+            allocated.values[self.first_copy + k].name = name;
+        }
     }
 
     fn fold_inst(&self, kind: &mut InstKind) {
@@ -133,7 +141,7 @@ impl Remats {
         match kind {
             InstKind::Op(op) => {
                 let copy = match op.defs.as_slice() {
-                    [d] if d.value.index() >= self.first_copy => d.loc,
+                    [d] if self.is_copy(d.value) => d.loc,
                     _ => None,
                 };
                 if let Some(dst) = copy {

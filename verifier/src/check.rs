@@ -209,7 +209,10 @@ pub(crate) enum Recompute {
 /// whose definitions take no fixed, tied, early-clobber or pinned constraint and are
 /// per-lane, and whose operands are not fixed: running it again in its block on the same
 /// operand values gives the same values, as the scheduler's freedom to move it does.
+/// Operands are named by their representatives among congruent phis, as the value map
+/// names what the allocation reads.
 fn recomputable(o: &Function, target: &Target) -> Vec<Recompute> {
+    let canonical = congruent_phis(o);
     let mut how = vec![Recompute::No; o.values.len()];
     for b in &o.blocks {
         for op in b.insts.iter().filter_map(|i| i.op()) {
@@ -218,7 +221,10 @@ fn recomputable(o: &Function, target: &Target) -> Vec<Recompute> {
             } else if is_pure(o, target, op) {
                 Recompute::InBlock {
                     block: b.name.clone(),
-                    operands: op.uses().map(|u| u.value).collect(),
+                    operands: op
+                        .uses()
+                        .map(|u| chromatic::Value(canonical[u.value.index()]))
+                        .collect(),
                 }
             } else {
                 continue;
