@@ -962,10 +962,18 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
                 let Some(Tok::Value(name)) = c.bump().map(|t| t.tok) else {
                     return err(value_pos, "expected a value `%name`");
                 };
-                InstKind::Remat {
-                    dst,
-                    value: self.lookup(name, value_pos)?,
+                let value = self.lookup(name, value_pos)?;
+                let mut uses = Vec::new();
+                if c.eat(Tok::Punct('(')) {
+                    loop {
+                        uses.push(self.use_(c)?);
+                        if !c.eat(Tok::Punct(',')) {
+                            break;
+                        }
+                    }
+                    c.expect(Tok::Punct(')'), "`)` after the remat's operands")?;
                 }
+                InstKind::Remat { dst, value, uses }
             }
             _ => {
                 let mut moves = Vec::new();

@@ -281,8 +281,13 @@ impl Printer<'_> {
             InstKind::Swap(a, b) => format!("swap {}, {}", self.loc(*a), self.loc(*b)),
             InstKind::Spill(m) => format!("spill {}", self.moves(std::slice::from_ref(m))),
             InstKind::Reload(m) => format!("reload {}", self.moves(std::slice::from_ref(m))),
-            InstKind::Remat { dst, value } => {
-                format!("remat {} <- {}", self.loc(*dst), self.name(*value))
+            InstKind::Remat { dst, value, uses } => {
+                let mut s = format!("remat {} <- {}", self.loc(*dst), self.name(*value));
+                if !uses.is_empty() {
+                    let uses: Vec<String> = uses.iter().map(|u| self.use_(u)).collect();
+                    let _ = write!(s, " ({})", uses.join(", "));
+                }
+                s
             }
         }
     }

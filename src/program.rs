@@ -262,10 +262,13 @@ pub enum InstKind {
     Spill(Move),
     /// Spill location back to a register.
     Reload(Move),
-    /// Recompute the rematerialisable definition of `value` into `dst`.
+    /// Recompute the definition of `value` into `dst`: a `remat` operation (no `uses`), or
+    /// a pure operation of the same block run again on `uses`, its value operands in order
+    /// (`docs/FORMAT.md`, "Rematerialisation").
     Remat {
         dst: Location,
         value: Value,
+        uses: Vec<Use>,
     },
 }
 

@@ -177,7 +177,8 @@ pub fn render_stats(stats: &[FunctionStats], format: StatsFormat) -> String {
                 c.false_deps
             );
         }
-        if f.blocks_scheduled > 0 {
+        let lowered = f.classes.iter().any(|c| c.max_live < c.max_live_emitted);
+        if f.blocks_scheduled > 0 || lowered {
             out += &render_schedule(f);
         }
         if has_spill_code(f) {

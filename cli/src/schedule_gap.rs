@@ -10,7 +10,7 @@
 use crate::corpus::program_files;
 use crate::options::read_program;
 use chromatic::analysis::Analysis;
-use chromatic::schedule::{peak, schedule_function, Goal};
+use chromatic::schedule::{peak, reorder_function, Goal};
 use chromatic::{Block, BlockData, Op, Program, Value};
 use rayon::prelude::*;
 use std::path::Path;
@@ -83,7 +83,7 @@ fn program_rows(name: &str, p: &Program, args: &Args) -> Vec<Row> {
     let budget: Vec<u16> = p.target.classes.iter().map(|c| c.units).collect();
     let mut rows = Vec::new();
     for f in &p.functions {
-        let scheduled = schedule_function(f, &p.target, &budget, Goal::Minimise).func;
+        let scheduled = reorder_function(f, &p.target, &budget, Goal::Minimise).func;
         let analysis = Analysis::new(f, &p.target);
         let mut live = peak::Live::new(f, &p.target);
         for (b, (original, after)) in f.blocks.iter().zip(&scheduled.blocks).enumerate() {

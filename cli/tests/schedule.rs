@@ -87,3 +87,112 @@ fn schedule_gap_on_the_corpus() {
     assert!((1.0..1.05).contains(&mean), "{}", lines[1]);
     assert_eq!(lines[2], "scheduled worse than emitted: 0");
 }
+
+/// The softmax shape by hand: eight packed `b32` loaded and unpacked into sixteen halves,
+/// each converted to `f32`, reduced to a maximum across the warp (`shfl`), then each
+/// converted value used again after it. Holding the packed values and recomputing unpack
+/// and conversion after the reduction lowers the peak; reordering alone cannot (every
+/// converted value is live across the `shfl`), which `alloc --schedule pressure` shows as
+/// MaxLive emitted → scheduled.
+fn softmax_shape_ptx() -> String {
+    let pairs = 8;
+    let mut s = String::from(
+        ".version 8.0\n.target sm_80\n.address_size 64\n\n\
+         .visible .entry softmax_shape(.param .u64 p_in, .param .u64 p_out)\n{\n\
+         \t.reg .b16 %rs<20>;\n\t.reg .b32 %r<40>;\n\t.reg .f32 %f<500>;\n\t.reg .b64 %rd<4>;\n\
+         \tld.param.u64 %rd1, [p_in];\n\tld.param.u64 %rd2, [p_out];\n",
+    );
+    for k in 0..pairs {
+        s += &format!("\tld.global.b32 %r{}, [%rd1+{}];\n", k + 1, 4 * k);
+        s += &format!(
+            "\tmov.b32 {{%rs{}, %rs{}}}, %r{};\n",
+            2 * k + 1,
+            2 * k + 2,
+            k + 1
+        );
+    }
+    for k in 1..=2 * pairs {
+        s += &format!("\tcvt.f32.f16 %f{k}, %rs{k};\n");
+    }
+    s += "\tmax.f32 %f102, %f1, %f2;\n";
+    for k in 3..=2 * pairs {
+        s += &format!("\tmax.f32 %f{}, %f{}, %f{k};\n", 100 + k, 99 + k);
+    }
+    s += &format!(
+        "\tmov.b32 %r30, %f{};\n\tshfl.sync.bfly.b32 %r31, %r30, 16, 31, -1;\n\tmov.b32 %f200, %r31;\n",
+        100 + 2 * pairs
+    );
+    s += "\tsub.f32 %f402, %f1, %f200;\n";
+    for k in 2..=2 * pairs {
+        s += &format!("\tsub.f32 %f{}, %f{k}, %f200;\n", 300 + k);
+        s += &format!("\tadd.f32 %f{}, %f{}, %f{};\n", 403 + k, 401 + k, 300 + k);
+    }
+    s += &format!(
+        "\tst.global.f32 [%rd2], %f{};\n\tret;\n}}\n",
+        403 + 2 * pairs
+    );
+    s
+}
+
+/// `max_live emitted -> scheduled: r A -> B` from `alloc --stats`.
+fn max_live_r(stats: &str) -> (u32, u32) {
+    let line = stats
+        .lines()
+        .find(|l| l.contains("max_live emitted -> scheduled"))
+        .unwrap_or_else(|| panic!("no scheduling line in {stats}"));
+    let r = line.split("r ").nth(1).expect("class r");
+    let mut numbers = r
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|t| !t.is_empty())
+        .map(|t| t.parse::<u32>().expect("a number"));
+    (
+        numbers.next().expect("emitted"),
+        numbers.next().expect("scheduled"),
+    )
+}
+
+#[test]
+fn remat_lowers_the_softmax_peak_and_is_verified() {
+    let original = temp_file("softmax_shape.ptx", &softmax_shape_ptx());
+    let allocated = temp_file("softmax_shape.alloc.chr", "");
+    let out = chromatic(&["alloc", &original, "--stats", "-o", &allocated]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let (emitted, scheduled) = max_live_r(&text(&out.stdout));
+    // Reordering alone stays at 17: the sixteen converted values and the maximum are live
+    // across the `shfl` in any order.
+    assert_eq!(emitted, 17);
+    assert!(scheduled <= 12, "max_live r {emitted} -> {scheduled}");
+    let written = std::fs::read_to_string(&allocated).expect("allocation written");
+    let recomputed = written
+        .lines()
+        .filter(|l| l.trim_start().starts_with("remat ") && l.contains('('))
+        .count();
+    assert!(recomputed >= 8, "{recomputed} recomputations in\n{written}");
+    let verify = chromatic(&["verify", &original, &allocated]);
+    assert_eq!(verify.status.code(), Some(0), "{}", text(&verify.stdout));
+    let run = chromatic(&["run", &original, "--against", &allocated]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stdout));
+}
+
+#[test]
+fn broken_remats_are_caught() {
+    let original = temp_file("softmax_mutants.ptx", &softmax_shape_ptx());
+    let out = chromatic(&["mutate-check", &original, "--mutants", "300"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("break-remat"))
+        .unwrap_or_else(|| panic!("no break-remat mutants in\n{stdout}"));
+    let numbers: Vec<usize> = row
+        .split_whitespace()
+        .skip(1)
+        .map(|t| t.parse().expect("a count"))
+        .collect();
+    assert!(
+        numbers[1] > 0,
+        "some change what the kernel computes: {row}"
+    );
+    assert!(numbers[2] >= numbers[1], "{row}");
+    assert_eq!(numbers[3], 0, "none missed: {row}");
+}

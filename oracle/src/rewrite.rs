@@ -446,7 +446,11 @@ fn spill_code(
             let v = original[d.value.index()];
             let dst = d.loc?;
             Some(if remat[v.index()] {
-                InstKind::Remat { dst, value: v }
+                InstKind::Remat {
+                    dst,
+                    value: v,
+                    uses: Vec::new(),
+                }
             } else {
                 InstKind::Reload(Move {
                     dst,

@@ -212,13 +212,16 @@ pub fn allocate(
         let start = Instant::now();
         let scheduled = schedule(original, &p.target, &budget, opts)?;
         let f = scheduled.as_ref().map_or(original, |s| &s.func);
-        let done = match opts.allocator {
+        let mut done = match opts.allocator {
             Allocator::Ssa => allocate_function(f, &p.target, &budget, opts.policy)?,
             Allocator::Regalloc2Ion | Allocator::Regalloc2Fast => {
                 allocate_with_regalloc2(f, &p.target, &budget, opts.allocator)?
             }
             other => baseline::allocate_function(f, &p.target, &budget, other, opts.policy)?,
         };
+        if let Some(scheduled) = &scheduled {
+            scheduled.remats.fold(&mut done.func);
+        }
         let micros = start.elapsed().as_micros() as u64;
         let mut s = stats::collect(f, &done.func, &p.target, &done.analysis, micros);
         s.retries = done.stages.retries();

@@ -66,6 +66,17 @@ impl Deps {
         self.preds.len()
     }
 
+    /// Adds the edge `i → j` (`i` before `j`).
+    pub fn add_edge(&mut self, i: u32, j: u32) {
+        let (p, s) = (&mut self.preds[j as usize], &mut self.succs[i as usize]);
+        if let Err(k) = p.binary_search(&i) {
+            p.insert(k, i);
+        }
+        if let Err(k) = s.binary_search(&j) {
+            s.insert(k, j);
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.preds.is_empty()
     }

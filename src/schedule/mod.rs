@@ -10,6 +10,9 @@
 //! stops reordering once the occupancy target is reached: with [`Goal::StopAtBudget`] a
 //! block whose emitted order already fits the budget keeps it.
 //!
+//! After reordering, [`remat`] recomputes cheap pure values next to later uses where that
+//! lowers a block's peak further.
+//!
 //! Liveness at block boundaries does not change under a legal reorder (the values a block
 //! reads before defining them are the same), so blocks are scheduled independently against
 //! the function's liveness.
@@ -17,6 +20,7 @@
 pub mod deps;
 pub mod list;
 pub mod peak;
+pub mod remat;
 
 use crate::analysis::Analysis;
 use crate::program::{BlockData, Function, Op, Value};
@@ -24,6 +28,7 @@ use crate::target::Target;
 use deps::Deps;
 use list::{Heuristic, Problem};
 use peak::Live;
+use remat::Remats;
 
 /// Whether to schedule before allocation (`--schedule`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -64,10 +69,23 @@ pub struct Scheduled {
     pub max_live_emitted: Vec<u32>,
     /// Blocks whose order changed.
     pub blocks_reordered: u32,
+    /// The values recomputed next to later uses ([`remat`]), to fold into the allocation.
+    pub remats: Remats,
 }
 
-/// Schedules every block of `f` (valid SSA) for register pressure under `budget`.
+/// Schedules every block of `f` (valid SSA) for register pressure under `budget`, then
+/// rematerialises where that lowers a block's peak further.
 pub fn schedule_function(f: &Function, target: &Target, budget: &[u16], goal: Goal) -> Scheduled {
+    schedule(f, target, budget, goal, true)
+}
+
+/// Reorders every block of `f` (valid SSA) for register pressure under `budget`, adding
+/// nothing (what `chromatic schedule-gap` compares with the optimal order).
+pub fn reorder_function(f: &Function, target: &Target, budget: &[u16], goal: Goal) -> Scheduled {
+    schedule(f, target, budget, goal, false)
+}
+
+fn schedule(f: &Function, target: &Target, budget: &[u16], goal: Goal, remat: bool) -> Scheduled {
     let analysis = Analysis::new(f, target);
     let max_live_emitted = target
         .class_ids()
@@ -76,24 +94,96 @@ pub fn schedule_function(f: &Function, target: &Target, budget: &[u16], goal: Go
     let mut func = f.clone();
     let mut live = Live::new(f, target);
     let mut blocks_reordered = 0;
+    let mut remats = Remats::new(f);
     let weightings = weightings(target);
     for (b, block) in f.blocks.iter().enumerate() {
         let live_end = live_at_end(block, analysis.liveness.live_out(crate::Block(b as u32)));
-        let Some(order) = best_order(block, &live_end, budget, goal, &weightings, &mut live) else {
-            continue;
-        };
-        let insts = &mut func.blocks[b].insts;
-        *insts = order
-            .iter()
-            .map(|&k| block.insts[k as usize].clone())
-            .collect();
-        blocks_reordered += 1;
+        if let Some(order) = best_order(
+            block,
+            &live_end,
+            budget,
+            goal,
+            &weightings,
+            &mut live,
+            &remats,
+        ) {
+            let insts = &mut func.blocks[b].insts;
+            *insts = order
+                .iter()
+                .map(|&k| block.insts[k as usize].clone())
+                .collect();
+            blocks_reordered += 1;
+        }
+        if remat {
+            let problem = BlockProblem {
+                live_end: &live_end,
+                target,
+                budget,
+                goal,
+                weightings: &weightings,
+            };
+            rematerialise(&mut func, b, &problem, &mut remats);
+        }
     }
     Scheduled {
         func,
         max_live_emitted,
         blocks_reordered,
+        remats,
     }
+}
+
+/// Rounds of rematerialisation before allocation on a block.
+const REMAT_ROUNDS: usize = 8;
+
+/// What scheduling one block is measured against.
+struct BlockProblem<'a> {
+    live_end: &'a [Value],
+    target: &'a Target,
+    budget: &'a [u16],
+    goal: Goal,
+    weightings: &'a [Vec<i64>],
+}
+
+/// Rounds of recomputation ([`remat::round`]), each followed by rescheduling the block
+/// (the derived values' first ranges shrink once their definitions can sink to their
+/// first uses), kept while they lower the block's score.
+fn rematerialise(func: &mut Function, b: usize, p: &BlockProblem<'_>, remats: &mut Remats) {
+    let Some(mut best) = remat::block_score(func, b, p.live_end, p.target, p.budget) else {
+        return;
+    };
+    let mut kept = remat::Snapshot::of(func, b, remats);
+    for _ in 0..REMAT_ROUNDS {
+        if !remat::round(func, b, p.live_end, p.target, p.budget, p.goal, remats) {
+            break;
+        }
+        let block = func.blocks[b].clone();
+        let mut live = Live::new(func, p.target);
+        let order = best_order(
+            &block,
+            p.live_end,
+            p.budget,
+            p.goal,
+            p.weightings,
+            &mut live,
+            remats,
+        );
+        if let Some(order) = order {
+            func.blocks[b].insts = order
+                .iter()
+                .map(|&k| block.insts[k as usize].clone())
+                .collect();
+        }
+        let Some(now) = remat::block_score(func, b, p.live_end, p.target, p.budget) else {
+            break;
+        };
+        if now >= best {
+            break;
+        }
+        best = now;
+        kept = remat::Snapshot::of(func, b, remats);
+    }
+    kept.restore(func, b, remats);
 }
 
 /// The values live after the last operation of `block`: its live-out set and the uses of
@@ -127,6 +217,7 @@ fn best_order(
     goal: Goal,
     weightings: &[Vec<i64>],
     live: &mut Live<'_>,
+    remats: &Remats,
 ) -> Option<Vec<u32>> {
     let ops: Vec<&Op> = block.insts.iter().map(|i| i.op()).collect::<Option<_>>()?;
     if ops.len() < 2 {
@@ -137,7 +228,8 @@ fn best_order(
     if goal == Goal::StopAtBudget && emitted_score.0 == 0 {
         return None;
     }
-    let deps = Deps::of_ops(&ops);
+    let mut deps = Deps::of_ops(&ops);
+    remats.order_copies(&ops, &mut deps);
     let problem = Problem::new(&ops, &deps, live_end);
     let mut best: Option<((u32, u32), Vec<u32>)> = None;
     for weights in weightings {

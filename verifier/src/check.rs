@@ -29,11 +29,11 @@ pub fn verify(
     check_structure(original, allocated, &mut sink);
     Constraints::new(target, budget).check_function(allocated, &mut sink);
     let value_map = map_values(original, allocated, &mut sink);
-    let remat_ok = rematerialisable(original);
+    let recompute = recomputable(original, target);
     let pinned = pinned_values(original);
     check_pinned_phis(original, &pinned, &mut sink);
     let cfg = Cfg::new(allocated);
-    Flow::new(allocated, original, target, &cfg, &value_map, &remat_ok)
+    Flow::new(allocated, original, target, &cfg, &value_map, &recompute)
         .with_pinned(&pinned)
         .run(&mut sink);
     sink.errors
@@ -189,20 +189,62 @@ fn congruent_phis(o: &Function) -> Vec<u32> {
     canonical
 }
 
-/// Per original value: whether a `remat` operation defines it.
-fn rematerialisable(o: &Function) -> Vec<bool> {
-    let mut ok = vec![false; o.values.len()];
-    for op in o
-        .blocks
-        .iter()
-        .flat_map(|b| &b.insts)
-        .filter_map(|i| i.op())
-    {
-        if op.remat {
+/// How an original value may be recomputed by a `remat` instruction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Recompute {
+    /// Not at all: an effect, a constraint, a phi, or a uniform value.
+    No,
+    /// Anywhere: a `remat` operation (no value operands).
+    Anywhere,
+    /// In block `block` (by name), from the values `operands` (its value operands, in
+    /// order): a pure operation.
+    InBlock {
+        block: String,
+        operands: Vec<chromatic::Value>,
+    },
+}
+
+/// Per original value, how a `remat` may recompute it. A pure operation is one without an
+/// effect (`docs/FORMAT.md`, "Order": it may run anywhere in its block after its operands),
+/// whose definitions take no fixed, tied, early-clobber or pinned constraint and are
+/// per-lane, and whose operands are not fixed: running it again in its block on the same
+/// operand values gives the same values, as the scheduler's freedom to move it does.
+/// Operands are named by their representatives among congruent phis, as the value map
+/// names what the allocation reads.
+fn recomputable(o: &Function, target: &Target) -> Vec<Recompute> {
+    let canonical = congruent_phis(o);
+    let mut how = vec![Recompute::No; o.values.len()];
+    for b in &o.blocks {
+        for op in b.insts.iter().filter_map(|i| i.op()) {
+            let rule = if op.remat {
+                Recompute::Anywhere
+            } else if is_pure(o, target, op) {
+                Recompute::InBlock {
+                    block: b.name.clone(),
+                    operands: op
+                        .uses()
+                        .map(|u| chromatic::Value(canonical[u.value.index()]))
+                        .collect(),
+                }
+            } else {
+                continue;
+            };
             for d in &op.defs {
-                ok[d.value.index()] = true;
+                how[d.value.index()] = rule.clone();
             }
         }
     }
-    ok
+    how
+}
+
+fn is_pure(o: &Function, target: &Target, op: &chromatic::Op) -> bool {
+    op.effect == chromatic::Effect::None
+        && op.uses().all(|u| u.fixed.is_none())
+        && op.defs.iter().all(|d| {
+            d.fixed.is_none()
+                && d.tied.is_none()
+                && !d.early_clobber
+                && !d.pinned
+                && !target.class(o.value(d.value).class).uniform
+        })
 }

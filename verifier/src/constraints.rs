@@ -360,8 +360,11 @@ impl<'a> Constraints<'a> {
                 }
                 _ => fail(ErrorKind::LengthMismatch, "swap", *y),
             },
-            InstKind::Remat { dst, value } => {
+            InstKind::Remat { dst, value, uses } => {
                 self.value_loc(f, here, Operand::Named("remat"), *value, Some(*dst), sink);
+                for (k, u) in uses.iter().enumerate() {
+                    self.check_use(f, here, Operand::Use(k), u, sink);
+                }
             }
             InstKind::Op(_) => {}
         }
@@ -412,7 +415,9 @@ pub(crate) fn artefact_locations(kind: &InstKind) -> Vec<Location> {
         InstKind::ParallelCopy(moves) => moves.iter().flat_map(mv).collect(),
         InstKind::Swap(x, y) => vec![*x, *y],
         InstKind::Spill(m) | InstKind::Reload(m) => mv(m).to_vec(),
-        InstKind::Remat { dst, .. } => vec![*dst],
+        InstKind::Remat { dst, uses, .. } => std::iter::once(*dst)
+            .chain(uses.iter().filter_map(|u| u.loc))
+            .collect(),
     }
 }
 

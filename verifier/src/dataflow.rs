@@ -9,6 +9,7 @@
 //! a last pass over every reachable block reports errors against the stable in-states.
 
 use crate::cfg::{Cfg, Edge};
+use crate::check::Recompute;
 use crate::constraints::class_spilled;
 use crate::error::{ErrorKind, Point};
 use crate::keys::{is_uniform_register, moves_of, Keys};
@@ -74,8 +75,8 @@ pub(crate) struct Flow<'a> {
     pub cfg: &'a Cfg,
     /// Allocated value → original value index (by name).
     pub value_map: &'a [Option<u32>],
-    /// Per original value: whether its definition is rematerialisable.
-    pub remat_ok: &'a [bool],
+    /// Per original value: how a `remat` may recompute it.
+    pub recompute: &'a [Recompute],
     keys: Keys,
     /// Whether some branch of the function is divergent.
     divergent: bool,
@@ -85,6 +86,13 @@ pub(crate) struct Flow<'a> {
 
 type State = Vec<Label>;
 
+/// A `remat` instruction's parts.
+struct Remat<'i> {
+    dst: Location,
+    value: Value,
+    uses: &'i [chromatic::Use],
+}
+
 impl<'a> Flow<'a> {
     pub fn new(
         a: &'a Function,
@@ -92,7 +100,7 @@ impl<'a> Flow<'a> {
         target: &'a Target,
         cfg: &'a Cfg,
         value_map: &'a [Option<u32>],
-        remat_ok: &'a [bool],
+        recompute: &'a [Recompute],
     ) -> Flow<'a> {
         let divergent = a.blocks.iter().any(|b| b.term.is_divergent());
         Flow {
@@ -101,7 +109,7 @@ impl<'a> Flow<'a> {
             target,
             cfg,
             value_map,
-            remat_ok,
+            recompute,
             keys: Keys::new(a, target, cfg, divergent),
             divergent,
             pinned: &[],
@@ -235,8 +243,13 @@ impl<'a> Flow<'a> {
             };
             match &inst.kind {
                 InstKind::Op(op) => self.op(op, state, &at, sink.as_deref_mut()),
-                InstKind::Remat { dst, value } => {
-                    self.remat(*dst, *value, state, &at, sink.as_deref_mut())
+                InstKind::Remat { dst, value, uses } => {
+                    let remat = Remat {
+                        dst: *dst,
+                        value: *value,
+                        uses,
+                    };
+                    self.remat(&remat, state, &at, sink.as_deref_mut())
                 }
                 kind => {
                     if let Some(sink) = sink.as_deref_mut() {
@@ -426,20 +439,58 @@ impl<'a> Flow<'a> {
         }
     }
 
-    fn remat(&self, dst: Location, v: Value, state: &mut State, at: &At, sink: Option<&mut Sink>) {
-        let ok = self.value_map[v.index()].is_some_and(|o| self.remat_ok[o as usize]);
-        if ok {
-            self.write_value(state, dst, v);
-            return;
-        }
-        for u in units(dst) {
-            self.set(state, u, Label::UNDEF, Label::UNDEF);
-        }
+    /// A recomputation: every operand must hold its value, then `dst` holds the value.
+    fn remat(&self, r: &Remat<'_>, state: &mut State, at: &At, sink: Option<&mut Sink>) {
+        let refusal = self.remat_refusal(r, at.block);
         if let Some(sink) = sink {
-            self.report(sink, ErrorKind::NotRematerialisable, at)
-                .operand("remat")
-                .location(chromatic::print::location(self.target, dst))
-                .expected(format!("%{}", self.a.value(v).name));
+            for (k, u) in r.uses.iter().enumerate() {
+                if let Some(loc) = u.loc {
+                    let at = At { pos: u.pos, ..*at };
+                    self.check_use(state, loc, u.value, &at, Operand::Use(k), sink);
+                }
+            }
+            if let Some(why) = &refusal {
+                self.report(sink, ErrorKind::NotRematerialisable, at)
+                    .operand("remat")
+                    .location(chromatic::print::location(self.target, r.dst))
+                    .expected(format!("%{}", self.a.value(r.value).name))
+                    .note(why.clone());
+            }
+        }
+        if refusal.is_none() {
+            self.write_value(state, r.dst, r.value);
+        } else {
+            for u in units(r.dst) {
+                self.set(state, u, Label::UNDEF, Label::UNDEF);
+            }
+        }
+    }
+
+    /// Why `r` in allocated block `b` does not recompute its value, if it does not: the
+    /// value's definition may not be recomputed, or not in this block, or `r` reads other
+    /// values than the definition's operands.
+    fn remat_refusal(&self, r: &Remat<'_>, b: usize) -> Option<String> {
+        let how = self.value_map[r.value.index()].map(|o| &self.recompute[o as usize]);
+        let operands_given: Vec<Option<u32>> = r
+            .uses
+            .iter()
+            .map(|u| self.value_map[u.value.index()])
+            .collect();
+        match how {
+            Some(Recompute::Anywhere) if r.uses.is_empty() => None,
+            Some(Recompute::Anywhere) => Some("a `remat` operation reads no values".into()),
+            Some(Recompute::InBlock { block, operands }) => {
+                let expected: Vec<Option<u32>> =
+                    operands.iter().map(|v| Some(v.index() as u32)).collect();
+                if *block != self.a.blocks[b].name {
+                    Some(format!("its pure definition is in block `{block}`"))
+                } else if operands_given != expected {
+                    Some("it must read the operands of its definition, in order".into())
+                } else {
+                    None
+                }
+            }
+            _ => Some("its definition is neither a `remat` operation nor a pure operation".into()),
         }
     }
 

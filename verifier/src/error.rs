@@ -62,7 +62,8 @@ pub enum ErrorKind {
     OverlappingDestinations,
     /// A swap of two locations that share a unit.
     OverlappingSwap,
-    /// A remat of a value whose definition is not rematerialisable.
+    /// A remat that does not recompute its value: its definition has an effect or a
+    /// constraint, lies in another block, or has other operands.
     NotRematerialisable,
     /// A per-lane value moved into a uniform register or lane slot.
     PerLaneInUniform,
@@ -234,7 +235,7 @@ impl VerifyError {
                 format!("the two locations of this swap overlap ({loc})")
             }
             ErrorKind::NotRematerialisable => {
-                format!("remat of `{expected}`, whose definition is not a `remat` operation")
+                format!("remat of `{expected}` that does not recompute it")
             }
             ErrorKind::PerLaneInUniform => format!(
                 "{op} puts the per-lane value `{found}` into {loc}, which holds one value per \

@@ -469,19 +469,27 @@ impl<'a> Machine<'a> {
             }
             InstKind::Swap(x, y) => self.moves(&[(*x, *y), (*y, *x)], mask),
             InstKind::Spill(m) | InstKind::Reload(m) => self.moves(&[(m.src, m.dst)], mask),
-            InstKind::Remat { dst, value } => self.remat(*dst, *value, mask),
+            InstKind::Remat { dst, value, uses } => self.remat(*dst, *value, uses, mask),
         }
     }
 
-    /// Recomputes `value` by its defining op (whose operands are immediates) into `dst`.
-    fn remat(&mut self, dst: Location, value: chromatic::Value, mask: u64) {
+    /// Recomputes `value` by its defining op into `dst`, the op's value operands read from
+    /// `uses` in order (none for a `remat` op), its immediates kept.
+    fn remat(&mut self, dst: Location, value: chromatic::Value, uses: &[Use], mask: u64) {
         let Some(&(id, d, b, i)) = self.defined_by.get(&value.index()) else {
             return;
         };
-        let operands = self.f.blocks[b].insts[i]
+        let mut given = uses.iter();
+        let operands: Vec<Operand> = self.f.blocks[b].insts[i]
             .op()
-            .map_or(&[][..], |op| &op.operands);
-        let inputs = self.op_inputs(operands, mask);
+            .map_or(&[][..], |op| &op.operands)
+            .iter()
+            .filter_map(|o| match o {
+                Operand::Imm(_) => Some(*o),
+                Operand::Value(_) => given.next().map(|u| Operand::Value(*u)),
+            })
+            .collect();
+        let inputs = self.op_inputs(&operands, mask);
         self.define(id, d, value, Some(dst), &inputs, mask);
     }
 

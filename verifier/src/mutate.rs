@@ -66,9 +66,12 @@ pub enum MutationKind {
     /// above a write, barrier or control op; two of those swapped; a carry op above the
     /// carry op before it), when the two differ: the order a scheduler may not change.
     BreakDependence,
+    /// An operand of a `remat` that recomputes a pure operation reads another register of
+    /// its class.
+    BreakRemat,
 }
 
-const KINDS: [MutationKind; 16] = [
+const KINDS: [MutationKind; 17] = [
     MutationKind::UseOtherRegister,
     MutationKind::DropCopy,
     MutationKind::SequentialCopy,
@@ -85,6 +88,7 @@ const KINDS: [MutationKind; 16] = [
     MutationKind::OverlappingSwap,
     MutationKind::BranchTurnedDivergent,
     MutationKind::BreakDependence,
+    MutationKind::BreakRemat,
 ];
 
 /// A mutated allocation, with the original it is to be checked against when the mutation
@@ -332,6 +336,7 @@ fn apply(kind: MutationKind, f: &mut Function, target: &Target, rng: &mut Rng) -
         MutationKind::OverlappingCopy => overlapping_copy(f, rng),
         MutationKind::OverlappingSwap => overlapping_swap(f, rng),
         MutationKind::BreakDependence => break_dependence(f, rng),
+        MutationKind::BreakRemat => break_remat(f, target, rng),
         _ => def_mutation(kind, f, target, rng),
     }
 }
@@ -425,6 +430,11 @@ fn use_other_register(f: &mut Function, target: &Target, rng: &mut Rng) -> bool 
     let Operand::Value(u) = &mut op.operands[k] else {
         return false;
     };
+    move_register(u, target, rng)
+}
+
+/// `u` reads another register of its class; whether it moved.
+fn move_register(u: &mut chromatic::Use, target: &Target, rng: &mut Rng) -> bool {
     let Some(Location::Reg { class, first, len }) = u.loc else {
         return false;
     };
@@ -437,6 +447,21 @@ fn use_other_register(f: &mut Function, target: &Target, rng: &mut Rng) -> bool 
         len,
     });
     other as u16 != first
+}
+
+fn break_remat(f: &mut Function, target: &Target, rng: &mut Rng) -> bool {
+    let s = sites(
+        f,
+        |i| matches!(&i.kind, InstKind::Remat { uses, .. } if !uses.is_empty()),
+    );
+    let Some((b, i)) = choose(&s, rng) else {
+        return false;
+    };
+    let InstKind::Remat { uses, .. } = &mut f.blocks[b].insts[i].kind else {
+        return false;
+    };
+    let k = rng.below(uses.len());
+    move_register(&mut uses[k], target, rng)
 }
 
 fn copy_mutation(kind: MutationKind, f: &mut Function, rng: &mut Rng) -> bool {

@@ -215,7 +215,7 @@ fn apply(kind: &InstKind, state: &mut HashMap<Unit, Value>, mut marks: Marks<'_>
             write(state, m.dst, m.value);
             marks.add(m.dst, Mark::Reload);
         }
-        InstKind::Remat { dst, value } => {
+        InstKind::Remat { dst, value, .. } => {
             write(state, *dst, *value);
             marks.add(*dst, Mark::Remat);
         }

@@ -85,6 +85,7 @@ fn lower_pseudo(inst: &Inst, plan: &Plan) -> Result<Option<InstKind>, String> {
         (Pseudo::Remat, _, Some((v, dst)), _) => InstKind::Remat {
             dst,
             value: origin(v),
+            uses: Vec::new(),
         },
         (Pseudo::ClassStore, Some((v, src)), Some((_, dst)), _) => InstKind::Spill(Move {
             dst,

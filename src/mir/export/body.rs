@@ -294,7 +294,13 @@ impl<'a> Writer<'a> {
             InstKind::ParallelCopy(moves) => self.parallel(moves, inst.pos, out),
             InstKind::Swap(a, b) => self.swap(*a, *b, inst.pos, out),
             InstKind::Spill(m) | InstKind::Reload(m) => self.moved(m.dst, m.src, inst.pos, out),
-            InstKind::Remat { dst, value } => self.remat(*dst, *value, inst.pos, out),
+            InstKind::Remat { dst, value, uses } if uses.is_empty() => {
+                self.remat(*dst, *value, inst.pos, out)
+            }
+            InstKind::Remat { .. } => Err(err(
+                inst.pos,
+                "a recomputation that reads operands (from `--schedule pressure`) has no MIR export",
+            )),
         }
     }
 

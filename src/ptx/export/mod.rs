@@ -729,7 +729,10 @@ impl<'a> FunctionExporter<'a> {
                     let name = match b.slot {
                         Slot::Def { def, elem } => {
                             let d = &op.defs[def];
-                            self.elem_name(d.value, d.loc, elem)?
+                            match (d.loc, origin) {
+                                (None, Origin::Remat { .. }) => "_".to_string(),
+                                _ => self.elem_name(d.value, d.loc, elem)?,
+                            }
                         }
                         Slot::Use { operand, elem } => match op.operands.get(operand) {
                             Some(Operand::Value(u)) => self.use_name(u, elem)?,
@@ -882,7 +885,7 @@ impl<'a> FunctionExporter<'a> {
                 self.parallel(list)
             }
             InstKind::Spill(m) | InstKind::Reload(m) => self.transfer(m),
-            InstKind::Remat { dst, value } => {
+            InstKind::Remat { dst, value, uses } => {
                 let Some(&(b, i)) = self.def_op.get(value) else {
                     return err(self.alloc, "a remat of a value no operation defines");
                 };
@@ -895,7 +898,16 @@ impl<'a> FunctionExporter<'a> {
                     .filter(|x| !x.is_artefact())
                     .count()]
                 .clone();
-                op.defs.iter_mut().for_each(|d| d.loc = Some(*dst));
+                for d in &mut op.defs {
+                    d.loc = (d.value == *value).then_some(*dst);
+                }
+                let operands = op.operands.iter_mut().filter_map(|o| match o {
+                    Operand::Value(u) => Some(u),
+                    Operand::Imm(_) => None,
+                });
+                for (u, given) in operands.zip(uses) {
+                    *u = *given;
+                }
                 match origin {
                     Origin::Stmt { item, bindings } => {
                         self.op(&op, &Origin::Remat { item, bindings })

@@ -1,0 +1,644 @@
+//! Rematerialisation before allocation: cheap pure values are recomputed next to their
+//! later uses instead of being held across a block's peak.
+//!
+//! Rematerialisation replaces a live range by a recomputation where the value's operands
+//! are at hand (Briggs, Cooper & Torczon, "Rematerialization", PLDI 1992). Here it runs
+//! before allocation and is driven by pressure, like the rematerialising stage of LLVM's
+//! GCN scheduler and the recomputation ptxas does: per block and class, the point of
+//! highest demand is found (by the same pressure rule as the scheduler, [`super::peak`]);
+//! every value of the class live across it, defined in the block by a cheap pure
+//! operation ([`recomputable`]) and dead after the block, is a candidate for a copy of its
+//! definition placed right before its next use. The copy reads the definition's operands,
+//! which must then be live there: an operand live there anyway costs nothing, any other is
+//! either held longer or recomputed in turn (a *chain*, up to [`MAX_DEPTH`] operations).
+//! Candidates are grouped by the values they keep live across the peak, since one kept
+//! source serves many derived values (a packed `b32` unpacked into two halves and each
+//! converted to `f32`: holding the `b32` and recomputing unpack and conversion halves the
+//! units). Groups are taken greedily by the units they free at the peak less the units
+//! their sources add there, a source taken counting as free for the next groups; other
+//! classes' sources must fit those classes' budgets at the peak.
+//!
+//! A round applies its groups (copies, with fresh values, and the uses from the copy on
+//! renamed to them) and measures the block again. Rounds go on while the block's score
+//! (units over budget, then units) does not grow; the block keeps the state of the last
+//! round that lowered it, so a block never gets worse and nothing is recomputed that did
+//! not help. With [`Goal::StopAtBudget`] a class that fits its budget is left alone.
+//!
+//! The copies are ordinary operations for the allocator. After allocation [`Remats::fold`]
+//! turns each into a `remat` instruction of the original value reading the copy's operand
+//! locations, so the allocation is written against the original program: the verifier
+//! accepts such a `remat` only for a pure definition of the same block, reading that
+//! definition's operands, each of which it checks holds its value, and the interpreter
+//! runs the definition again on them.
+
+use super::peak::{step_back, Live};
+use super::{score, Goal};
+use crate::program::{Effect, Function, Inst, InstKind, Op, Operand, Use, Value, ValueData};
+use crate::target::Target;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+/// The longest chain of operations recomputed for one value.
+pub const MAX_DEPTH: usize = 3;
+
+/// Opcodes (up to the first `.`) cheap enough to recompute: one ALU instruction on the
+/// GPUs modelled (PTX integer and float arithmetic, moves, conversions, compares, selects,
+/// bit operations). Multi-function-unit operations (`div`, `sqrt`, `ex2`, …), memory and
+/// cross-lane operations are not in it.
+const CHEAP: &[&str] = &[
+    "mov", "cvt", "cvta", "add", "sub", "mul", "mad", "fma", "neg", "abs", "min", "max", "shl",
+    "shr", "shf", "and", "or", "xor", "not", "lop3", "bfe", "bfi", "prmt", "selp", "setp", "set",
+];
+
+/// The recomputations added to a function, for [`Remats::fold`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Remats {
+    /// The first value index the copies take; every value from it on is a copy.
+    first_copy: usize,
+    /// Per copy (from `first_copy` on), the original value it recomputes.
+    origin: Vec<Value>,
+}
+
+impl Remats {
+    /// No recomputation yet in `f`: copies will take values from its last on.
+    pub fn new(f: &Function) -> Remats {
+        Remats {
+            first_copy: f.values.len(),
+            origin: Vec::new(),
+        }
+    }
+
+    /// The operations added.
+    pub fn added(&self) -> usize {
+        self.origin.len()
+    }
+
+    /// Whether `v` is one of the copies (the allocator may append values of its own
+    /// after them).
+    fn is_copy(&self, v: Value) -> bool {
+        (self.first_copy..self.first_copy + self.origin.len()).contains(&v.index())
+    }
+
+    /// The original value of `v` (itself unless it is a copy).
+    fn root(&self, v: Value) -> Value {
+        if self.is_copy(v) {
+            self.origin[v.index() - self.first_copy]
+        } else {
+            v
+        }
+    }
+
+    /// Keeps each copy in `ops` after the original definition it recomputes, when that is
+    /// in the block too: an operation reading the copy then comes after the definition of
+    /// the value it reads, as in the original program (the verifier's order rule).
+    pub fn order_copies(&self, ops: &[&Op], deps: &mut super::deps::Deps) {
+        if self.origin.is_empty() {
+            return;
+        }
+        let defined_at: HashMap<Value, u32> = ops
+            .iter()
+            .enumerate()
+            .flat_map(|(k, op)| op.defs.iter().map(move |d| (d.value, k as u32)))
+            .collect();
+        for (k, op) in ops.iter().enumerate() {
+            let Some(d) = op.defs.first().filter(|d| self.is_copy(d.value)) else {
+                continue;
+            };
+            if let Some(&original) = defined_at.get(&self.root(d.value)) {
+                deps.add_edge(original, k as u32);
+            }
+        }
+    }
+
+    /// Rewrites an allocation of the rematerialised function as one of the original: each
+    /// copy's operation becomes `remat LOC <- %original (its operands)`, every other mention
+    /// of a copy names its original, and each copy's value takes its original's name (as
+    /// the values the allocator adds for a value do), so nothing names a copy.
+    pub fn fold(&self, allocated: &mut Function) {
+        if self.origin.is_empty() {
+            return;
+        }
+        for block in &mut allocated.blocks {
+            for phi in &mut block.phis {
+                phi.args
+                    .iter_mut()
+                    .for_each(|a| a.value = self.root(a.value));
+            }
+            for inst in &mut block.insts {
+                self.fold_inst(&mut inst.kind);
+            }
+        }
+        for (k, &v) in self.origin.iter().enumerate() {
+            let name = allocated.values[v.index()].name.clone();
+            allocated.values[self.first_copy + k].name = name;
+        }
+    }
+
+    fn fold_inst(&self, kind: &mut InstKind) {
+        let root_use = |u: &Use| Use {
+            value: self.root(u.value),
+            ..*u
+        };
+        match kind {
+            InstKind::Op(op) => {
+                let copy = match op.defs.as_slice() {
+                    [d] if self.is_copy(d.value) => d.loc,
+                    _ => None,
+                };
+                if let Some(dst) = copy {
+                    *kind = InstKind::Remat {
+                        dst,
+                        value: self.root(op.defs[0].value),
+                        uses: op.uses().map(root_use).collect(),
+                    };
+                    return;
+                }
+                for o in &mut op.operands {
+                    if let Operand::Value(u) = o {
+                        u.value = self.root(u.value);
+                    }
+                }
+            }
+            InstKind::ParallelCopy(moves) => {
+                moves.iter_mut().for_each(|m| m.value = self.root(m.value));
+            }
+            InstKind::Spill(m) | InstKind::Reload(m) => m.value = self.root(m.value),
+            InstKind::Remat { value, uses, .. } => {
+                *value = self.root(*value);
+                uses.iter_mut().for_each(|u| *u = root_use(u));
+            }
+            InstKind::Swap(..) => {}
+        }
+    }
+}
+
+/// Whether def `v` of `op` may be recomputed: a `remat` operation, or a cheap pure one
+/// with operands (one definition, or a `mov` unpacking a value into parts) whose
+/// definitions and operands take no constraint and are per-lane — the definitions the
+/// verifier accepts a recomputation of.
+pub fn recomputable(f: &Function, target: &Target, op: &Op) -> bool {
+    let base = op.opcode.split('.').next().unwrap_or_default();
+    let unconstrained = op.effect == Effect::None
+        && op.uses().all(|u| u.fixed.is_none())
+        && op.defs.iter().all(|d| {
+            d.fixed.is_none()
+                && d.tied.is_none()
+                && !d.early_clobber
+                && !d.pinned
+                && !target.class(f.value(d.value).class).uniform
+        });
+    let cheap = op.remat
+        || (op.uses().next().is_some()
+            && CHEAP.contains(&base)
+            && (op.defs.len() == 1 || base == "mov"));
+    unconstrained && cheap
+}
+
+/// One round on block `b` of `f` (valid SSA, operations only; `live_end` is what is live
+/// after its operations): per class, the recomputations that lower the demand at its peak
+/// point, applied. Copies get fresh values, which `remats` records. Returns whether any
+/// was added.
+pub fn round(
+    f: &mut Function,
+    b: usize,
+    live_end: &[Value],
+    target: &Target,
+    budget: &[u16],
+    goal: Goal,
+    remats: &mut Remats,
+) -> bool {
+    let mut added = false;
+    for class in 0..target.classes.len() {
+        if let Some(plan) = plan_round(f, b, live_end, target, budget, goal, class) {
+            apply(f, b, &plan, remats);
+            added = true;
+        }
+    }
+    added
+}
+
+/// A block's instructions and the values and copies as they were.
+#[derive(Debug)]
+pub struct Snapshot {
+    insts: Vec<Inst>,
+    values: usize,
+    copies: usize,
+}
+
+impl Snapshot {
+    pub fn of(f: &Function, b: usize, remats: &Remats) -> Snapshot {
+        Snapshot {
+            insts: f.blocks[b].insts.clone(),
+            values: f.values.len(),
+            copies: remats.origin.len(),
+        }
+    }
+
+    pub fn restore(&self, f: &mut Function, b: usize, remats: &mut Remats) {
+        f.blocks[b].insts.clone_from(&self.insts);
+        f.values.truncate(self.values);
+        remats.origin.truncate(self.copies);
+    }
+}
+
+/// The block's score ([`score`]) in its current order; `None` if it holds a non-operation.
+pub fn block_score(
+    f: &Function,
+    b: usize,
+    live_end: &[Value],
+    target: &Target,
+    budget: &[u16],
+) -> Option<(u32, u32)> {
+    let ops = ops_of(f, b)?;
+    let order: Vec<u32> = (0..ops.len() as u32).collect();
+    let mut live = Live::new(f, target);
+    Some(score(
+        &super::peak::peak(&ops, &order, live_end, &mut live),
+        budget,
+    ))
+}
+
+fn ops_of(f: &Function, b: usize) -> Option<Vec<&Op>> {
+    f.blocks[b].insts.iter().map(|i| i.op()).collect()
+}
+
+/// One recomputation: the chain of values to copy (operands first) before the operation
+/// at `at`, the last of which is the value whose uses from `at` on take the copy.
+#[derive(Clone, Debug)]
+struct Remat {
+    chain: Vec<Value>,
+    at: usize,
+}
+
+/// Where values are defined and used in a block, and what is live at its peak point.
+struct Block<'f> {
+    f: &'f Function,
+    ops: Vec<&'f Op>,
+    def_at: HashMap<Value, usize>,
+    uses_at: HashMap<Value, Vec<usize>>,
+    live_end: HashSet<Value>,
+    target: &'f Target,
+}
+
+impl<'f> Block<'f> {
+    fn new(f: &'f Function, b: usize, live_end: &[Value], target: &'f Target) -> Option<Self> {
+        let ops = ops_of(f, b)?;
+        let mut def_at = HashMap::new();
+        let mut uses_at: HashMap<Value, Vec<usize>> = HashMap::new();
+        for (k, op) in ops.iter().enumerate() {
+            for d in &op.defs {
+                def_at.insert(d.value, k);
+            }
+            for u in op.uses() {
+                uses_at.entry(u.value).or_default().push(k);
+            }
+        }
+        Some(Block {
+            f,
+            ops,
+            def_at,
+            uses_at,
+            live_end: live_end.iter().copied().collect(),
+            target,
+        })
+    }
+
+    /// Whether `v` is read at or after operation `at` (or after the block).
+    fn live_at(&self, v: Value, at: usize) -> bool {
+        self.live_end.contains(&v)
+            || self
+                .uses_at
+                .get(&v)
+                .is_some_and(|u| u.last().is_some_and(|&k| k >= at))
+    }
+
+    /// Whether `v` is defined in the block by an operation that may be recomputed, and
+    /// dies in the block.
+    fn recomputable(&self, v: Value) -> bool {
+        !self.live_end.contains(&v)
+            && self
+                .def_at
+                .get(&v)
+                .is_some_and(|&k| recomputable(self.f, self.target, self.ops[k]))
+    }
+
+    /// Where to recompute `v`, live across operation `p`: at the use ending the longest
+    /// stretch between two of its uses that ends after `p`. The original definition stays
+    /// (it is the program's own operation) and serves the uses before; rescheduling then
+    /// sinks it towards them.
+    fn split_point(&self, v: Value, p: usize) -> Option<usize> {
+        let uses = self.uses_at.get(&v)?;
+        uses.windows(2)
+            .filter(|w| w[1] > p && w[1] > w[0])
+            .max_by_key(|w| (w[1] - w[0], std::cmp::Reverse(w[1])))
+            .map(|w| w[1])
+    }
+
+    /// Recomputing `v` before operation `at` through `depth` levels of its definitions:
+    /// the values copied (operands first) and the values that must then be live at `at`
+    /// but are not yet.
+    fn chain(
+        &self,
+        v: Value,
+        at: usize,
+        depth: usize,
+        chain: &mut Vec<Value>,
+        held: &mut BTreeSet<Value>,
+    ) {
+        let op = self.ops[self.def_at[&v]];
+        for u in op.uses() {
+            if self.live_at(u.value, at) {
+                continue;
+            }
+            if depth > 1 && self.recomputable(u.value) {
+                self.chain(u.value, at, depth - 1, chain, held);
+            } else {
+                held.insert(u.value);
+            }
+        }
+        if !chain.contains(&v) {
+            chain.push(v);
+        }
+    }
+
+    fn units(&self, v: Value) -> u32 {
+        u32::from(self.f.value(v).size)
+    }
+
+    fn class(&self, v: Value) -> usize {
+        self.f.value(v).class.index()
+    }
+}
+
+/// Demand per class at every operation of the block, and the live set after operation
+/// `p` and before it.
+fn demands(block: &Block<'_>, live: &mut Live<'_>, live_end: &[Value]) -> Vec<Vec<u32>> {
+    live.reset(live_end);
+    let mut at = vec![Vec::new(); block.ops.len()];
+    for k in (0..block.ops.len()).rev() {
+        step_back(block.ops[k], live, &mut at[k]);
+    }
+    at
+}
+
+/// The recomputations of one round against class `class`'s peak; `None` when there is
+/// nothing to gain.
+fn plan_round(
+    f: &Function,
+    b: usize,
+    live_end: &[Value],
+    target: &Target,
+    budget: &[u16],
+    goal: Goal,
+    class: usize,
+) -> Option<Vec<Remat>> {
+    let block = Block::new(f, b, live_end, target)?;
+    let mut live = Live::new(f, target);
+    let demand = demands(&block, &mut live, live_end);
+    let peak = demand.iter().map(|d| d[class]).max()?;
+    if peak == 0 || (goal == Goal::StopAtBudget && peak <= u32::from(budget[class])) {
+        return None;
+    }
+    let p = demand.iter().position(|d| d[class] == peak)?;
+    live.reset(live_end);
+    for k in (p + 1..block.ops.len()).rev() {
+        live.move_above(block.ops[k]);
+    }
+    let after: HashSet<Value> = (0..f.values.len() as u32)
+        .map(Value)
+        .filter(|&v| live.contains(v))
+        .collect();
+    let at_p: HashSet<Value> = block.ops[p]
+        .uses()
+        .map(|u| u.value)
+        .chain(block.ops[p].defs.iter().map(|d| d.value))
+        .collect();
+    let mut candidates: Vec<Value> = after
+        .iter()
+        .copied()
+        .filter(|&v| block.class(v) == class && !at_p.contains(&v) && block.recomputable(v))
+        .collect();
+    candidates.sort_unstable();
+    let groups = group(&block, &candidates, p, &after);
+    let headroom: Vec<i64> = demand[p]
+        .iter()
+        .zip(budget)
+        .map(|(&d, &b)| i64::from(b) - i64::from(d))
+        .collect();
+    let plan = choose(&block, groups, class, headroom);
+    (!plan.is_empty()).then_some(plan)
+}
+
+/// Per set of values a recomputation keeps live across the peak (those not live there
+/// already), the candidates that would do so, each with its chain: every depth of chain
+/// of every candidate.
+type Groups = BTreeMap<Vec<Value>, Vec<(Value, Remat)>>;
+
+fn group(block: &Block<'_>, candidates: &[Value], p: usize, after: &HashSet<Value>) -> Groups {
+    let mut groups: Groups = BTreeMap::new();
+    for &v in candidates {
+        let Some(at) = block.split_point(v, p) else {
+            continue;
+        };
+        let mut seen: Vec<Vec<Value>> = Vec::new();
+        for depth in 1..=MAX_DEPTH {
+            let (mut chain, mut held) = (Vec::new(), BTreeSet::new());
+            block.chain(v, at, depth, &mut chain, &mut held);
+            let key: Vec<Value> = held.into_iter().filter(|s| !after.contains(s)).collect();
+            if seen.contains(&key) {
+                continue;
+            }
+            seen.push(key.clone());
+            groups
+                .entry(key)
+                .or_default()
+                .push((v, Remat { chain, at }));
+        }
+    }
+    groups
+}
+
+/// Groups taken greedily by the units of `class` they free at the peak, less those their
+/// held values add; the values held by a group taken are free for the next. Held values
+/// of other classes must fit `headroom` (budget less demand at the peak, per class).
+fn choose(block: &Block<'_>, groups: Groups, class: usize, mut headroom: Vec<i64>) -> Vec<Remat> {
+    let mut freed: HashSet<Value> = HashSet::new();
+    let mut taken: HashSet<Value> = HashSet::new();
+    let mut plan = Vec::new();
+    loop {
+        let mut best: Option<(i64, &Vec<Value>)> = None;
+        for (key, members) in &groups {
+            let Some(gain) = gain(block, key, members, class, &freed, &taken, &headroom) else {
+                continue;
+            };
+            if gain > 0 && best.is_none_or(|(g, _)| gain > g) {
+                best = Some((gain, key));
+            }
+        }
+        let Some((_, key)) = best else {
+            return plan;
+        };
+        for &s in key.iter().filter(|s| !freed.contains(s)) {
+            headroom[block.class(s)] -= i64::from(block.units(s));
+        }
+        for (v, remat) in &groups[key] {
+            if taken.insert(*v) {
+                plan.push(remat.clone());
+            }
+        }
+        freed.extend(key.iter().copied());
+    }
+}
+
+/// What taking a group gains in `class` at the peak, or `None` when it frees nothing or
+/// its held values of another class do not fit.
+fn gain(
+    block: &Block<'_>,
+    key: &[Value],
+    members: &[(Value, Remat)],
+    class: usize,
+    freed: &HashSet<Value>,
+    taken: &HashSet<Value>,
+    headroom: &[i64],
+) -> Option<i64> {
+    let mut members_taken: HashSet<Value> = HashSet::new();
+    let frees: i64 = members
+        .iter()
+        .filter(|(v, _)| !taken.contains(v) && members_taken.insert(*v))
+        .map(|(v, _)| i64::from(block.units(*v)))
+        .sum();
+    if frees == 0 {
+        return None;
+    }
+    let mut cost = vec![0i64; headroom.len()];
+    for &s in key.iter().filter(|s| !freed.contains(s)) {
+        cost[block.class(s)] += i64::from(block.units(s));
+    }
+    let fits = (0..cost.len()).all(|c| c == class || cost[c] <= headroom[c]);
+    fits.then_some(frees - cost[class])
+}
+
+/// Inserts the copies of `plan` and renames the uses they take over, latest first so
+/// earlier positions hold.
+fn apply(f: &mut Function, b: usize, plan: &[Remat], remats: &mut Remats) {
+    let mut plan = plan.to_vec();
+    plan.sort_by_key(|r| std::cmp::Reverse(r.at));
+    for remat in &plan {
+        let copies = copies(f, b, remat, remats);
+        let value = *remat.chain.last().expect("a chain ends with its value");
+        let copy = copies
+            .last()
+            .and_then(|i| i.op())
+            .map(|op| op.defs[0].value);
+        if let Some(copy) = copy {
+            rename_from(f, b, remat.at, value, copy);
+        }
+        let insts = &mut f.blocks[b].insts;
+        insts.splice(remat.at..remat.at, copies);
+    }
+}
+
+/// The copies of a chain's operations, each defining a fresh value and reading the copies
+/// before it where it read their originals.
+fn copies(f: &mut Function, b: usize, remat: &Remat, remats: &mut Remats) -> Vec<Inst> {
+    let mut renamed: HashMap<Value, Value> = HashMap::new();
+    let mut out = Vec::with_capacity(remat.chain.len());
+    for &v in &remat.chain {
+        let Some((inst, d)) = definition(f, b, v) else {
+            continue;
+        };
+        let mut inst = inst.clone();
+        let InstKind::Op(op) = &mut inst.kind else {
+            continue;
+        };
+        let copy = Value(f.values.len() as u32);
+        let data = f.value(v).clone();
+        f.values.push(ValueData {
+            name: format!("{}.remat{}", data.name, remats.origin.len()),
+            ..data
+        });
+        remats.origin.push(remats.root(v));
+        let mut def = op.defs[d];
+        def.value = copy;
+        op.defs = vec![def];
+        for o in &mut op.operands {
+            if let Operand::Value(u) = o {
+                u.value = renamed.get(&u.value).copied().unwrap_or(u.value);
+            }
+        }
+        renamed.insert(v, copy);
+        out.push(inst);
+    }
+    out
+}
+
+/// The instruction of block `b` defining `v`, and the index of its definition.
+fn definition(f: &Function, b: usize, v: Value) -> Option<(&Inst, usize)> {
+    f.blocks[b].insts.iter().find_map(|inst| {
+        let d = inst.op()?.defs.iter().position(|d| d.value == v)?;
+        Some((inst, d))
+    })
+}
+
+/// Uses of `v` in operations from `at` on read `copy` instead.
+fn rename_from(f: &mut Function, b: usize, at: usize, v: Value, copy: Value) {
+    for inst in &mut f.blocks[b].insts[at..] {
+        if let InstKind::Op(op) = &mut inst.kind {
+            for o in &mut op.operands {
+                if let Operand::Value(u) = o {
+                    if u.value == v {
+                        u.value = copy;
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{schedule_function, Goal};
+    use crate::analysis::Analysis;
+
+    /// The softmax shape: packed halves loaded, unpacked, converted, reduced to a maximum
+    /// across the wave (a barrier), then each converted value used again after it.
+    fn softmax(pairs: usize) -> String {
+        let mut s = String::from(
+            "target sm_80\nfunc @softmax {\nentry:\n  %a:r2 = ld.param.u64 remat reads\n",
+        );
+        for k in 0..pairs {
+            s += &format!("  %p{k}:r1 = ld.global.b32 %a reads\n");
+            s += &format!("  %h{}:r1, %h{}:r1 = mov.b32 %p{k}\n", 2 * k, 2 * k + 1);
+        }
+        for k in 0..2 * pairs {
+            s += &format!("  %f{k}:r1 = cvt.f32.f16 %h{k}\n");
+        }
+        s += "  %m0:r1 = max.f32 %f0, %f1\n";
+        for k in 2..2 * pairs {
+            s += &format!("  %m{}:r1 = max.f32 %m{}, %f{k}\n", k - 1, k - 2);
+        }
+        s += &format!("  %m:r1 = shfl.sync.bfly.b32 %m{} barrier\n", 2 * pairs - 2);
+        s += "  %s0:r1 = sub.f32 %f0, %m\n";
+        for k in 1..2 * pairs {
+            s += &format!("  %e{k}:r1 = sub.f32 %f{k}, %m\n");
+            s += &format!("  %s{k}:r1 = add.f32 %s{}, %e{k}\n", k - 1);
+        }
+        s += &format!(
+            "  st.global.f32 %a, %s{} writes\n  ret\n}}\n",
+            2 * pairs - 1
+        );
+        s
+    }
+
+    #[test]
+    fn holding_packed_sources_halves_the_peak_of_the_softmax_shape() {
+        let p = crate::parse(&softmax(16)).unwrap_or_else(|e| panic!("{e}"));
+        let f = &p.functions[0];
+        let budget: Vec<u16> = p.target.classes.iter().map(|c| c.units).collect();
+        let s = schedule_function(f, &p.target, &budget, Goal::Minimise);
+        let r = p.target.class_by_name("r").expect("class r");
+        let before = Analysis::new(f, &p.target).pressure.max_live(r);
+        let after = Analysis::new(&s.func, &p.target).pressure.max_live(r);
+        assert!(s.remats.added() >= 32, "{} copies", s.remats.added());
+        assert!(after * 3 <= before * 2, "max_live r {before} -> {after}");
+    }
+}
