@@ -403,8 +403,13 @@ fn plan_round(
     for k in (p + 1..block.ops.len()).rev() {
         live.move_above(block.ops[k]);
     }
-    let after: HashSet<Value> = (0..f.values.len() as u32)
-        .map(Value)
+    let touched_after = block.ops[p + 1..]
+        .iter()
+        .flat_map(|op| op.uses().map(|u| u.value));
+    let after: HashSet<Value> = live_end
+        .iter()
+        .copied()
+        .chain(touched_after)
         .filter(|&v| live.contains(v))
         .collect();
     let at_p: HashSet<Value> = block.ops[p]
