@@ -109,7 +109,7 @@ impl<'a> Demand<'a> {
         if early > k || late > k {
             return false;
         }
-        if tally.is_none() && !constrained {
+        if !constrained && self.alignment_free {
             return true;
         }
         tally.is_some_and(|mut t| t.surely_fits(self.budget))
