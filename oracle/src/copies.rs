@@ -382,7 +382,7 @@ impl<'p> Model<'p> {
             Err(Failure::Error(e)) => return Err(OracleError::Solver(e)),
         };
         let assignment = match outcome.values {
-            Some(_) => self.read(|x| outcome.is_set(x)),
+            Some(_) => windows::chosen(&self.x, |x| outcome.is_set(x)),
             None => start.clone(),
         };
         let optimal = outcome.optimal;
@@ -411,17 +411,5 @@ impl<'p> Model<'p> {
                 seconds: 0.0,
             },
         ))
-    }
-
-    fn read(&self, set: impl Fn(Var) -> bool) -> Assignment {
-        self.x
-            .iter()
-            .map(|cands| {
-                cands
-                    .iter()
-                    .find(|&&(_, x)| x.is_none_or(&set))
-                    .map_or(0, |&(r, _)| r)
-            })
-            .collect()
     }
 }

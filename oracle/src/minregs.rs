@@ -306,7 +306,7 @@ impl<'p> Model<'p> {
             .bound
             .map_or(self.p.floor, |b| (b + floor - 1e-6).ceil() as u16);
         let assignment = match outcome.values {
-            Some(_) => self.read(|x| outcome.is_set(x)),
+            Some(_) => windows::chosen(&self.x, |x| outcome.is_set(x)),
             None => start.ok_or(OracleError::NoSolution)?.to_vec(),
         };
         let optimal = outcome.optimal;
@@ -323,19 +323,6 @@ impl<'p> Model<'p> {
                 Status::Limit
             },
         })
-    }
-
-    /// The assignment a solution's values give.
-    fn read(&self, set: impl Fn(Var) -> bool) -> Assignment {
-        self.x
-            .iter()
-            .map(|cands| {
-                cands
-                    .iter()
-                    .find(|&&(_, x)| x.is_none_or(&set))
-                    .map_or(0, |&(r, _)| r)
-            })
-            .collect()
     }
 }
 

@@ -6,6 +6,7 @@
 
 use crate::problem::ClassProblem;
 use crate::solver::{Ilp, Op, Var};
+use crate::start::Assignment;
 
 /// Per group, (first unit, variable) of each window; a single window is `None` (always
 /// taken).
@@ -19,6 +20,18 @@ pub struct Windows {
     pub constraints: usize,
     /// Some group has no window below the upper bound.
     pub empty: bool,
+}
+
+/// The window each group takes in a solution (`set` tells which variables are 1).
+pub fn chosen(x: &Candidates, set: impl Fn(Var) -> bool) -> Assignment {
+    x.iter()
+        .map(|cands| {
+            cands
+                .iter()
+                .find(|&&(_, x)| x.is_none_or(&set))
+                .map_or(0, |&(r, _)| r)
+        })
+        .collect()
 }
 
 /// Adds `x[g,r]` for every group of `p` and window below `upper`, and `Σ_r x[g,r] = 1`.
