@@ -30,6 +30,12 @@ pub struct Edge {
 pub struct Flow {
     pub preds: Vec<Vec<Edge>>,
     pub succs: Vec<Vec<Block>>,
+    /// (branch block B, block X): X is the else-arm or the join of the divergent branch
+    /// in B, both of whose arms differ from its join (linear CFG only). The wave reaches
+    /// X from B without running any code when no lane takes a side, so a value of the
+    /// class in a register at X's entry, and at the end of every flow predecessor of X,
+    /// is there with the definition it had at B's end: such paths hold no phi.
+    pub anchors: Vec<(Block, Block)>,
 }
 
 impl Flow {
@@ -43,6 +49,7 @@ impl Flow {
         let mut flow = Flow {
             preds: vec![Vec::new(); logical.len()],
             succs: vec![Vec::new(); logical.len()],
+            anchors: Vec::new(),
         };
         for b in f.block_ids() {
             for &s in &logical[b.index()] {
@@ -99,7 +106,31 @@ impl Flow {
             for x in exits {
                 self.add(x, else_block, b);
             }
+            self.anchors.push((b, else_block));
+            self.anchors.extend(join.map(|j| (b, j)));
         }
+    }
+
+    /// The blocks on paths of the flow from `from` to `to`, neither included, sorted.
+    pub fn between(&self, from: Block, to: Block) -> Vec<Block> {
+        let stops = [Some(from), Some(to)];
+        let forward = reach(&self.succs, from, stops);
+        let preds: Vec<Vec<Block>> = self
+            .preds
+            .iter()
+            .map(|edges| edges.iter().map(|e| e.from).collect())
+            .collect();
+        let mut reaches_to = vec![false; self.succs.len()];
+        reach(&preds, to, stops)
+            .into_iter()
+            .for_each(|b| reaches_to[b.index()] = true);
+        let mut between: Vec<Block> = forward
+            .into_iter()
+            .skip(1)
+            .filter(|b| reaches_to[b.index()])
+            .collect();
+        between.sort();
+        between
     }
 }
 
@@ -161,5 +192,33 @@ j:
             from: t,
             phi_pred: Block(0)
         }));
+    }
+
+    #[test]
+    fn the_else_arm_and_the_join_are_anchored_to_the_branch_block() {
+        let p = chromatic::parse(
+            "target gfx9
+func @f {
+b:
+  %p:s2 = cmp 0
+  branch divergent %p, t, e
+t:
+  jump t2
+t2:
+  jump j
+e:
+  jump j
+j:
+  ret
+}",
+        )
+        .expect("parses");
+        let f = &p.functions[0];
+        let [b, t, t2, e, j] = [0, 1, 2, 3, 4].map(Block);
+        assert!(Flow::new(f, false).anchors.is_empty());
+        let linear = Flow::new(f, true);
+        assert_eq!(linear.anchors, [(b, e), (b, j)]);
+        assert_eq!(linear.between(b, e), [t, t2]);
+        assert_eq!(linear.between(b, j), [t, t2, e]);
     }
 }

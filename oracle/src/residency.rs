@@ -130,6 +130,7 @@ pub fn solve(input: &Input, limits: Limits) -> Result<Residency, OracleError> {
     }
     m.add_transitions();
     m.add_entries();
+    m.add_anchors();
     m.solve(limits)
 }
 
@@ -377,6 +378,47 @@ impl<'a> Model<'a> {
                     self.not_stored_before(b, 0, v);
                 } else {
                     self.carry(b, 0, v, &from);
+                }
+            }
+        }
+    }
+
+    /// Skip paths of divergent branches ([`Flow::anchors`]): a value in a register at the
+    /// entry of X and at the end of every flow predecessor of X (not reloaded there) was
+    /// in one at the end of B and at every point between, so that one definition reaches
+    /// X on every path. With `K = in[X] + Σ in[pred end] − n` (1 exactly when all are):
+    /// `in[p] ≥ K` at each such point p.
+    fn add_anchors(&mut self) {
+        let input = self.input;
+        for &(branch, x) in &input.flow.anchors {
+            let (b, x) = (branch.index(), x.index());
+            let Some(entry) = input.points[x].first() else {
+                continue;
+            };
+            let between = input.flow.between(branch, Block(x as u32));
+            let last = input.points[b].len() - 1;
+            for &v in &entry.live {
+                if self.is_phi(x, v) || !input.points[b][last].live.contains(&v) {
+                    continue;
+                }
+                let ends = self.predecessor_ends(x, v);
+                let mut kept: Vec<(Term, f64)> = ends
+                    .iter()
+                    .map(|&(pb, pj)| (self.state((pb, pj, v)), 1.0))
+                    .collect();
+                kept.push((self.state((x, 0, v)), 1.0));
+                let along = between.iter().flat_map(|blk| {
+                    let blk = blk.index();
+                    (0..input.points[blk].len()).map(move |j| (blk, j))
+                });
+                let points: Vec<(usize, usize)> = std::iter::once((b, last))
+                    .chain(along)
+                    .filter(|&(pb, pj)| input.points[pb][pj].live.contains(&v))
+                    .collect();
+                for p in points {
+                    let mut terms = kept.clone();
+                    terms.push((self.state((p.0, p.1, v)), -1.0));
+                    self.at_most(&terms, ends.len() as f64);
                 }
             }
         }

@@ -21,13 +21,14 @@
 //! one is tried. A phi lives in memory slots or lanes, never in another class's register,
 //! so with a class destination every phi is a register phi. Costs are the target's (`Target::costs`) for that destination.
 //!
-//! Outside the model (reported, not solved): a uniform class in a function whose linear
-//! CFG has edges the logical one lacks (values kept across divergent arms), a program
-//! that already has allocation instructions, and functions where another class needs
-//! spilling too at its budget.
+//! Uniform classes follow the linear CFG; a value they keep in a register across a
+//! divergent branch's skip path keeps its definition along it (`Flow::anchors`, the
+//! residency model's anchor constraints), as the allocator's spiller does.
+//!
+//! Outside the model (reported, not solved): a program that already has allocation
+//! instructions, and functions where another class needs spilling too at its budget.
 
 use crate::allocation::allocate;
-use crate::flow::Flow;
 use crate::minregs::{self, Status};
 use crate::problem;
 use crate::residency::{self, rematerialisable, Input, Residency, UnitCosts};
@@ -87,11 +88,6 @@ pub fn min_spill(
         )));
     }
     let (g, added) = prepare::split(f);
-    if target.class(class).uniform && Flow::new(&g, true).preds != Flow::new(&g, false).preds {
-        return Err(OracleError::OutsideModel(String::from(
-            "uniform values across divergent arms (the linear CFG has edges of its own)",
-        )));
-    }
     let freq = frequencies(&g);
     let (points, flow, shares) = points::points(&g, target, class);
     let cap = budget_of(target, budget, class);
