@@ -1,12 +1,15 @@
 //! The oracle's allocation of a whole function: each class with values solved apart
 //! ([`crate::minregs`]; classes share no registers, so the decomposition loses nothing),
-//! and the assignments of all classes decoded together ([`crate::decode`]).
+//! and the assignments of all classes decoded together ([`crate::decode`]). Every class
+//! is checked to fit its budget before any is solved, so a function that needs spilling
+//! is answered at once.
 
 use crate::decode::decode;
-use crate::minregs::{min_regs, Limits, MinRegs};
+use crate::minregs::{fitting_problem, solve_problem, Limits, MinRegs};
 use crate::OracleError;
 use chromatic::program::Function;
 use chromatic::target::Target;
+use std::time::Instant;
 
 /// Per class with values, the answer; and the function allocated with the best
 /// assignment of every class.
@@ -25,8 +28,7 @@ pub fn allocate(
     hint: Option<&Function>,
     limits: Limits,
 ) -> Result<Allocation, OracleError> {
-    let mut first: Vec<Option<u16>> = vec![None; f.values.len()];
-    let mut classes = Vec::new();
+    let mut problems = Vec::new();
     for c in target.class_ids() {
         if !f.values.iter().any(|v| v.class == c) {
             continue;
@@ -35,7 +37,14 @@ pub fn allocate(
             .get(c.index())
             .copied()
             .unwrap_or(target.class(c).units);
-        let answer = min_regs(f, target, c, cap, hint, limits)?;
+        let clock = Instant::now();
+        let p = fitting_problem(f, target, c, cap)?;
+        problems.push((p, cap, clock.elapsed()));
+    }
+    let mut first: Vec<Option<u16>> = vec![None; f.values.len()];
+    let mut classes = Vec::new();
+    for (p, cap, built) in &problems {
+        let answer = solve_problem(p, f, *cap, hint, limits, *built)?;
         for (slot, at) in first.iter_mut().zip(&answer.first) {
             if at.is_some() {
                 *slot = *at;

@@ -108,24 +108,49 @@ pub fn min_regs(
     limits: Limits,
 ) -> Result<MinRegs, OracleError> {
     let clock = Instant::now();
+    let p = fitting_problem(f, target, class, cap)?;
+    solve_problem(&p, f, cap, hint, limits, clock.elapsed())
+}
+
+/// The class's problem, or the error that `class` needs spilling within `cap` units.
+pub fn fitting_problem(
+    f: &Function,
+    target: &Target,
+    class: ClassId,
+    cap: u16,
+) -> Result<ClassProblem, OracleError> {
     let p = problem::build(f, target, class)?;
-    let cap = cap.min(p.units);
-    if p.max_live > cap {
+    if p.max_live > cap.min(p.units) {
         return Err(OracleError::NeedsSpilling {
             class: target.class(class).name.clone(),
             max_live: p.max_live,
-            budget: cap,
+            budget: cap.min(p.units),
         });
     }
-    let (best_start, hint_fits) = starting_solution(&p, f, hint, cap);
-    let upper = best_start.as_ref().map_or(cap, |a| start::registers(&p, a));
-    let model = Model::new(&p, upper);
+    Ok(p)
+}
+
+/// [`min_regs`] on a problem [`fitting_problem`] built in `built`.
+pub fn solve_problem(
+    p: &ClassProblem,
+    f: &Function,
+    cap: u16,
+    hint: Option<&Function>,
+    limits: Limits,
+    built: Duration,
+) -> Result<MinRegs, OracleError> {
+    let clock = Instant::now();
+    let class = p.class;
+    let cap = cap.min(p.units);
+    let (best_start, hint_fits) = starting_solution(p, f, hint, cap);
+    let upper = best_start.as_ref().map_or(cap, |a| start::registers(p, a));
+    let model = Model::new(p, upper);
     let best = match best_start {
-        Some(a) if start::registers(&p, &a) <= p.floor => (a, p.floor, Status::Optimal),
+        Some(a) if start::registers(p, &a) <= p.floor => (a, p.floor, Status::Optimal),
         start => {
             let solved = model.solve(start.as_deref(), limits)?;
             match start {
-                Some(a) if start::registers(&p, &a) < start::registers(&p, &solved.assignment) => {
+                Some(a) if start::registers(p, &a) < start::registers(p, &solved.assignment) => {
                     (a, solved.bound, Status::Limit)
                 }
                 _ => (solved.assignment, solved.bound, solved.status),
@@ -133,7 +158,7 @@ pub fn min_regs(
         }
     };
     let (best, bound, status) = best;
-    let regs = start::registers(&p, &best);
+    let regs = start::registers(p, &best);
     Ok(MinRegs {
         class,
         max_live: p.max_live,
@@ -144,8 +169,8 @@ pub fn min_regs(
         hint_fits,
         variables: model.variables,
         constraints: model.constraints,
-        seconds: clock.elapsed().as_secs_f64(),
-        first: firsts(f, &p, &best),
+        seconds: (built + clock.elapsed()).as_secs_f64(),
+        first: firsts(f, p, &best),
     })
 }
 
