@@ -7,7 +7,7 @@
 //! $scc`) or implicit (`implicit-def dead $scc`, `implicit $exec`). A `dead` def is a
 //! clobber: it writes a value nothing reads, so it only has to stay out of the ranges
 //! between another write and its reads. LLVM does not track liveness of the registers it
-//! reserves (`SIRegisterInfo::getReservedRegs`: `$exec`, `$mode` among them) and prints
+//! reserves (`SIRegisterInfo::getReservedRegs`: `$exec`, `$mode`, `$m0`, `$flat_scr`) and prints
 //! their defs `dead` too (`SI_IF … implicit-def dead $exec`), so a def of a reserved
 //! register is always a write. Halves name their whole register (`$vcc_lo` is `vcc`,
 //! `$exec_lo` is `exec`): two accesses to one register conflict if they may overlap.
@@ -15,8 +15,9 @@
 use super::ast::{InstAst, OperandAst, OperandKind};
 use crate::program::{RegAccess, RegAccessKind};
 
-/// Registers whose `dead` flag LLVM does not track.
-const RESERVED: &[&str] = &["exec", "mode"];
+/// Registers LLVM reserves (`SIRegisterInfo::getReservedRegs`), whose `dead` flag it
+/// does not track.
+const RESERVED: &[&str] = &["exec", "mode", "m0", "flat_scr"];
 
 /// The fixed-register accesses of `inst`, sorted and distinct.
 pub fn accesses(inst: &InstAst) -> Vec<RegAccess> {
