@@ -705,6 +705,7 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
             defs,
             operands,
             effect: Effect::None,
+            regs: Vec::new(),
             remat: false,
         };
         self.attributes(c, &mut op)?;
@@ -746,6 +747,7 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
             match word {
                 "remat" => op.remat = true,
                 "reads" | "writes" | "barrier" | "control" | "carry" => set_effect(op, word, pos)?,
+                "implicit" | "implicit_def" | "clobber" => reg_accesses(c, op, word)?,
                 "pinned" => {
                     let def = self.early_index(c, op, word)?;
                     op.defs[def].pinned = true;
@@ -1077,6 +1079,31 @@ fn block_freq(tokens: &[Token]) -> Result<Option<f64>> {
         return err(token.pos, "a block frequency must be a non-negative number");
     }
     Ok(Some(freq))
+}
+
+/// `(reg, ...)` after `implicit`, `implicit_def` or `clobber`: fixed registers the
+/// operation reads, writes or clobbers.
+fn reg_accesses(c: &mut Cursor<'_, '_>, op: &mut Op, word: &str) -> Result<()> {
+    let kind = match word {
+        "implicit" => RegAccessKind::Read,
+        "implicit_def" => RegAccessKind::Write,
+        _ => RegAccessKind::Clobber,
+    };
+    c.expect(Tok::Punct('('), &format!("`(` after `{word}`"))?;
+    loop {
+        let (reg, _) = c.ident("a register name")?;
+        op.regs.push(RegAccess {
+            reg: reg.to_string(),
+            kind,
+        });
+        if !c.eat(Tok::Punct(',')) {
+            break;
+        }
+    }
+    c.expect(Tok::Punct(')'), "`)`")?;
+    op.regs.sort_unstable();
+    op.regs.dedup();
+    Ok(())
 }
 
 /// Records the effect `word` of an operation, which has at most one.

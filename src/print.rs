@@ -397,5 +397,20 @@ fn attributes(op: &Op) -> String {
         Effect::Control => " control",
         Effect::Carry => " carry",
     });
+    for (kind, word) in [
+        (RegAccessKind::Read, "implicit"),
+        (RegAccessKind::Write, "implicit_def"),
+        (RegAccessKind::Clobber, "clobber"),
+    ] {
+        let regs: Vec<&str> = op
+            .regs
+            .iter()
+            .filter(|a| a.kind == kind)
+            .map(|a| a.reg.as_str())
+            .collect();
+        if !regs.is_empty() {
+            s.push_str(&format!(" {word}({})", regs.join(", ")));
+        }
+    }
     s
 }

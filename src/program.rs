@@ -225,6 +225,25 @@ pub enum Effect {
     Carry,
 }
 
+/// How an operation touches a fixed register outside the allocatable files (AMD `$scc`,
+/// `$vcc`, `$exec`, `$m0`, `$mode`): what LLVM's machine IR lists as implicit operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RegAccessKind {
+    /// Reads the register (`implicit(scc)`).
+    Read,
+    /// Writes a value a later operation reads (`implicit_def(scc)`).
+    Write,
+    /// Writes a value nothing reads (`clobber(scc)`, LLVM's `implicit-def dead`).
+    Clobber,
+}
+
+/// One access to a fixed register: its name (without `$`) and the kind.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RegAccess {
+    pub reg: String,
+    pub kind: RegAccessKind,
+}
+
 /// An original operation: `%d:v1 = mad %a, %b, %c tied(2)`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Op {
@@ -232,6 +251,9 @@ pub struct Op {
     pub defs: Vec<Def>,
     pub operands: Vec<Operand>,
     pub effect: Effect,
+    /// The fixed registers it reads and writes, which order it against the operations
+    /// that access the same register (`docs/FORMAT.md`, "Order").
+    pub regs: Vec<RegAccess>,
     /// The op may be recomputed instead of reloaded; it has no value operands.
     pub remat: bool,
 }

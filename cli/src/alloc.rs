@@ -102,7 +102,7 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
         allocator: args.allocator,
         schedule: args
             .schedule
-            .for_input(input.ptx.is_some() && args.emit == Emit::Chr),
+            .for_input((input.ptx.is_some() && args.emit == Emit::Chr) || is_mir(&args.file)),
         ..args.budget.options(args.policy.into())
     };
     let budget = chromatic::alloc::budget_of(&program.target, &opts)?;

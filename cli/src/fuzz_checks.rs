@@ -64,7 +64,8 @@ pub fn ptx_import(data: &[u8]) {
 
 /// Bytes as LLVM AMDGPU machine IR: the importer never panics; what it imports is valid
 /// SSA, prints and re-parses to the same program, and — when the allocator takes it —
-/// allocates into an allocation that verifies and behaves like the original.
+/// is scheduled for pressure (the default for `.mir`) and allocated into an allocation
+/// that verifies and behaves like the original.
 pub fn mir_import(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
@@ -81,7 +82,10 @@ pub fn mir_import(data: &[u8]) {
     let again = chromatic::parse(&printed)
         .unwrap_or_else(|e| panic!("the imported program does not parse back: {e}\n{printed}"));
     assert_eq!(chromatic::print(&again), printed);
-    let opts = AllocOptions::default();
+    let opts = AllocOptions {
+        schedule: Schedule::Pressure,
+        ..AllocOptions::default()
+    };
     if let Ok((a, _)) = allocate(&p, &opts) {
         check_allocation(&p, &a, &opts);
         if let Ok(mir) = chromatic::mir::export::export(text, &a) {

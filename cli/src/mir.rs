@@ -2,7 +2,8 @@
 //! (the SSA machine IR LLVM allocates, `llc -stop-before=phi-node-elimination`).
 //!
 //! Per kernel: MaxLive per class, the registers chromatic uses in minimum-registers mode
-//! (the whole file as budget) per class, its VGPR-file figure (VGPRs, or on gfx90a/gfx942
+//! (the whole file as budget) per class, after pressure scheduling (`--schedule`, default
+//! `pressure`), its VGPR-file figure (VGPRs, or on gfx90a/gfx942
 //! with AGPRs in use the unified `align(VGPRs, 4) + AGPRs` that occupancy reads) and occupancy, and LLVM's
 //! figures for the same input from `--manifest` (the rows of producer `llc-19`:
 //! `.vgpr_count`, `.sgpr_count`, `.agpr_count`, `; Occupancy:`, spill counts). With
@@ -21,7 +22,7 @@
 use crate::corpus::files_with;
 use crate::diag::Source;
 use crate::llc::{KernelCounts, Llc};
-use crate::options::parse_source;
+use crate::options::{parse_source, ScheduleArgs};
 use crate::pipeline::{checked, class_max, Times};
 use crate::Outcome;
 use chromatic::alloc::{AllocOptions, FunctionStats};
@@ -51,6 +52,8 @@ pub struct Args {
     /// The `llc` to assemble exports with (default: `llc-19` on the PATH).
     #[arg(long, requires = "export")]
     llc: Option<String>,
+    #[command(flatten)]
+    schedule: ScheduleArgs,
     /// Print the kernels as JSON instead of lines and totals.
     #[arg(long)]
     json: bool,
@@ -130,10 +133,14 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
         })?),
         false => None,
     };
+    let base = AllocOptions {
+        schedule: args.schedule.for_input(true),
+        ..AllocOptions::default()
+    };
     let start = Instant::now();
     let results: Vec<(Vec<Kernel>, Times)> = files
         .par_iter()
-        .map(|f| file_kernels(f, manifest.as_ref(), args.at_llvm, llc.as_ref()))
+        .map(|f| file_kernels(f, manifest.as_ref(), args.at_llvm, llc.as_ref(), &base))
         .collect();
     let wall = start.elapsed();
     let mut times = Times::default();
@@ -248,6 +255,7 @@ fn file_kernels(
     manifest: Option<&HashMap<String, Llvm>>,
     at_llvm: bool,
     llc: Option<&Llc>,
+    base: &AllocOptions,
 ) -> (Vec<Kernel>, Times) {
     let name = path.display().to_string();
     let mut times = Times::default();
@@ -274,7 +282,7 @@ fn file_kernels(
                 target: program.target.clone(),
                 functions: vec![f.clone()],
             };
-            kernel(&name, &single, llvm, at_llvm, &mut times)
+            kernel(&name, &single, llvm, at_llvm, base, &mut times)
         })
         .unzip();
     if let (Some(llc), Some(functions)) = (llc, allocated.into_iter().collect::<Option<_>>()) {
@@ -318,6 +326,7 @@ fn kernel(
     p: &Program,
     llvm: Option<Llvm>,
     at_llvm: bool,
+    base: &AllocOptions,
     times: &mut Times,
 ) -> (Kernel, Option<Function>) {
     let f = &p.functions[0];
@@ -336,7 +345,7 @@ fn kernel(
         error: None,
     };
     let mut allocated = None;
-    match checked(p, &AllocOptions::default(), Some(times)) {
+    match checked(p, base, Some(times)) {
         Ok((a, stats)) => {
             allocated = a.functions.into_iter().next();
             row.max_live = per_class(&stats, |c| c.max_live);
@@ -348,8 +357,8 @@ fn kernel(
         Err(e) => row.error = Some(e),
     }
     if let (true, Some(l)) = (at_llvm, llvm) {
-        row.at_llvm = Some(allocate_at_llvm(p, l));
-        row.at_llvm_occupancy = Some(allocate_at_llvm_occupancy(p, l));
+        row.at_llvm = Some(allocate_at_llvm(p, l, base));
+        row.at_llvm_occupancy = Some(allocate_at_llvm_occupancy(p, l, base));
     }
     (row, allocated)
 }
@@ -374,7 +383,7 @@ fn per_class(stats: &[FunctionStats], get: impl Fn(&chromatic::alloc::ClassStats
 }
 
 /// The allocation with LLVM's architectural VGPRs and AGPRs as the budget.
-fn allocate_at_llvm(p: &Program, l: Llvm) -> AtLlvm {
+fn allocate_at_llvm(p: &Program, l: Llvm, base: &AllocOptions) -> AtLlvm {
     let has_agprs = p.target.class_by_name("a").is_some();
     allocate_at(
         p,
@@ -383,18 +392,19 @@ fn allocate_at_llvm(p: &Program, l: Llvm) -> AtLlvm {
             v: l.arch_vgprs.clamp(1, 256),
             a: if has_agprs { l.agprs.min(256) } else { 0 },
         },
+        base,
     )
 }
 
 /// The allocation with the most VGPRs that keep LLVM's occupancy as the budget: on a
 /// unified VGPR/AGPR file, LLVM's AGPRs and the rest of the file's share for VGPRs
 /// (`align(v, 4) + a`, the figure occupancy reads).
-fn allocate_at_llvm_occupancy(p: &Program, l: Llvm) -> AtLlvm {
+fn allocate_at_llvm_occupancy(p: &Program, l: Llvm, base: &AllocOptions) -> AtLlvm {
     let (Some(v), Ok(budget)) = (
         p.target.class_by_name("v"),
         p.target.budget_for_occupancy(l.occupancy.max(1)),
     ) else {
-        return allocate_at_llvm(p, l);
+        return allocate_at_llvm(p, l, base);
     };
     let file = u32::from(budget[v.index()]);
     let has_agprs = p.target.class_by_name("a").is_some();
@@ -404,12 +414,12 @@ fn allocate_at_llvm_occupancy(p: &Program, l: Llvm) -> AtLlvm {
     } else {
         file.clamp(1, 256)
     };
-    allocate_at(p, Regs { s: 0, v, a })
+    allocate_at(p, Regs { s: 0, v, a }, base)
 }
 
 /// The allocation with `budget` VGPRs and AGPRs (an AGPR budget only on targets with
 /// AGPRs).
-fn allocate_at(p: &Program, budget: Regs) -> AtLlvm {
+fn allocate_at(p: &Program, budget: Regs, base: &AllocOptions) -> AtLlvm {
     let has_agprs = p.target.class_by_name("a").is_some();
     let mut classes = vec![("v".to_string(), budget.v as u16)];
     if has_agprs {
@@ -417,7 +427,7 @@ fn allocate_at(p: &Program, budget: Regs) -> AtLlvm {
     }
     let options = AllocOptions {
         budget: classes,
-        ..AllocOptions::default()
+        ..base.clone()
     };
     match checked(p, &options, None) {
         Ok((a, _)) => {

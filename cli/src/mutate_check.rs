@@ -2,7 +2,7 @@
 //! break the allocation on purpose N times, and count what the verifier catches. The last
 //! line is `mutants: N  non-equivalent: M  detected: D  missed: X`.
 
-use crate::options::{is_ptx, read_program};
+use crate::options::{is_mir, is_ptx, read_program};
 use crate::pipeline::{run_pipeline, Verdict};
 use crate::Outcome;
 use chromatic::alloc::AllocOptions;
@@ -122,11 +122,11 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
     Ok(if clean { Outcome::Ok } else { Outcome::Problem })
 }
 
-/// PTX input is scheduled before allocation, as `alloc` does by default, so the mutants
+/// PTX and MIR input are scheduled before allocation, as `alloc` does by default, so the mutants
 /// break scheduled allocations too.
 fn options_for(path: &str) -> AllocOptions {
     AllocOptions {
-        schedule: if is_ptx(path) {
+        schedule: if is_ptx(path) || is_mir(path) {
             chromatic::schedule::Schedule::Pressure
         } else {
             chromatic::schedule::Schedule::None

@@ -12,15 +12,16 @@ use chromatic_oracle::solver::Solver;
 #[derive(Clone, Copy, Debug, Default, clap::Args)]
 pub struct ScheduleArgs {
     /// `pressure` (reorder each block within its dependences to lower register pressure)
-    /// or `none` (keep the emitted order); default: pressure for `.ptx` input, none for `.chr`.
+    /// or `none` (keep the emitted order); default: pressure for `.ptx` and `.mir` input,
+    /// none for `.chr`.
     #[arg(long, value_name = "pressure|none")]
     schedule: Option<Schedule>,
 }
 
 impl ScheduleArgs {
-    /// The schedule for an input that is PTX (`ptx`) or not.
-    pub fn for_input(&self, ptx: bool) -> Schedule {
-        self.schedule.unwrap_or(if ptx {
+    /// The schedule for an input that is scheduled by default (PTX, MIR) or not.
+    pub fn for_input(&self, scheduled: bool) -> Schedule {
+        self.schedule.unwrap_or(if scheduled {
             Schedule::Pressure
         } else {
             Schedule::None

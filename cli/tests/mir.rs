@@ -51,6 +51,45 @@ fn allocation_of_mir_saves_and_verifies() {
     assert_eq!(run.status.code(), Some(0), "{}", stdout(&run));
 }
 
+const MATMUL: &str = "corpus/amd/t03_matmul_fp32_64x64x32_w4-gfx942.mir";
+
+/// MIR is scheduled for pressure by default, within its fixed-register dependences: the
+/// matmul's VGPR MaxLive drops, the allocation carries the `$scc` accesses, and the
+/// verifier (which checks their order) and the interpreter accept it.
+#[test]
+fn mir_is_scheduled_within_its_fixed_register_order() {
+    let out_path = temp_file("matmul.alloc.chr", "");
+    let out = chromatic(&["alloc", MATMUL, "--stats", "-o", &out_path]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let stats = stdout(&out);
+    let line = stats
+        .lines()
+        .find(|l| l.contains("scheduled:"))
+        .unwrap_or_else(|| panic!("{stats}"));
+    let vgprs = line
+        .split("v ")
+        .nth(1)
+        .and_then(|rest| rest.split(',').next())
+        .unwrap_or_else(|| panic!("{line}"));
+    let (emitted, scheduled) = vgprs.split_once(" -> ").unwrap_or_else(|| panic!("{line}"));
+    let number = |t: &str| {
+        t.trim()
+            .parse::<u32>()
+            .unwrap_or_else(|e| panic!("{line}: {e}"))
+    };
+    assert!(number(scheduled) < number(emitted), "{line}");
+    let allocated = std::fs::read_to_string(&out_path).expect("allocation");
+    assert!(
+        allocated.contains(" implicit_def(scc)"),
+        "no $scc write kept"
+    );
+    assert!(allocated.contains(" implicit(scc)"), "no $scc read kept");
+    let verified = chromatic(&["verify", MATMUL, &out_path]);
+    assert_eq!(verified.status.code(), Some(0), "{}", stdout(&verified));
+    let run = chromatic(&["run", MATMUL, "--against", &out_path]);
+    assert_eq!(run.status.code(), Some(0), "{}", stdout(&run));
+}
+
 #[test]
 fn malformed_mir_is_a_positioned_error() {
     let text = std::fs::read_to_string(root().join(SAXPY)).expect("kernel");

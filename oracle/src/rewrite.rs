@@ -371,6 +371,7 @@ fn op_inst(opcode: &str, defs: Vec<Def>, operands: Vec<Operand>) -> Inst {
             defs,
             operands,
             effect: Default::default(),
+            regs: Vec::new(),
             remat: false,
         }),
         pos: Pos::default(),

@@ -99,6 +99,7 @@ impl FnBuilder<'_, '_> {
                 defs: Vec::new(),
                 operands: Vec::new(),
                 effect,
+                regs: Vec::new(),
                 remat: false,
             },
             room,

@@ -13,7 +13,8 @@
 //! - `%x = COPY $sgprN` (live-in physical registers of the entry block) defines `%x`
 //!   fixed in that register; other physical registers (`$exec`, `$mode`, `$vcc`, `$scc`,
 //!   `$m0`, `$sgpr_null`) are outside the allocatable files: their reads and writes are
-//!   dropped, except that a branch on `$scc`/`$vcc` reads a 1-unit (lane-mask-sized for
+//!   no operands but the operation's fixed-register accesses ([`super::implicit`]), which
+//!   order it; a branch on `$scc`/`$vcc` reads a 1-unit (lane-mask-sized for
 //!   VCC) uniform value defined by the instruction that last wrote the flag in its block;
 //! - every branch is a wave-level (`uniform`) branch. LLVM's structurizer has already
 //!   turned divergence into the CFG the wave runs: `SI_IF`/`SI_ELSE` enter the block that
@@ -29,6 +30,7 @@
 
 use super::ast::{BlockAst, FunctionAst, InstAst, OperandAst, OperandKind};
 use super::classes::{class_of, phys_location};
+use super::implicit;
 use super::parts::{plan, Part};
 use super::ties::tied_operand;
 use super::MirError;
@@ -284,6 +286,7 @@ impl Lowering<'_> {
                     pos,
                 })],
                 effect: Effect::None,
+                regs: Vec::new(),
                 remat: false,
             }),
             pos,
@@ -448,6 +451,7 @@ impl Lowering<'_> {
             remat: operands.is_empty(),
             operands,
             effect: Effect::None,
+            regs: Vec::new(),
         };
         self.tail[pred.index()].push(Inst {
             kind: InstKind::Op(op),
@@ -683,12 +687,14 @@ impl Lowering<'_> {
                 .iter()
                 .any(|p| inst.opcode.starts_with(p));
         defs.extend(extra.map(|v| Def::new(v, inst.pos)));
+        let regs = implicit::accesses(inst);
         out.push(Inst {
             kind: InstKind::Op(Op {
                 opcode: inst.opcode.clone(),
                 defs,
                 operands,
-                effect: effect(inst, writes_special),
+                effect: effect(inst),
+                regs,
                 remat,
             }),
             pos: inst.pos,
@@ -782,6 +788,7 @@ impl Lowering<'_> {
                     defs: vec![Def::new(copy, u.pos)],
                     operands: vec![Operand::Value(*u)],
                     effect: Effect::None,
+                    regs: Vec::new(),
                     remat: false,
                 }),
                 pos: inst.pos,
@@ -811,8 +818,9 @@ fn forwardable(inst: &InstAst) -> Option<(u32, &OperandAst)> {
     reads_vreg.then_some((id, source))
 }
 
-/// What an instruction may not be reordered across.
-fn effect(inst: &InstAst, writes_special: bool) -> Effect {
+/// What an instruction may not be reordered across, besides the fixed registers it
+/// accesses ([`implicit`]).
+fn effect(inst: &InstAst) -> Effect {
     let op = inst.opcode.as_str();
     if inst.stores {
         Effect::WritesMemory
@@ -823,7 +831,7 @@ fn effect(inst: &InstAst, writes_special: bool) -> Effect {
         "ATOMIC_FENCE" | "S_BARRIER" | "SCHED_BARRIER" | "S_WAITCNT"
     ) {
         Effect::Barrier
-    } else if op.starts_with("SI_") || op == "INLINEASM" || writes_special {
+    } else if op.starts_with("SI_") || op == "INLINEASM" {
         Effect::Control
     } else {
         Effect::None

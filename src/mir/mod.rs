@@ -12,6 +12,8 @@
 //!   `load`/`store`), `INLINEASM` operands — with positioned errors;
 //! - [`classes`]: LLVM register classes and physical registers as chromatic classes and
 //!   locations, and the target of the IR's `"target-cpu"`;
+//! - [`implicit`]: the fixed registers (`$scc`, `$vcc`, `$exec`, `$m0`, `$mode`) an
+//!   instruction reads, writes or clobbers, which order it in a block;
 //! - [`ties`]: the tied operands of the accumulating instructions, which MIR does not print;
 //! - [`parts`]: tuples read only by parts, split so their parts die apart (LLVM's
 //!   sub-register liveness);
@@ -23,6 +25,7 @@
 pub mod ast;
 pub mod classes;
 pub mod export;
+pub mod implicit;
 mod lexer;
 mod lower;
 pub mod parse;

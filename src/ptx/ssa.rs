@@ -648,6 +648,7 @@ impl<'a> Renamer<'a> {
             defs,
             operands,
             effect: l.effect,
+            regs: Vec::new(),
             remat: l.remat,
         };
         let insts = &mut self.ir.blocks[irb].insts;
@@ -794,6 +795,7 @@ pub fn helper(
             defs,
             operands,
             effect: Effect::None,
+            regs: Vec::new(),
             remat: matches!(origin, Origin::Undef),
         },
         pos,

@@ -9,7 +9,9 @@
 //! - *memory and order* ([`Effect`]): a write, barrier or control op is ordered with every
 //!   earlier and later op that has an effect other than `carry`; a read is ordered with
 //!   the writes, barriers and control ops around it but moves freely among reads;
-//! - *carry*: ops that read or write the carry flag keep their order among themselves.
+//! - *carry*: ops that read or write the carry flag keep their order among themselves;
+//! - *fixed registers*: reads, writes and clobbers of the registers an op accesses
+//!   implicitly ([`super::regs`]).
 //!
 //! The edges are built in one forward pass: each ordered op depends on the previous ordered
 //! op and on the reads since it, each read on the previous ordered op, which orders every
@@ -17,6 +19,7 @@
 //! Muchnick, "Efficient instruction scheduling for a pipelined architecture", 1986), with
 //! SSA making register anti-dependences disappear.
 
+use super::regs::RegOrder;
 use crate::program::{BlockData, Effect, Op, Value};
 use std::collections::HashMap;
 
@@ -42,11 +45,13 @@ impl Deps {
         let mut preds: Vec<Vec<u32>> = vec![Vec::new(); ops.len()];
         let mut defined_at: HashMap<Value, u32> = HashMap::new();
         let mut order = OrderState::default();
+        let mut regs = RegOrder::default();
         for (j, op) in ops.iter().enumerate() {
             let j = j as u32;
             let p = &mut preds[j as usize];
             p.extend(op.uses().filter_map(|u| defined_at.get(&u.value).copied()));
             order.add(op.effect, j, p);
+            regs.add(op, j, p);
             p.sort_unstable();
             p.dedup();
             for d in &op.defs {

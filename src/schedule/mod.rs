@@ -20,6 +20,7 @@
 pub mod deps;
 pub mod list;
 pub mod peak;
+pub mod regs;
 pub mod remat;
 
 use crate::analysis::Analysis;

@@ -178,6 +178,7 @@ impl Remats {
 pub fn recomputable(f: &Function, target: &Target, op: &Op) -> bool {
     let base = op.opcode.split('.').next().unwrap_or_default();
     let unconstrained = op.effect == Effect::None
+        && op.regs.is_empty()
         && op.uses().all(|u| u.fixed.is_none())
         && op.defs.iter().all(|d| {
             d.fixed.is_none()

@@ -205,7 +205,8 @@ pub(crate) enum Recompute {
 }
 
 /// Per original value, how a `remat` may recompute it. A pure operation is one without an
-/// effect (`docs/FORMAT.md`, "Order": it may run anywhere in its block after its operands),
+/// effect and no fixed-register access (`docs/FORMAT.md`, "Order": it may run anywhere in
+/// its block after its operands),
 /// whose definitions take no fixed, tied, early-clobber or pinned constraint and are
 /// per-lane, and whose operands are not fixed: running it again in its block on the same
 /// operand values gives the same values, as the scheduler's freedom to move it does.
@@ -239,6 +240,7 @@ fn recomputable(o: &Function, target: &Target) -> Vec<Recompute> {
 
 fn is_pure(o: &Function, target: &Target, op: &chromatic::Op) -> bool {
     op.effect == chromatic::Effect::None
+        && op.regs.is_empty()
         && op.uses().all(|u| u.fixed.is_none())
         && op.defs.iter().all(|d| {
             d.fixed.is_none()

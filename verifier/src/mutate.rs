@@ -9,7 +9,7 @@
 //! and swaps that overlap; independent of the checker's) fails on the mutant although it
 //! passed on the allocation; a mutant that reverses two operations whose effects conflict
 //! ([`MutationKind::BreakDependence`]) is non-equivalent by construction, since the
-//! interpreter does not model memory. A mutant is *detected* when [`verify`] reports at least one
+//! interpreter models neither memory nor fixed registers. A mutant is *detected* when [`verify`] reports at least one
 //! error. The goal: no non-equivalent mutant missed. A detected mutant may be equivalent:
 //! the interpreter runs a few seeds on a few lanes, while the checker covers every path and
 //! exec mask. Random choices come from splitmix64 (Steele, Lea & Flood 2014), seeded.
@@ -18,8 +18,8 @@ use crate::cfg::Cfg;
 use crate::check::verify;
 use crate::interp::{self, mix, Config};
 use chromatic::{
-    BranchKind, ClassId, Effect, Function, Inst, InstKind, Location, Move, Operand, Target,
-    Terminator,
+    BranchKind, ClassId, Effect, Function, Inst, InstKind, Location, Move, Op, Operand,
+    RegAccessKind, Target, Terminator,
 };
 use std::fmt;
 
@@ -64,7 +64,8 @@ pub enum MutationKind {
     BranchTurnedDivergent,
     /// An operation moves above the nearest earlier one its effect keeps it after (a read
     /// above a write, barrier or control op; two of those swapped; a carry op above the
-    /// carry op before it), when the two differ: the order a scheduler may not change.
+    /// carry op before it; an access to a fixed register above a write of it, or a clobber
+    /// above a read), when the two differ: the order a scheduler may not change.
     BreakDependence,
     /// An operand of a `remat` that recomputes a pure operation reads another register of
     /// its class.
@@ -353,6 +354,18 @@ fn effects_conflict(x: Effect, y: Effect) -> bool {
     }
 }
 
+/// Whether `y` must stay after an earlier `x` through a fixed register both access: a
+/// write conflicts with every access, a read followed by a clobber conflicts; two reads,
+/// two clobbers, or a clobber followed by a read do not.
+fn regs_conflict(x: &Op, y: &Op) -> bool {
+    use RegAccessKind::{Clobber, Read, Write};
+    x.regs.iter().any(|a| {
+        y.regs.iter().any(|b| {
+            a.reg == b.reg && matches!((a.kind, b.kind), (Write, _) | (_, Write) | (Read, Clobber))
+        })
+    })
+}
+
 /// What an operation computes: its opcode and the values and immediates it writes and
 /// reads, in order. Two ops equal so are the same operation of the original, in either
 /// order.
@@ -383,17 +396,16 @@ fn computes(inst: &Inst) -> Option<Computes<'_>> {
 fn break_dependence(f: &mut Function, rng: &mut Rng) -> bool {
     let mut pairs = Vec::new();
     for (b, block) in f.blocks.iter().enumerate() {
-        let ops: Vec<(usize, Effect)> = block
+        let ops: Vec<(usize, &Op)> = block
             .insts
             .iter()
             .enumerate()
-            .filter_map(|(i, inst)| inst.op().map(|op| (i, op.effect)))
+            .filter_map(|(i, inst)| inst.op().map(|op| (i, op)))
             .collect();
         for (k, &(j, later)) in ops.iter().enumerate() {
-            let earlier = ops[..k]
-                .iter()
-                .rev()
-                .find(|&&(_, e)| effects_conflict(e, later));
+            let earlier = ops[..k].iter().rev().find(|&&(_, x)| {
+                effects_conflict(x.effect, later.effect) || regs_conflict(x, later)
+            });
             let distinct = |i: usize| computes(&block.insts[i]) != computes(&block.insts[j]);
             pairs.extend(
                 earlier

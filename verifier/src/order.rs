@@ -11,15 +11,19 @@
 //!    many ordered ops before it as in the original;
 //! 3. *reads* (`reads`) stay between the same two ordered ops: each has as many ordered
 //!    ops before it as in the original, and moves freely among reads;
-//! 4. *carry* ops keep their relative order.
+//! 4. *carry* ops keep their relative order;
+//! 5. *fixed registers* (an op's `implicit`, `implicit_def`, `clobber` accesses), per
+//!    register: a read has as many writes before it as in the original; a clobber as many
+//!    writes and reads; a write as many writes, reads and clobbers.
 //!
 //! Together these are exactly "no dependence edge reversed": a read and an ordered op
 //! conflict, two ordered ops conflict, two reads do not, and a carry op conflicts only
-//! with carry ops.
+//! with carry ops; of one register's accesses, a write conflicts with every other, a
+//! clobber with reads, and two reads or two clobbers do not.
 
 use crate::error::{ErrorKind, Point};
 use crate::sink::Sink;
-use chromatic::{BlockData, Effect, Op, Value};
+use chromatic::{BlockData, Effect, Op, RegAccessKind, Value};
 use std::collections::HashMap;
 
 /// Checks that `matched` (per original op of `ob`, its index in `ab`) keeps the
@@ -39,6 +43,8 @@ pub(crate) fn check_order(
     placed.sort_unstable();
     let original_ranks = ranks(&ops, (0..ops.len()).filter(|&k| matched[k].is_some()));
     let allocated_ranks = ranks(&ops, placed.iter().map(|&(_, k)| k));
+    let original_reg_ranks = reg_ranks(&ops, (0..ops.len()).filter(|&k| matched[k].is_some()));
+    let allocated_reg_ranks = reg_ranks(&ops, placed.iter().map(|&(_, k)| k));
     let defined_in_block: HashMap<Value, usize> = ops
         .iter()
         .enumerate()
@@ -62,6 +68,19 @@ pub(crate) fn check_order(
         }
         if moved {
             report(sink, ab, i, order_rule(ops[k].effect).to_string());
+            return;
+        }
+        let reg_moved = ops[k]
+            .regs
+            .iter()
+            .zip(original_reg_ranks[k].iter().zip(&allocated_reg_ranks[k]))
+            .find(|(_, (o, a))| o != a);
+        if let Some((access, _)) = reg_moved {
+            let rule = format!(
+                "in its original place among the accesses to fixed register `{}`",
+                access.reg
+            );
+            report(sink, ab, i, rule);
             return;
         }
         done[k] = true;
@@ -105,6 +124,40 @@ fn ranks(ops: &[&Op], order: impl Iterator<Item = usize>) -> Vec<usize> {
                 rank[k] = carries;
                 carries += 1;
             }
+        }
+    }
+    rank
+}
+
+/// Per original op (indexed as in `ops`), visited in `order`: per fixed-register access
+/// (as in `op.regs`), the accesses to that register before it that order it — writes
+/// before a read; writes and reads before a clobber; writes, reads and clobbers before a
+/// write (unused counts 0).
+fn reg_ranks(ops: &[&Op], order: impl Iterator<Item = usize>) -> Vec<Vec<[usize; 3]>> {
+    let mut rank = vec![Vec::new(); ops.len()];
+    let mut seen: HashMap<&str, [usize; 3]> = HashMap::new();
+    for k in order {
+        rank[k] = ops[k]
+            .regs
+            .iter()
+            .map(|a| {
+                let [writes, reads, clobbers] =
+                    seen.get(a.reg.as_str()).copied().unwrap_or_default();
+                match a.kind {
+                    RegAccessKind::Read => [writes, 0, 0],
+                    RegAccessKind::Clobber => [writes, reads, 0],
+                    RegAccessKind::Write => [writes, reads, clobbers],
+                }
+            })
+            .collect();
+        for a in &ops[k].regs {
+            let counts = seen.entry(a.reg.as_str()).or_default();
+            let slot = match a.kind {
+                RegAccessKind::Write => 0,
+                RegAccessKind::Read => 1,
+                RegAccessKind::Clobber => 2,
+            };
+            counts[slot] += 1;
         }
     }
     rank

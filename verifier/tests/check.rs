@@ -304,6 +304,56 @@ fn a_broken_dependence_is_an_order_error() {
     }
 }
 
+const FIXED_REGS: &str = "target generic s=8 v=8
+func @f {
+entry:
+  %a:v1 = tid
+  %b:v1 = add %a clobber(scc)
+  cmp %a implicit_def(scc)
+  %c:v1 = select %a implicit(scc)
+  %d:v1 = select %a implicit(scc)
+  %e:v1 = add %a clobber(scc)
+  %f:v1 = add %a clobber(scc)
+  ret %b, %c, %d, %e, %f
+}
+";
+
+/// `FIXED_REGS` allocated with its operations in `order` (indices into its body).
+fn fixed_regs_in_order(order: [usize; 7]) -> String {
+    let body = [
+        "%a:v1@v0 = tid",
+        "%b:v1@v1 = add %a@v0 clobber(scc)",
+        "cmp %a@v0 implicit_def(scc)",
+        "%c:v1@v2 = select %a@v0 implicit(scc)",
+        "%d:v1@v3 = select %a@v0 implicit(scc)",
+        "%e:v1@v4 = add %a@v0 clobber(scc)",
+        "%f:v1@v5 = add %a@v0 clobber(scc)",
+    ];
+    let ops: String = order.iter().map(|&k| format!("  {}\n", body[k])).collect();
+    format!("target generic s=8 v=8\nfunc @f {{\nentry:\n{ops}  ret %b@v1, %c@v2, %d@v3, %e@v4, %f@v5\n}}\n")
+}
+
+#[test]
+fn fixed_register_reads_and_clobbers_move_among_their_kind() {
+    for order in [[0, 1, 2, 4, 3, 6, 5], [0, 1, 2, 3, 4, 5, 6]] {
+        assert_eq!(check(FIXED_REGS, &fixed_regs_in_order(order)), vec![]);
+    }
+}
+
+#[test]
+fn a_fixed_register_moved_across_a_write_is_an_order_error() {
+    let cases = [
+        ([0, 2, 1, 3, 4, 5, 6], 1, "`scc`"),
+        ([0, 1, 3, 2, 4, 5, 6], 2, "`scc`"),
+        ([0, 1, 2, 3, 5, 4, 6], 4, "`scc`"),
+    ];
+    for (order, at, reg) in cases {
+        let errors = check(FIXED_REGS, &fixed_regs_in_order(order));
+        assert_one(&errors, ErrorKind::OpOrder, "entry", Point::Inst(at), "");
+        assert!(errors[0].to_string().contains(reg), "{}", errors[0]);
+    }
+}
+
 /// The first function of each text, checked by [`verify`] on the original's target.
 fn check_fn(original: &str, allocated: &str) -> Vec<VerifyError> {
     let o = chromatic::parse(original).expect("original parses");

@@ -253,7 +253,7 @@ fn run_all(programs: &[(String, Option<Program>)], allocators: &[Allocator], arg
         .map(|(file, program, allocator)| {
             let options = AllocOptions {
                 allocator: **allocator,
-                schedule: args.schedule.for_input(is_ptx(file)),
+                schedule: args.schedule.for_input(is_ptx(file) || is_mir(file)),
                 ..options_for(program, args)
             };
             let records = records(file, program, &options);

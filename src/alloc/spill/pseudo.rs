@@ -61,6 +61,7 @@ fn inst(kind: Pseudo, defs: Vec<Def>, operands: Vec<Operand>, pos: Pos) -> Inst 
             defs,
             operands,
             effect: Effect::None,
+            regs: Vec::new(),
             remat: false,
         }),
         pos,
