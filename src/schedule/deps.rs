@@ -9,7 +9,9 @@
 //! - *memory and order* ([`Effect`]): a write, barrier or control op is ordered with every
 //!   earlier and later op that has an effect other than `carry`; a read is ordered with
 //!   the writes, barriers and control ops around it but moves freely among reads;
-//! - *carry*: ops that read or write the carry flag keep their order among themselves.
+//! - *carry*: ops that read or write the carry flag keep their order among themselves;
+//! - a `remat` op (no value operands, the same value wherever it runs) has no order
+//!   edges, whatever its effect.
 //!
 //! The edges are built in one forward pass: each ordered op depends on the previous ordered
 //! op and on the reads since it, each read on the previous ordered op, which orders every
@@ -46,7 +48,7 @@ impl Deps {
             let j = j as u32;
             let p = &mut preds[j as usize];
             p.extend(op.uses().filter_map(|u| defined_at.get(&u.value).copied()));
-            order.add(op.effect, j, p);
+            order.add(ordering_effect(op), j, p);
             p.sort_unstable();
             p.dedup();
             for d in &op.defs {
@@ -94,6 +96,16 @@ impl Deps {
                     .iter()
                     .all(|&i| position[i as usize] < position[j])
             })
+    }
+}
+
+/// The effect that orders `op`: none for a `remat` op, which has no value operands and
+/// computes the same value wherever it runs (a kernel parameter's `ld.param`).
+fn ordering_effect(op: &Op) -> Effect {
+    if op.remat {
+        Effect::None
+    } else {
+        op.effect
     }
 }
 
@@ -157,6 +169,14 @@ mod tests {
     fn barriers_order_everything_with_an_effect_but_carry() {
         let d = deps("  %a:r1 = ld reads\n  bar barrier\n  %c:r1 = add.cc %a carry\n  st %c writes\n  %d:r1 = addc %c carry\n");
         assert_eq!(d.preds, vec![vec![], vec![0], vec![0], vec![1, 2], vec![2]]);
+    }
+
+    #[test]
+    fn a_remat_op_has_no_order_edges_whatever_its_effect() {
+        let d = deps(
+            "  st writes\n  %k:r1 = ld.param remat reads\n  bar barrier\n  %b:r1 = add %k, 1\n",
+        );
+        assert_eq!(d.preds, vec![vec![], vec![], vec![0], vec![1]]);
     }
 
     #[test]

@@ -17,6 +17,7 @@
 use crate::cfg::Cfg;
 use crate::check::verify;
 use crate::interp::{self, mix, Config};
+use crate::order::effect_that_orders;
 use chromatic::{
     BranchKind, ClassId, Effect, Function, Inst, InstKind, Location, Move, Operand, Target,
     Terminator,
@@ -387,7 +388,7 @@ fn break_dependence(f: &mut Function, rng: &mut Rng) -> bool {
             .insts
             .iter()
             .enumerate()
-            .filter_map(|(i, inst)| inst.op().map(|op| (i, op.effect)))
+            .filter_map(|(i, inst)| inst.op().map(|op| (i, effect_that_orders(op))))
             .collect();
         for (k, &(j, later)) in ops.iter().enumerate() {
             let earlier = ops[..k]

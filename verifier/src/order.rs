@@ -11,7 +11,9 @@
 //!    many ordered ops before it as in the original;
 //! 3. *reads* (`reads`) stay between the same two ordered ops: each has as many ordered
 //!    ops before it as in the original, and moves freely among reads;
-//! 4. *carry* ops keep their relative order.
+//! 4. *carry* ops keep their relative order;
+//!
+//! a `remat` op, whatever its effect, only follows its values (it has none).
 //!
 //! Together these are exactly "no dependence edge reversed": a read and an ordered op
 //! conflict, two ordered ops conflict, two reads do not, and a carry op conflicts only
@@ -88,13 +90,23 @@ fn order_rule(effect: Effect) -> &'static str {
     }
 }
 
+/// A `remat` op has no value operands and computes the same value wherever it runs: its
+/// effect orders nothing (`docs/FORMAT.md`, "Order").
+pub(crate) fn effect_that_orders(op: &Op) -> Effect {
+    if op.remat {
+        Effect::None
+    } else {
+        op.effect
+    }
+}
+
 /// Per original op (indexed as in `ops`), visited in `order`: for reads and ordered ops,
 /// the ordered ops before it; for carry ops, the carry ops before it; 0 for the rest.
 fn ranks(ops: &[&Op], order: impl Iterator<Item = usize>) -> Vec<usize> {
     let mut rank = vec![0; ops.len()];
     let (mut ordered, mut carries) = (0, 0);
     for k in order {
-        match ops[k].effect {
+        match effect_that_orders(ops[k]) {
             Effect::None => {}
             Effect::ReadsMemory => rank[k] = ordered,
             Effect::WritesMemory | Effect::Barrier | Effect::Control => {
