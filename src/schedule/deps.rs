@@ -11,7 +11,9 @@
 //!   the writes, barriers and control ops around it but moves freely among reads;
 //! - *carry*: ops that read or write the carry flag keep their order among themselves;
 //! - *fixed registers*: reads, writes and clobbers of the registers an op accesses
-//!   implicitly ([`super::regs`]).
+//!   implicitly ([`super::regs`]);
+//! - a `remat` op (no value operands, the same value wherever it runs) has no order
+//!   edges from its effect (fixed registers still order it).
 //!
 //! The edges are built in one forward pass: each ordered op depends on the previous ordered
 //! op and on the reads since it, each read on the previous ordered op, which orders every
@@ -50,7 +52,7 @@ impl Deps {
             let j = j as u32;
             let p = &mut preds[j as usize];
             p.extend(op.uses().filter_map(|u| defined_at.get(&u.value).copied()));
-            order.add(op.effect, j, p);
+            order.add(ordering_effect(op), j, p);
             regs.add(op, j, p);
             p.sort_unstable();
             p.dedup();
@@ -99,6 +101,16 @@ impl Deps {
                     .iter()
                     .all(|&i| position[i as usize] < position[j])
             })
+    }
+}
+
+/// The effect that orders `op`: none for a `remat` op, which has no value operands and
+/// computes the same value wherever it runs (a kernel parameter's `ld.param`).
+fn ordering_effect(op: &Op) -> Effect {
+    if op.remat {
+        Effect::None
+    } else {
+        op.effect
     }
 }
 
@@ -162,6 +174,14 @@ mod tests {
     fn barriers_order_everything_with_an_effect_but_carry() {
         let d = deps("  %a:r1 = ld reads\n  bar barrier\n  %c:r1 = add.cc %a carry\n  st %c writes\n  %d:r1 = addc %c carry\n");
         assert_eq!(d.preds, vec![vec![], vec![0], vec![0], vec![1, 2], vec![2]]);
+    }
+
+    #[test]
+    fn a_remat_op_has_no_order_edges_whatever_its_effect() {
+        let d = deps(
+            "  st writes\n  %k:r1 = ld.param remat reads\n  bar barrier\n  %b:r1 = add %k, 1\n",
+        );
+        assert_eq!(d.preds, vec![vec![], vec![], vec![0], vec![1]]);
     }
 
     #[test]

@@ -17,6 +17,7 @@
 use crate::cfg::Cfg;
 use crate::check::verify;
 use crate::interp::{self, mix, Config};
+use crate::order::effect_that_orders;
 use chromatic::{
     BranchKind, ClassId, Effect, Function, Inst, InstKind, Location, Move, Op, Operand,
     RegAccessKind, Target, Terminator,
@@ -404,7 +405,8 @@ fn break_dependence(f: &mut Function, rng: &mut Rng) -> bool {
             .collect();
         for (k, &(j, later)) in ops.iter().enumerate() {
             let earlier = ops[..k].iter().rev().find(|&&(_, x)| {
-                effects_conflict(x.effect, later.effect) || regs_conflict(x, later)
+                effects_conflict(effect_that_orders(x), effect_that_orders(later))
+                    || regs_conflict(x, later)
             });
             let distinct = |i: usize| computes(&block.insts[i]) != computes(&block.insts[j]);
             pairs.extend(

@@ -16,6 +16,8 @@
 //!    register: a read has as many writes before it as in the original; a clobber as many
 //!    writes and reads; a write as many writes, reads and clobbers.
 //!
+//! a `remat` op, whatever its effect, follows only its values (it has none) and rule 5.
+//!
 //! Together these are exactly "no dependence edge reversed": a read and an ordered op
 //! conflict, two ordered ops conflict, two reads do not, and a carry op conflicts only
 //! with carry ops; of one register's accesses, a write conflicts with every other, a
@@ -107,13 +109,23 @@ fn order_rule(effect: Effect) -> &'static str {
     }
 }
 
+/// A `remat` op has no value operands and computes the same value wherever it runs: its
+/// effect orders nothing (`docs/FORMAT.md`, "Order").
+pub(crate) fn effect_that_orders(op: &Op) -> Effect {
+    if op.remat {
+        Effect::None
+    } else {
+        op.effect
+    }
+}
+
 /// Per original op (indexed as in `ops`), visited in `order`: for reads and ordered ops,
 /// the ordered ops before it; for carry ops, the carry ops before it; 0 for the rest.
 fn ranks(ops: &[&Op], order: impl Iterator<Item = usize>) -> Vec<usize> {
     let mut rank = vec![0; ops.len()];
     let (mut ordered, mut carries) = (0, 0);
     for k in order {
-        match ops[k].effect {
+        match effect_that_orders(ops[k]) {
             Effect::None => {}
             Effect::ReadsMemory => rank[k] = ordered,
             Effect::WritesMemory | Effect::Barrier | Effect::Control => {

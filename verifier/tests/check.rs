@@ -354,6 +354,16 @@ fn a_fixed_register_moved_across_a_write_is_an_order_error() {
     }
 }
 
+#[test]
+fn a_remat_read_moves_across_writes_and_barriers() {
+    let original = "target generic s=8 v=8\nfunc @f {\nentry:\n  %a:v1 = tid\n  store %a writes\n  bar barrier\n  %k:v1 = ld.param remat reads\n  %b:v1 = add %a, %k\n  ret %b\n}\n";
+    let allocated = "target generic s=8 v=8\nfunc @f {\nentry:\n  %k:v1@v1 = ld.param remat reads\n  %a:v1@v0 = tid\n  store %a@v0 writes\n  bar barrier\n  %b:v1@v0 = add %a@v0, %k@v1\n  ret %b@v0\n}\n";
+    assert_eq!(check(original, allocated), vec![]);
+    let plain_read = original.replace(" remat reads", " reads");
+    let errors = check(&plain_read, &allocated.replace(" remat reads", " reads"));
+    assert_one(&errors, ErrorKind::OpOrder, "entry", Point::Inst(0), "");
+}
+
 /// The first function of each text, checked by [`verify`] on the original's target.
 fn check_fn(original: &str, allocated: &str) -> Vec<VerifyError> {
     let o = chromatic::parse(original).expect("original parses");

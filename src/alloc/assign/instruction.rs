@@ -190,23 +190,31 @@ impl Assigner<'_> {
     }
 
     /// A free window for `d`: its `prefer`red operand's register if that is free, else
-    /// the policy's first.
+    /// its place in a tuple it is part of ([`parts`](super::parts)), else its phi affinity, else the
+    /// policy's first.
     fn free_window(&self, op: &Op, d: &Def) -> Option<Location> {
         let data = self.f.value(d.value);
         let preferred = d
             .prefer
             .and_then(|p| op.operands.get(usize::from(p))?.as_use())
             .and_then(|u| self.loc[u.value.index()]);
-        for wished in [preferred, self.affinity(d.value)].into_iter().flatten() {
+        let part = self.parts.wish(self.f, op, d.value, &self.loc);
+        let align = self.align_of(d.value);
+        for wished in [preferred, part, self.affinity(d.value)]
+            .into_iter()
+            .flatten()
+        {
             if let Location::Reg { class, first, len } = wished {
-                if class == data.class && len == data.size && self.regs.is_free(class, first, len) {
+                if class == data.class
+                    && len == data.size
+                    && first.is_multiple_of(align)
+                    && self.regs.is_free(class, first, len)
+                {
                     return Some(wished);
                 }
             }
         }
-        let first = self
-            .regs
-            .find_free(data.class, data.size, self.align_of(d.value))?;
+        let first = self.regs.find_free(data.class, data.size, align)?;
         Some(self.reg_of(d.value, first))
     }
 

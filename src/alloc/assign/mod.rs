@@ -22,6 +22,7 @@
 
 mod entry;
 mod instruction;
+mod parts;
 
 use super::regfile::{Policy, RegFile};
 use super::AllocError;
@@ -65,6 +66,7 @@ pub fn assign(
         .map(|block| std::mem::take(&mut block.insts))
         .collect();
     let changes = {
+        let parts = parts::Parts::new(f.values.len(), &insts);
         let mut s = Assigner {
             f: &f,
             target,
@@ -85,6 +87,7 @@ pub fn assign(
             block: Block(0),
             phi_uses: phi_uses(&f),
             pinned: pinned_mask(&f),
+            parts,
             buffers: instruction::Buffers::default(),
         };
         for &b in &order {
@@ -179,6 +182,8 @@ struct Assigner<'a> {
     phi_uses: std::collections::HashMap<Value, Vec<(Block, usize)>>,
     /// Per value: whether it is `pinned` (it never moves once placed).
     pinned: Vec<bool>,
+    /// Split elements and collects that keep tuples in place.
+    parts: parts::Parts,
     buffers: instruction::Buffers,
 }
 
