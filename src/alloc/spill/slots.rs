@@ -190,7 +190,8 @@ impl Taken {
     }
 }
 
-/// Per owner, the owners whose lifetimes overlap its own, sorted.
+/// Per owner, the owners whose lifetimes overlap its own (in no order, an owner stored
+/// twice may list one twice: colouring only marks their locations).
 fn interference(
     f: &Function,
     graph: &Graph,
@@ -208,11 +209,6 @@ fn interference(
                 adj[other].push(o);
             }
         });
-    }
-    // Each store adds the owners live after it in order: runs a merge sort joins cheaply.
-    for neighbours in &mut adj {
-        neighbours.sort();
-        neighbours.dedup();
     }
     adj
 }
