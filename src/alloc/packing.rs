@@ -193,6 +193,36 @@ impl Grid {
             .sum()
     }
 
+    /// Holds the units `still` marks at both instants; false (with nothing changed) when
+    /// one of them is held already or lies outside the units.
+    fn hold_both(&mut self, still: &[u64]) -> bool {
+        if still.len() > WORDS {
+            return false;
+        }
+        let outside = still.iter().enumerate().any(|(w, &bits)| {
+            let first = w * 64;
+            let inside = usize::from(self.units).saturating_sub(first).min(64);
+            let mask = if inside == 64 {
+                !0
+            } else {
+                (1u64 << inside) - 1
+            };
+            bits & !mask != 0
+        });
+        let clash = still
+            .iter()
+            .enumerate()
+            .any(|(w, &bits)| (self.early[w] | self.late[w]) & bits != 0);
+        if outside || clash {
+            return false;
+        }
+        for (w, &bits) in still.iter().enumerate() {
+            self.early[w] |= bits;
+            self.late[w] |= bits;
+        }
+        true
+    }
+
     /// Units free at both instants.
     fn free_at_both(&self) -> usize {
         let taken: u32 = self
@@ -319,10 +349,27 @@ pub fn fits(p: &Problem) -> bool {
 /// canonical order (both-instant items first) succeeds exactly when the counts allow, so
 /// this agrees with [`canonical`].
 fn singles_fit(p: &Problem) -> bool {
+    singles_fit_beside(p, Beside::default())
+}
+
+/// One-unit items left out of a problem, neither pinned nor placed anywhere in
+/// particular (the values an instruction leaves alone), by their instants.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Beside {
+    /// Items of both instants (values live across the instruction).
+    pub both: usize,
+    /// Items of the early instant (values that end there).
+    pub early: usize,
+}
+
+/// [`fits`] for a problem of one-unit items with the items `beside` added, by the
+/// counts of [`singles_fit`]. Every item of `p` must be of one unit.
+pub fn singles_fit_beside(p: &Problem, beside: Beside) -> bool {
+    debug_assert!(p.items.iter().all(|it| it.size == 1 && it.align == 1));
     let Some(grid) = pinned_grid(p) else {
         return false;
     };
-    let (mut both, mut early, mut late) = (0, 0, 0);
+    let (mut both, mut early, mut late) = (beside.both, beside.early, 0);
     for it in p.items.iter().filter(|it| it.pinned.is_none()) {
         match it.span {
             Span::Both => both += 1,
@@ -477,11 +524,27 @@ fn same_shape(a: &Item, b: &Item) -> bool {
 pub fn near(p: &Problem, order: Order) -> Option<Vec<u16>> {
     let grid = pinned_grid(p)?;
     let mut kept = Kept::new(p, grid);
-    if kept.place_movers(order) {
+    if kept.place_movers(order, true) {
         return Some(kept.at);
     }
     let matched = canonical(p).map(|at| match_current(p, at))?;
     Some(matched)
+}
+
+/// [`near`] for a problem that leaves out values no constraint touches: `still` marks
+/// their units (held at both instants, bit `u % 64` of word `u / 64` for unit `u`).
+/// [`near`] would keep such a value where it is unless it lies under a pinned item or an
+/// item finds no room without displacing it; so when no pinned item lies on `still` and
+/// every item not kept finds room first fit, this is [`near`]'s answer for the problem
+/// with those values as items, at the cost of the few items the instruction touches.
+/// `None` otherwise: then the caller asks [`near`] with every item.
+pub fn near_around(p: &Problem, still: &[u64], order: Order) -> Option<Vec<u16>> {
+    let mut grid = pinned_grid(p)?;
+    if !grid.hold_both(still) {
+        return None;
+    }
+    let mut kept = Kept::new(p, grid);
+    kept.place_movers(order, false).then_some(kept.at)
 }
 
 /// Assignment's placement in progress: which items keep their current position.
@@ -521,9 +584,9 @@ impl<'a> Kept<'a> {
     }
 
     /// Places the items not placed yet, first fit in canonical order; an item that finds
-    /// no room displaces the fewest units of movable placed items, which are placed again
-    /// after it. False when some item stays unplaced.
-    fn place_movers(&mut self, order: Order) -> bool {
+    /// no room displaces the fewest units of movable placed items (when `displace`), which
+    /// are placed again after it. False when some item stays unplaced.
+    fn place_movers(&mut self, order: Order, displace: bool) -> bool {
         let mut queue: VecDeque<usize> = in_canonical_order(self.p, |i| !self.placed[i]).into();
         let mut displacements = 0;
         while let Some(i) = queue.pop_front() {
@@ -533,7 +596,7 @@ impl<'a> Kept<'a> {
                 continue;
             }
             displacements += 1;
-            if displacements > self.p.items.len() {
+            if !displace || displacements > self.p.items.len() {
                 return false;
             }
             let Some((pos, victims)) = self.cheapest_window(&item) else {
@@ -860,6 +923,123 @@ mod tests {
                     assert_eq!(grid.lowest_free_unit(span), scanned);
                 }
             }
+        }
+    }
+
+    /// A register file of one-unit and two-unit values at disjoint places, some of which
+    /// the instruction reads (the first ones) or ends, then pinned and free definitions:
+    /// the problem with every value, and which items are values left alone.
+    fn random_file(seed: &mut u64) -> (Problem, Vec<bool>) {
+        let mut next = |n: u64| {
+            *seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (*seed >> 33) % n
+        };
+        let units = 4 + next(9) as u16;
+        let mut items = Vec::new();
+        let mut alone = Vec::new();
+        let mut u = 0;
+        while u < units {
+            let size = 1 + next(2) as u16;
+            if next(3) != 0 && u + size <= units {
+                let touched = next(3) == 0;
+                let span = if touched && next(2) == 0 {
+                    Span::Early
+                } else {
+                    Span::Both
+                };
+                let mut it = Item::new(size, 1, span);
+                it.current = Some(u);
+                if touched && next(3) == 0 {
+                    it.pinned = Some(next(u64::from(units - size + 1)) as u16);
+                }
+                items.push(it);
+                alone.push(!touched);
+                u += size;
+            } else {
+                u += 1;
+            }
+        }
+        for _ in 0..next(4) {
+            let span = [Span::Late, Span::Both][next(2) as usize];
+            let mut it = Item::new(1, 1, span);
+            if next(2) == 0 {
+                it.pinned = Some(next(u64::from(units)) as u16);
+            }
+            items.push(it);
+            alone.push(false);
+        }
+        (Problem { units, items }, alone)
+    }
+
+    /// Where `near_around` answers for the problem without the values left alone, `near`
+    /// gives the same places with those values where they are.
+    #[test]
+    fn near_around_is_near_when_the_values_left_alone_stay() {
+        let mut seed = 5u64;
+        let mut answered = 0;
+        for _ in 0..20_000 {
+            let (whole, alone) = random_file(&mut seed);
+            let mut still = [0u64; WORDS];
+            let mut small = Problem {
+                units: whole.units,
+                items: Vec::new(),
+            };
+            for (item, &left) in whole.items.iter().zip(&alone) {
+                if left {
+                    let at = item.current.expect("a value has a place");
+                    for (w, m) in masks(usize::from(at), usize::from(at + item.size)) {
+                        still[w] |= m;
+                    }
+                } else {
+                    small.items.push(*item);
+                }
+            }
+            let Some(at) = near_around(&small, &still, Order::Lowest) else {
+                continue;
+            };
+            answered += 1;
+            let full = near(&whole, Order::Lowest).expect("near answers where near_around does");
+            let mut rest = at.iter();
+            for ((item, &left), &pos) in whole.items.iter().zip(&alone).zip(&full) {
+                let expected = if left {
+                    item.current
+                } else {
+                    rest.next().copied()
+                };
+                assert_eq!(Some(pos), expected, "{whole:?} {alone:?}");
+            }
+        }
+        assert!(answered > 5_000, "{answered}");
+    }
+
+    /// Counting the values left alone decides as placing them would.
+    #[test]
+    fn singles_beside_agree_with_the_whole_problem() {
+        let mut seed = 3u64;
+        for _ in 0..20_000 {
+            let (whole, alone) = random_file(&mut seed);
+            if whole.items.iter().any(|it| it.size != 1) {
+                continue;
+            }
+            let mut beside = Beside::default();
+            let mut small = Problem {
+                units: whole.units,
+                items: Vec::new(),
+            };
+            for (item, &left) in whole.items.iter().zip(&alone) {
+                match (left, item.span) {
+                    (true, Span::Both) => beside.both += 1,
+                    (true, _) => beside.early += 1,
+                    (false, _) => small.items.push(*item),
+                }
+            }
+            assert_eq!(
+                singles_fit_beside(&small, beside),
+                fits(&whole),
+                "{whole:?}"
+            );
         }
     }
 

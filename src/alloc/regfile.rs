@@ -4,7 +4,11 @@
 //! Window search follows Mesa ACO's `get_reg_simple`: candidates are the aligned start
 //! units inside the budget, tried lowest first (`dense`) or from a rotating start
 //! (`round-robin`, Mesa's `util/register_allocate.c` option that spreads writes for a
-//! post-RA scheduler), rotating within the registers MaxLive needs.
+//! post-RA scheduler), rotating within the registers MaxLive needs. Beside the occupant
+//! of each unit, each class keeps one bit per unit held, updated as values come and go,
+//! so that the lowest free unit is a word scan and a constrained instruction's packing
+//! problem can take the values it leaves alone as one bit mask
+//! ([`packing::near_around`](super::packing::near_around)).
 
 use super::packing::Order;
 use crate::program::{Location, Value};
@@ -26,6 +30,8 @@ pub enum Policy {
 #[derive(Clone, Debug)]
 struct ClassFile {
     occupant: Vec<Option<Value>>,
+    /// One bit per unit: set when the unit is held.
+    held: Vec<u64>,
     /// Round-robin: candidates rotate within `0..spread`, starting at `next`.
     spread: u16,
     next: u16,
@@ -48,6 +54,7 @@ impl RegFile {
             .class_ids()
             .map(|c| ClassFile {
                 occupant: vec![None; usize::from(budget[c.index()])],
+                held: vec![0; usize::from(budget[c.index()]).div_ceil(64)],
                 spread: spread[c.index()].clamp(1, budget[c.index()].max(1)),
                 next: 0,
             })
@@ -63,6 +70,7 @@ impl RegFile {
     pub fn clear(&mut self) {
         for c in &mut self.classes {
             c.occupant.iter_mut().for_each(|o| *o = None);
+            c.held.iter_mut().for_each(|w| *w = 0);
         }
     }
 
@@ -92,14 +100,25 @@ impl RegFile {
         let Location::Reg { class, first, len } = loc else {
             return;
         };
-        let units = &mut self.classes[class.index()].occupant;
+        let file = &mut self.classes[class.index()];
         for u in usize::from(first)..usize::from(first + len) {
-            if let Some(slot) = units.get_mut(u) {
+            if let Some(slot) = file.occupant.get_mut(u) {
                 if only.is_none_or(|v| *slot == Some(v)) {
                     *slot = to;
+                    let bit = 1u64 << (u % 64);
+                    match to {
+                        Some(_) => file.held[u / 64] |= bit,
+                        None => file.held[u / 64] &= !bit,
+                    }
                 }
             }
         }
+    }
+
+    /// The units of `class` held, one bit per unit (unit `u` is bit `u % 64` of word
+    /// `u / 64`).
+    pub fn held(&self, class: ClassId) -> &[u64] {
+        &self.classes[class.index()].held
     }
 
     /// Whether every unit of `first..first + len` is inside the budget and free.
@@ -128,8 +147,10 @@ impl RegFile {
         let fits = |p: u16| p.is_multiple_of(align) && self.is_free(class, p, size);
         match self.order(class) {
             Order::Lowest if size == 1 && align == 1 => {
-                let units = &self.classes[class.index()].occupant;
-                units.iter().position(Option::is_none).map(|u| u as u16)
+                let held = &self.classes[class.index()].held;
+                let word = held.iter().position(|&w| w != !0)?;
+                let unit = word * 64 + held[word].trailing_ones() as usize;
+                (unit < usize::from(limit)).then_some(unit as u16)
             }
             Order::Lowest => (0..=last).step_by(usize::from(align)).find(|&p| fits(p)),
             Order::From { start, spread } => {

@@ -42,6 +42,8 @@ pub(super) struct Buffers {
     placed: Placed,
     classes: Vec<ClassId>,
     residents: Vec<(Value, Option<u16>)>,
+    /// Units held by values a solve leaves out of its problem.
+    still: Vec<u64>,
     built: Built,
     moves: Vec<Move>,
     after: Vec<(Value, Location)>,
@@ -147,7 +149,7 @@ impl Assigner<'_> {
             self.set_loc(m.value, m.dst);
         }
         let busy: Vec<Location> = moves.iter().map(|m| m.dst).collect();
-        self.emit(&moves, &busy, pos, out);
+        self.emit(&moves, &busy, &[], pos, out);
     }
 
     /// Operands read where their values are, into `reads`.
@@ -286,43 +288,164 @@ impl Assigner<'_> {
         out: &mut Vec<Inst>,
         buf: &mut Buffers,
     ) -> Result<(), AllocError> {
-        let placed = &mut buf.placed;
-        placed.reads.clear();
-        placed.reads.resize(ops.operands.len(), None);
-        placed.defs.clear();
-        placed.defs.resize(ops.defs.len(), None);
+        buf.placed.reads.clear();
+        buf.placed.reads.resize(ops.operands.len(), None);
+        buf.placed.defs.clear();
+        buf.placed.defs.resize(ops.defs.len(), None);
         buf.moves.clear();
         buf.after.clear();
         buf.busy.clear();
         self.classes_of(ops, pins, &mut buf.classes);
-        for &class in &buf.classes {
-            self.regs.residents(class, &mut buf.residents);
-            self.build(class, ops, killed, &buf.residents, &mut buf.built);
-            let built = &mut buf.built;
-            pin(built, pins);
-            self.keep_pinned_in_place(built);
-            self.wish_affinities(built, ops);
-            let at = packing::near(&built.problem, self.regs.order(class))
-                .ok_or_else(|| self.unmet(class, pos))?;
+        for k in 0..buf.classes.len() {
+            let class = buf.classes[k];
+            let problem = Problem { ops, killed, pins };
+            let at = match self.solve_around(class, problem, buf) {
+                Some(at) => at,
+                None => self
+                    .solve_whole(class, problem, buf)
+                    .ok_or_else(|| self.unmet(class, pos))?,
+            };
             let mut sink = Solution {
-                placed,
+                placed: &mut buf.placed,
                 moves: &mut buf.moves,
                 after: &mut buf.after,
                 busy: &mut buf.busy,
             };
-            self.apply(ops, built, &at, &mut sink);
+            self.apply(ops, &buf.built, &at, &mut sink);
         }
-        self.emit(&buf.moves, &buf.busy, pos, out);
+        self.emit(&buf.moves, &buf.busy, &buf.classes, pos, out);
         for &(v, l) in &buf.after {
             self.set_loc(v, l);
         }
-        for (d, l) in ops.defs.iter().zip(&placed.defs) {
+        for (d, l) in ops.defs.iter().zip(&buf.placed.defs) {
             if let Some(l) = *l {
                 self.set_loc(d.value, l);
                 self.regs.advance(l);
             }
         }
         Ok(())
+    }
+
+    /// The class's problem with every value in its registers as an item, solved by
+    /// [`packing::near`] into `buf.built`.
+    fn solve_whole(
+        &mut self,
+        class: ClassId,
+        problem: Problem,
+        buf: &mut Buffers,
+    ) -> Option<Vec<u16>> {
+        self.regs.residents(class, &mut buf.residents);
+        self.prepare(class, problem, &buf.residents, &mut buf.built);
+        packing::near(&buf.built.problem, self.regs.order(class))
+    }
+
+    /// The class's problem with only the values the instruction touches as items (its
+    /// operands, the values `pins` names, the values under a pinned item), the others
+    /// held still by the register file's bit mask; solved by [`packing::near_around`]
+    /// into `buf.built`, with the answer [`solve_whole`](Self::solve_whole) would give.
+    /// `None` when that answer may move a value left out, or the register file is not
+    /// as the values' locations say.
+    fn solve_around(
+        &mut self,
+        class: ClassId,
+        problem: Problem,
+        buf: &mut Buffers,
+    ) -> Option<Vec<u16>> {
+        self.touched_residents(class, problem, &mut buf.residents)?;
+        self.prepare(class, problem, &buf.residents, &mut buf.built);
+        if self.add_residents_under_pins(class, &buf.built, &mut buf.residents)? {
+            self.prepare(class, problem, &buf.residents, &mut buf.built);
+        }
+        self.left_alone(class, &buf.residents, &mut buf.still);
+        packing::near_around(&buf.built.problem, &buf.still, self.regs.order(class))
+    }
+
+    /// The problem of one class: built, pins and pinned values fixed, affinities wished.
+    fn prepare(
+        &self,
+        class: ClassId,
+        problem: Problem,
+        residents: &[(Value, Option<u16>)],
+        built: &mut Built,
+    ) {
+        self.build(class, problem.ops, problem.killed, residents, built);
+        pin(built, problem.pins);
+        self.keep_pinned_in_place(built);
+        self.wish_affinities(built, problem.ops);
+    }
+
+    /// The values of `class` the operands read or `pins` names, each with its first unit,
+    /// in unit order (as [`RegFile::residents`](super::super::regfile::RegFile::residents)
+    /// lists them); `None` when one of them is not in the register file where its location says.
+    fn touched_residents(
+        &self,
+        class: ClassId,
+        problem: Problem,
+        out: &mut Vec<(Value, Option<u16>)>,
+    ) -> Option<()> {
+        out.clear();
+        let used = problem.ops.operands.iter().filter_map(Operand::as_use);
+        let values = used
+            .map(|u| u.value)
+            .chain(problem.pins.iter().map(|&(v, _)| v));
+        for v in values.filter(|&v| self.f.value(v).class == class) {
+            out.push((v, Some(self.resident_first(class, v)?)));
+        }
+        sort_by_unit(out);
+        Some(())
+    }
+
+    /// Adds to `residents` the values under the pinned items of `built`; whether it added
+    /// any, `None` when one of them is not where its location says.
+    fn add_residents_under_pins(
+        &self,
+        class: ClassId,
+        built: &Built,
+        residents: &mut Vec<(Value, Option<u16>)>,
+    ) -> Option<bool> {
+        let before = residents.len();
+        for item in &built.problem.items {
+            let Some(at) = item.pinned else { continue };
+            for u in at..at.saturating_add(item.size) {
+                let Some(w) = self.regs.occupant(class, u) else {
+                    continue;
+                };
+                if !residents.iter().any(|&(r, _)| r == w) {
+                    residents.push((w, Some(self.resident_first(class, w)?)));
+                }
+            }
+        }
+        let added = residents.len() > before;
+        if added {
+            sort_by_unit(residents);
+        }
+        Some(added)
+    }
+
+    /// The first unit of `v` when every unit of its location in `class` holds it.
+    fn resident_first(&self, class: ClassId, v: Value) -> Option<u16> {
+        let Some(Location::Reg {
+            class: c,
+            first,
+            len,
+        }) = self.loc[v.index()]
+        else {
+            return None;
+        };
+        let holds = (first..first + len).all(|u| self.regs.occupant(class, u) == Some(v));
+        (c == class && holds).then_some(first)
+    }
+
+    /// The units of `class` held by values other than `residents`, as bits.
+    fn left_alone(&self, class: ClassId, residents: &[(Value, Option<u16>)], still: &mut Vec<u64>) {
+        still.clear();
+        still.extend_from_slice(self.regs.held(class));
+        for &(v, first) in residents {
+            let first = usize::from(first.unwrap_or(0));
+            for u in first..first + usize::from(self.f.value(v).size) {
+                still[u / 64] &= !(1u64 << (u % 64));
+            }
+        }
     }
 
     fn classes_of(&self, ops: Operands, pins: &[(Value, Location)], classes: &mut Vec<ClassId>) {
@@ -432,13 +555,22 @@ impl Assigner<'_> {
     }
 
     /// Sequentialises the parallel copy before the instruction; temporaries avoid every
-    /// unit holding a value or a copy at the instruction.
-    fn emit(&self, moves: &[Move], busy: &[Location], pos: Pos, out: &mut Vec<Inst>) {
+    /// unit holding a value or a copy at the instruction: those `busy` lists, and in
+    /// `held` classes those the register file holds (values the solve left alone).
+    fn emit(
+        &self,
+        moves: &[Move],
+        busy: &[Location],
+        held: &[ClassId],
+        pos: Pos,
+        out: &mut Vec<Inst>,
+    ) {
         if moves.is_empty() {
             return;
         }
         let taken = |c: ClassId, u: u16| {
             u >= self.regs.limit(c)
+                || (held.contains(&c) && self.regs.occupant(c, u).is_some())
                 || busy.iter().any(|&l| {
                     matches!(l, Location::Reg { class, first, len } if class == c && (first..first + len).contains(&u))
                 })
@@ -461,6 +593,21 @@ impl Assigner<'_> {
             }
         }
     }
+}
+
+/// What one class's problem is built from: the instruction, the values it reads for the
+/// last time, and the values that must end in a given register.
+#[derive(Clone, Copy)]
+struct Problem<'o> {
+    ops: Operands<'o>,
+    killed: &'o [Value],
+    pins: &'o [(Value, Location)],
+}
+
+/// Residents in unit order, each once.
+fn sort_by_unit(residents: &mut Vec<(Value, Option<u16>)>) {
+    residents.sort_unstable_by_key(|&(v, first)| (first, v));
+    residents.dedup();
 }
 
 /// Whether an operation has fixed, tied or early-clobber operands.

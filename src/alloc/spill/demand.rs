@@ -41,6 +41,9 @@ pub struct Demand<'a> {
     /// Whether every value's alignment is a power of two that divides its size: then
     /// values packed side by side by decreasing alignment leave no gap.
     gap_free: bool,
+    /// Whether every value of the class is one unit without alignment: then the values an
+    /// instruction leaves alone are counted, not placed.
+    singles: bool,
     /// Units per value, 0 for values of other classes: one compact array read at every
     /// instruction for every value in registers.
     units: Vec<u16>,
@@ -52,6 +55,9 @@ impl<'a> Demand<'a> {
         let mut values = f.values.iter().filter(|v| v.class == class);
         let alignment_free =
             rule == AlignRule::Stride1 || values.clone().all(|v| rule.alignment(v.size) == 1);
+        let singles = values
+            .clone()
+            .all(|v| v.size == 1 && rule.alignment(v.size) <= 1);
         let gap_free = values.all(|v| {
             let a = rule.alignment(v.size).max(1);
             a.is_power_of_two() && v.size % a == 0
@@ -67,6 +73,7 @@ impl<'a> Demand<'a> {
             class,
             budget,
             alignment_free,
+            singles,
             gap_free,
             units,
         }
@@ -112,8 +119,43 @@ impl<'a> Demand<'a> {
         if !constrained && self.alignment_free {
             return true;
         }
-        tally.is_some_and(|mut t| t.surely_fits(self.budget))
-            || packing::fits(&self.problem(defs, ops, w, lives).problem)
+        tally.is_some_and(|mut t| t.surely_fits(self.budget)) || self.packs(defs, ops, w, lives)
+    }
+
+    /// Whether the instruction's packing problem fits. In a class of single units only
+    /// the values the instruction reads are items; the others in `w` are counted by the
+    /// instants they hold ([`packing::singles_fit_beside`]).
+    fn packs<'v, W>(
+        &self,
+        defs: &[Def],
+        ops: &[Operand],
+        w: W,
+        lives: &dyn Fn(Value) -> bool,
+    ) -> bool
+    where
+        W: IntoIterator<Item = &'v Value> + Copy,
+    {
+        if !self.singles {
+            return packing::fits(&self.problem(defs, ops, w, lives).problem);
+        }
+        let read = |v: &Value| {
+            ops.iter()
+                .filter_map(Operand::as_use)
+                .any(|u| u.value == *v)
+        };
+        let mut touched = Vec::new();
+        let mut beside = packing::Beside::default();
+        for v in w {
+            if read(v) {
+                touched.push(*v);
+            } else if lives(*v) {
+                beside.both += 1;
+            } else {
+                beside.early += 1;
+            }
+        }
+        let problem = self.problem(defs, ops, &touched, lives).problem;
+        packing::singles_fit_beside(&problem, beside)
     }
 
     /// Units over the budget at the early and late instants, by the sums.
@@ -246,6 +288,7 @@ impl<'a> Demand<'a> {
         w: &mut Vec<Value>,
     ) -> bool {
         let mut fits = true;
+        let mut kills = Vec::new();
         liveness.walk_backward(self.f, b, live, |at, live| {
             let At::Before(point) = at else { return };
             let (defs, ops) = operands_at(self.f, b, point);
@@ -258,7 +301,9 @@ impl<'a> Demand<'a> {
             }
             w.clear();
             w.extend(live.values().iter().copied().filter(|&v| self.of_class(v)));
-            let lives = |v: Value| !liveness.is_killed_at(b, point, v);
+            kills.clear();
+            kills.extend(liveness.kills_at(b, point));
+            let lives = |v: Value| !kills.contains(&v);
             fits = self.fits((defs, &ops), &*w, &lives);
         });
         fits

@@ -280,19 +280,21 @@ pub fn instruction_need(
     let shape = |v: Value| (f.value(v).class, f.value(v).size);
     let never = |v: Value| through.contains(&v);
     let units = target.class(class).units;
-    let fits_in = |k: u16| {
-        let ctx = Context {
-            target,
-            class,
-            units: k,
-            shape: &shape,
-            lives_on: &never,
-        };
-        packing::fits(&operands::build(&ctx, &residents, ops).problem)
+    let ctx = Context {
+        target,
+        class,
+        units,
+        shape: &shape,
+        lives_on: &never,
     };
+    // The problem is the same at every budget but for its units: built once.
+    let mut problem = operands::build(&ctx, &residents, ops).problem;
     let lowest = u16::try_from(held).unwrap_or(u16::MAX).max(1);
     (lowest..=units)
-        .find(|&k| fits_in(k))
+        .find(|&k| {
+            problem.units = k;
+            packing::fits(&problem)
+        })
         .map_or(u32::from(units) + 1, u32::from)
 }
 

@@ -94,29 +94,28 @@ pub fn lane_registers(placed: &[(Value, u32)], lanes: u16) -> u16 {
 fn place(
     f: &Function,
     owners: Owners,
-    adj: &[BTreeSet<usize>],
+    adj: &[Vec<usize>],
     row: Option<u32>,
     limit: u32,
 ) -> Vec<(Value, u32)> {
     let list = owners.list;
     let mut at: Vec<Option<u32>> = vec![None; list.len()];
+    let mut taken = Taken::default();
     for (i, &o) in list.iter().enumerate() {
         let len = u32::from(f.value(o).size);
-        let taken: Vec<(u32, u32)> = adj[i]
-            .iter()
-            .filter_map(|&j| Some((at[j]?, u32::from(f.value(list[j]).size))))
-            .collect();
-        let fits = |t: u32| {
-            row.is_none_or(|r| t % r + len <= r)
-                && taken.iter().all(|&(s, n)| t + len <= s || s + n <= t)
-        };
+        taken.fill(
+            adj[i]
+                .iter()
+                .filter_map(|&j| Some((at[j]?, u32::from(f.value(list[j]).size)))),
+        );
+        let fits = |t: u32| row.is_none_or(|r| t % r + len <= r) && taken.is_free(t, len);
         let partner = owners
             .partners
             .iter()
             .filter_map(|&(x, y)| (x == o).then_some(y).or((y == o).then_some(x)))
             .filter_map(|p| list.iter().position(|&q| q == p).and_then(|j| at[j]))
             .find(|&t| fits(t));
-        let first = partner.unwrap_or_else(|| (0..).find(|&t| fits(t)).unwrap_or(0));
+        let first = partner.unwrap_or_else(|| taken.lowest(len, row, &fits));
         if first + len <= limit {
             at[i] = Some(first);
         }
@@ -127,22 +126,87 @@ fn place(
         .collect()
 }
 
-/// Per owner, the owners whose lifetimes overlap its own.
+/// The locations an owner's placed neighbours hold, one bit per location: whether a
+/// window is free is a few word tests, and the search for the lowest free one skips
+/// whole words that are taken.
+#[derive(Debug, Default)]
+struct Taken {
+    bits: Vec<u64>,
+}
+
+impl Taken {
+    /// Marks the intervals (start, units), after clearing the marks of the owner before.
+    fn fill(&mut self, intervals: impl Iterator<Item = (u32, u32)>) {
+        self.bits.iter_mut().for_each(|w| *w = 0);
+        for (s, n) in intervals {
+            for t in s..s + n {
+                let word = (t / 64) as usize;
+                if word >= self.bits.len() {
+                    self.bits.resize(word + 1, 0);
+                }
+                self.bits[word] |= 1 << (t % 64);
+            }
+        }
+    }
+
+    fn is_taken(&self, t: u32) -> bool {
+        self.bits
+            .get((t / 64) as usize)
+            .is_some_and(|w| w & (1 << (t % 64)) != 0)
+    }
+
+    /// Whether no interval covers a location of `t..t + len`.
+    fn is_free(&self, t: u32, len: u32) -> bool {
+        (t..t + len).all(|u| !self.is_taken(u))
+    }
+
+    /// The lowest location not taken at or above `from`.
+    fn next_free(&self, from: u32) -> u32 {
+        let mut word = (from / 64) as usize;
+        let mut mask = !0u64 << (from % 64);
+        while let Some(&w) = self.bits.get(word) {
+            let free = !w & mask;
+            if free != 0 {
+                return word as u32 * 64 + free.trailing_zeros();
+            }
+            word += 1;
+            mask = !0;
+        }
+        from.max(word as u32 * 64)
+    }
+
+    /// The lowest location where `fits` holds (0 when none does below the marks and a
+    /// register's worth above them, where nothing is taken).
+    fn lowest(&self, len: u32, row: Option<u32>, fits: &dyn Fn(u32) -> bool) -> u32 {
+        let end = self.bits.len() as u32 * 64 + len + row.unwrap_or(0);
+        let mut t = self.next_free(0);
+        while t <= end {
+            if fits(t) {
+                return t;
+            }
+            t = self.next_free(t + 1);
+        }
+        0
+    }
+}
+
+/// Per owner, the owners whose lifetimes overlap its own (in no order, an owner stored
+/// twice may list one twice: colouring only marks their locations).
 fn interference(
     f: &Function,
     graph: &Graph,
     owners: &[Value],
     phis: &[(Block, Value)],
-) -> Vec<BTreeSet<usize>> {
+) -> Vec<Vec<usize>> {
     let index: BTreeMap<Value, usize> = owners.iter().enumerate().map(|(i, &o)| (o, i)).collect();
     let live_out = live_out_sets(f, graph, &index, phis);
-    let mut adj = vec![BTreeSet::new(); owners.len()];
+    let mut adj = vec![Vec::new(); owners.len()];
     for b in f.block_ids() {
         let mut live = live_out[b.index()].clone();
         walk_back(f, b, &index, &mut live, |o, live| {
             for &other in live.iter().filter(|&&x| x != o) {
-                adj[o].insert(other);
-                adj[other].insert(o);
+                adj[o].push(other);
+                adj[other].push(o);
             }
         });
     }
@@ -220,4 +284,42 @@ fn access(inst: &crate::program::Inst, index: &BTreeMap<Value, usize>) -> Option
     }
     let owner = pseudo::owner(op)?;
     Some((kind, *index.get(&owner)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The search over free locations finds the lowest that fits, as trying every
+    /// location from 0 does, for slots and for lanes in registers of 4 and 8.
+    #[test]
+    fn lowest_is_the_first_location_that_fits() {
+        let mut seed = 9u64;
+        let mut next = |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        let mut taken = Taken::default();
+        for _ in 0..5_000 {
+            let intervals: Vec<(u32, u32)> = (0..next(12))
+                .map(|_| (next(150) as u32, 1 + next(4) as u32))
+                .collect();
+            taken.fill(intervals.iter().copied());
+            let len = 1 + next(4) as u32;
+            for row in [None, Some(4), Some(8)] {
+                let fits = |t: u32| {
+                    row.is_none_or(|r| t % r + len <= r)
+                        && intervals.iter().all(|&(s, n)| t + len <= s || s + n <= t)
+                };
+                let naive = (0..).find(|&t| fits(t)).expect("room above every interval");
+                assert_eq!(
+                    taken.lowest(len, row, &fits),
+                    naive,
+                    "{intervals:?} {len} {row:?}"
+                );
+            }
+        }
+    }
 }
