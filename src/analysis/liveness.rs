@@ -15,8 +15,11 @@
 //! it is its last use there. A value used twice by one instruction is killed once. The
 //! same walk ([`Liveness::walk_backward`] over a [`LiveSet`]) gives the live set before and
 //! after every instruction, for pressure and the allocator.
+//!
+//! Layout: the per-block sets are compressed rows ([`Rows`]), not one vector per block.
 
 use super::cfg::Graph;
+use super::rows::Rows;
 use crate::program::{Block, BlockData, Function, Use, Value};
 use crate::target::{ClassId, Target};
 
@@ -25,10 +28,10 @@ pub type Point = u32;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Liveness {
-    live_in: Vec<Vec<Value>>,
-    live_out: Vec<Vec<Value>>,
+    live_in: Rows<Value>,
+    live_out: Rows<Value>,
     /// Per block, `(point, value)` pairs sorted by point: the value's last use is there.
-    kills: Vec<Vec<(Point, Value)>>,
+    kills: Rows<(Point, Value)>,
     /// Values defined but never used.
     dead: Vec<bool>,
     def_block: Vec<Block>,
@@ -40,8 +43,8 @@ impl Liveness {
         let n = f.blocks.len();
         let def_block = def_blocks(f);
         let uses = UseSites::new(f);
-        let mut live_in = vec![Vec::new(); n];
-        let mut live_out = vec![Vec::new(); n];
+        let mut live_in = Vec::new();
+        let mut live_out = Vec::new();
         let mut stamp_in = vec![u32::MAX; n];
         let mut stamp_out = vec![u32::MAX; n];
         let mut stack = Vec::new();
@@ -55,7 +58,7 @@ impl Liveness {
             for &(block, via_phi) in uses.of(v) {
                 if via_phi && stamp_out[block.index()] != v.0 {
                     stamp_out[block.index()] = v.0;
-                    live_out[block.index()].push(v);
+                    live_out.push((block, v));
                 }
                 stack.push(block);
                 while let Some(b) = stack.pop() {
@@ -63,11 +66,11 @@ impl Liveness {
                         continue;
                     }
                     stamp_in[b.index()] = v.0;
-                    live_in[b.index()].push(v);
+                    live_in.push((b, v));
                     for &p in graph.preds(b) {
                         if stamp_out[p.index()] != v.0 {
                             stamp_out[p.index()] = v.0;
-                            live_out[p.index()].push(v);
+                            live_out.push((p, v));
                         }
                         stack.push(p);
                     }
@@ -76,9 +79,9 @@ impl Liveness {
         }
         let dead = f.value_ids().map(|v| uses.of(v).is_empty()).collect();
         let mut liveness = Liveness {
-            live_in,
-            live_out,
-            kills: Vec::new(),
+            live_in: Rows::grouped(n, live_in),
+            live_out: Rows::grouped(n, live_out),
+            kills: Rows::default(),
             dead,
             def_block,
         };
@@ -88,17 +91,17 @@ impl Liveness {
 
     /// Values live on entry to `b` (phi definitions of `b` excluded), sorted.
     pub fn live_in(&self, b: Block) -> &[Value] {
-        &self.live_in[b.index()]
+        self.live_in.row(b)
     }
 
     /// Values live on exit from `b` (including phi arguments of its successors), sorted.
     pub fn live_out(&self, b: Block) -> &[Value] {
-        &self.live_out[b.index()]
+        self.live_out.row(b)
     }
 
     /// Values whose last use in `b` is at `point`, in operand order.
     pub fn kills_at(&self, b: Block, point: Point) -> impl Iterator<Item = Value> + '_ {
-        let kills = &self.kills[b.index()];
+        let kills = self.kills.row(b);
         let start = kills.partition_point(|&(p, _)| p < point);
         kills[start..]
             .iter()
@@ -320,12 +323,13 @@ impl Liveness {
 
 /// Last uses per block from one backward walk each: a use whose value is not live just
 /// after its instruction is its last use; a value used twice there is killed once.
-fn kill_points(f: &Function, target: &Target, liveness: &Liveness) -> Vec<Vec<(Point, Value)>> {
+fn kill_points(f: &Function, target: &Target, liveness: &Liveness) -> Rows<(Point, Value)> {
     let mut live = LiveSet::new(f, target);
-    let mut kills = Vec::with_capacity(f.blocks.len());
+    let mut kills = Rows::default();
+    let mut block_kills = Vec::new();
     for b in f.block_ids() {
         let block = f.block(b);
-        let mut block_kills = Vec::new();
+        block_kills.clear();
         liveness.walk_backward(f, b, &mut live, |at, live| {
             let At::After(point) = at else { return };
             let first = block_kills.len();
@@ -336,8 +340,7 @@ fn kill_points(f: &Function, target: &Target, liveness: &Liveness) -> Vec<Vec<(P
             }
             block_kills[first..].reverse();
         });
-        block_kills.reverse();
-        kills.push(block_kills);
+        kills.push_row(block_kills.iter().rev().copied());
     }
     kills
 }

@@ -8,6 +8,7 @@ pub mod dom;
 pub mod liveness;
 pub mod loops;
 pub mod pressure;
+pub mod rows;
 pub mod ssa;
 
 use crate::program::Function;
