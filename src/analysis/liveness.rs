@@ -41,8 +41,7 @@ impl Liveness {
     /// `logical` is the function's CFG, `linear` its linear CFG (equal without divergence).
     pub fn new(f: &Function, target: &Target, logical: &Graph, linear: &Graph) -> Liveness {
         let n = f.blocks.len();
-        let def_block = def_blocks(f);
-        let uses = UseSites::new(f);
+        let (def_block, uses) = defs_and_uses(f);
         let mut live_in = Vec::new();
         let mut live_out = Vec::new();
         let mut stamp_in = vec![u32::MAX; n];
@@ -55,7 +54,7 @@ impl Liveness {
                 logical
             };
             let def = def_block[v.index()];
-            for &(block, via_phi) in uses.of(v) {
+            for &(block, via_phi) in uses.row(v) {
                 if via_phi && stamp_out[block.index()] != v.0 {
                     stamp_out[block.index()] = v.0;
                     live_out.push((block, v));
@@ -77,7 +76,7 @@ impl Liveness {
                 }
             }
         }
-        let dead = f.value_ids().map(|v| uses.of(v).is_empty()).collect();
+        let dead = f.value_ids().map(|v| uses.row(v).is_empty()).collect();
         let mut liveness = Liveness {
             live_in: Rows::grouped(n, live_in),
             live_out: Rows::grouped(n, live_out),
@@ -124,67 +123,27 @@ impl Liveness {
     }
 }
 
-fn def_blocks(f: &Function) -> Vec<Block> {
+/// Where each value is defined, and where it is used, from one pass over the function:
+/// per value, its use sites in block order, `(block, false)` for an operand in `block`,
+/// `(pred, true)` for a phi argument coming from `pred`.
+fn defs_and_uses(f: &Function) -> (Vec<Block>, Rows<(Block, bool)>) {
     let mut def_block = vec![Block(0); f.values.len()];
+    let mut uses = Vec::new();
     for b in f.block_ids() {
         let block = f.block(b);
         for phi in &block.phis {
             def_block[phi.def.value.index()] = b;
+            uses.extend(phi.args.iter().map(|arg| (arg.value, (arg.block, true))));
         }
         for op in block.insts.iter().filter_map(|i| i.op()) {
             for d in &op.defs {
                 def_block[d.value.index()] = b;
             }
+            uses.extend(op.uses().map(|u| (u.value, (b, false))));
         }
+        uses.extend(block.term.uses().iter().map(|u| (u.value, (b, false))));
     }
-    def_block
-}
-
-/// Per value, the blocks where it is used, as a compressed table: the sites of value `v`
-/// are `sites[offsets[v]..offsets[v + 1]]`; `(block, false)` for an operand in `block`,
-/// `(pred, true)` for a phi argument coming from `pred`.
-struct UseSites {
-    offsets: Vec<u32>,
-    sites: Vec<(Block, bool)>,
-}
-
-impl UseSites {
-    fn new(f: &Function) -> UseSites {
-        let mut counts = vec![0u32; f.values.len() + 1];
-        visit_uses(f, |v, _| counts[v.index() + 1] += 1);
-        for i in 1..counts.len() {
-            counts[i] += counts[i - 1];
-        }
-        let mut fill = counts.clone();
-        let mut sites = vec![(Block(0), false); counts[f.values.len()] as usize];
-        visit_uses(f, |v, site| {
-            sites[fill[v.index()] as usize] = site;
-            fill[v.index()] += 1;
-        });
-        UseSites {
-            offsets: counts,
-            sites,
-        }
-    }
-
-    fn of(&self, v: Value) -> &[(Block, bool)] {
-        &self.sites[self.offsets[v.index()] as usize..self.offsets[v.index() + 1] as usize]
-    }
-}
-
-fn visit_uses(f: &Function, mut visit: impl FnMut(Value, (Block, bool))) {
-    for b in f.block_ids() {
-        let block = f.block(b);
-        for phi in &block.phis {
-            for arg in &phi.args {
-                visit(arg.value, (arg.block, true));
-            }
-        }
-        let ops = block.insts.iter().filter_map(|i| i.op());
-        for u in ops.flat_map(|op| op.uses()).chain(block.term.uses()) {
-            visit(u.value, (b, false));
-        }
-    }
+    (def_block, Rows::grouped(f.values.len(), uses))
 }
 
 /// A position of the backward walk of a block ([`Liveness::walk_backward`]).

@@ -4,7 +4,24 @@
 //! costs two allocations instead of n vectors, and neighbouring rows sit next to each
 //! other in memory, so a walk over the blocks reads its side tables in order.
 
-use crate::program::Block;
+use crate::program::{Block, Value};
+
+/// What indexes the rows: blocks, or values.
+pub trait RowKey: Copy {
+    fn row(self) -> usize;
+}
+
+impl RowKey for Block {
+    fn row(self) -> usize {
+        self.index()
+    }
+}
+
+impl RowKey for Value {
+    fn row(self) -> usize {
+        self.index()
+    }
+}
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rows<T> {
@@ -24,19 +41,19 @@ impl<T> Default for Rows<T> {
 impl<T: Copy> Rows<T> {
     /// `rows` rows from `(row, entry)` pairs; within a row, entries keep the order of
     /// `pairs` (a stable counting sort by row).
-    pub fn grouped(rows: usize, pairs: Vec<(Block, T)>) -> Rows<T> {
+    pub fn grouped<K: RowKey>(rows: usize, pairs: Vec<(K, T)>) -> Rows<T> {
         let mut offsets = vec![0u32; rows + 1];
-        for &(b, _) in &pairs {
-            offsets[b.index() + 1] += 1;
+        for &(k, _) in &pairs {
+            offsets[k.row() + 1] += 1;
         }
         for i in 1..offsets.len() {
             offsets[i] += offsets[i - 1];
         }
         let mut fill = offsets.clone();
         let mut entries: Vec<T> = pairs.iter().map(|&(_, entry)| entry).collect();
-        for (b, entry) in pairs {
-            entries[fill[b.index()] as usize] = entry;
-            fill[b.index()] += 1;
+        for (k, entry) in pairs {
+            entries[fill[k.row()] as usize] = entry;
+            fill[k.row()] += 1;
         }
         Rows { offsets, entries }
     }
@@ -47,9 +64,10 @@ impl<T: Copy> Rows<T> {
         self.offsets.push(self.entries.len() as u32);
     }
 
-    /// Row `b`.
-    pub fn row(&self, b: Block) -> &[T] {
-        &self.entries[self.offsets[b.index()] as usize..self.offsets[b.index() + 1] as usize]
+    /// Row `k`.
+    pub fn row(&self, k: impl RowKey) -> &[T] {
+        let i = k.row();
+        &self.entries[self.offsets[i] as usize..self.offsets[i + 1] as usize]
     }
 
     /// The number of rows.
