@@ -40,6 +40,20 @@ pub struct Liveness {
 impl Liveness {
     /// `logical` is the function's CFG, `linear` its linear CFG (equal without divergence).
     pub fn new(f: &Function, target: &Target, logical: &Graph, linear: &Graph) -> Liveness {
+        Liveness::observed(f, target, logical, linear, |_, _, _| {})
+    }
+
+    /// As [`Liveness::new`], calling `observe` at every position of the backward walk of
+    /// every block that finds the kill points, in block order, so that an analysis of the
+    /// live sets ([`super::pressure`]) shares that walk instead of reading the function
+    /// again.
+    pub fn observed(
+        f: &Function,
+        target: &Target,
+        logical: &Graph,
+        linear: &Graph,
+        observe: impl FnMut(Block, At, &LiveSet<'_>),
+    ) -> Liveness {
         let n = f.blocks.len();
         let (def_block, uses) = defs_and_uses(f);
         let mut live_in = Vec::new();
@@ -84,7 +98,7 @@ impl Liveness {
             dead,
             def_block,
         };
-        liveness.kills = kill_points(f, target, &liveness);
+        liveness.kills = kill_points(f, target, &liveness, observe);
         liveness
     }
 
@@ -282,7 +296,12 @@ impl Liveness {
 
 /// Last uses per block from one backward walk each: a use whose value is not live just
 /// after its instruction is its last use; a value used twice there is killed once.
-fn kill_points(f: &Function, target: &Target, liveness: &Liveness) -> Rows<(Point, Value)> {
+fn kill_points(
+    f: &Function,
+    target: &Target,
+    liveness: &Liveness,
+    mut observe: impl FnMut(Block, At, &LiveSet<'_>),
+) -> Rows<(Point, Value)> {
     let mut live = LiveSet::new(f, target);
     let mut kills = Rows::default();
     let mut block_kills = Vec::new();
@@ -290,6 +309,7 @@ fn kill_points(f: &Function, target: &Target, liveness: &Liveness) -> Rows<(Poin
         let block = f.block(b);
         block_kills.clear();
         liveness.walk_backward(f, b, &mut live, |at, live| {
+            observe(b, at, live);
             let At::After(point) = at else { return };
             let first = block_kills.len();
             for u in uses_at(block, point) {
