@@ -4,16 +4,18 @@
 //! [`Graph`] is a plain directed graph over dense node indices, so the same code serves the
 //! logical CFG, the linear CFG (`divergence`) and the reverse graph used for
 //! post-dominators. Successor lists keep terminator order (then before else) without
-//! duplicates; predecessor lists are in increasing block order.
+//! duplicates; predecessor lists are in increasing block order. Both are compressed rows
+//! ([`Rows`]), not a vector per node.
 
+use super::rows::Rows;
 use crate::program::{Block, BlockData, Function, Terminator};
 use std::collections::HashSet;
 
 /// A directed graph over nodes `0..n` with a distinguished entry.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Graph {
-    succs: Vec<Vec<Block>>,
-    preds: Vec<Vec<Block>>,
+    succs: Rows<Block>,
+    preds: Rows<Block>,
     rpo: Vec<Block>,
     rpo_index: Vec<u32>,
 }
@@ -24,12 +26,16 @@ const UNREACHED: u32 = u32::MAX;
 impl Graph {
     /// Builds the graph from successor lists; `entry` starts the reverse post-order.
     pub fn from_succs(succs: Vec<Vec<Block>>, entry: Block) -> Graph {
-        let mut preds = vec![Vec::new(); succs.len()];
-        for (b, ss) in succs.iter().enumerate() {
-            for s in ss {
-                preds[s.index()].push(Block(b as u32));
-            }
-        }
+        Graph::from_rows(succs.into_iter().collect(), entry)
+    }
+
+    fn from_rows(succs: Rows<Block>, entry: Block) -> Graph {
+        let edges = succs
+            .iter()
+            .enumerate()
+            .flat_map(|(b, ss)| ss.iter().map(move |&s| (s, Block(b as u32))))
+            .collect();
+        let preds = Rows::grouped(succs.len(), edges);
         let rpo = reverse_post_order(&succs, entry);
         let mut rpo_index = vec![UNREACHED; succs.len()];
         for (i, b) in rpo.iter().enumerate() {
@@ -45,8 +51,13 @@ impl Graph {
 
     /// The logical CFG of a function, entry block 0.
     pub fn of_function(f: &Function) -> Graph {
-        let succs = f.blocks.iter().map(block_succs).collect();
-        Graph::from_succs(succs, Block(0))
+        let mut succs = Rows::default();
+        let mut ss = Vec::with_capacity(2);
+        for block in &f.blocks {
+            block_succs(block, &mut ss);
+            succs.push_row(ss.iter().copied());
+        }
+        Graph::from_rows(succs, Block(0))
     }
 
     pub fn len(&self) -> usize {
@@ -58,11 +69,11 @@ impl Graph {
     }
 
     pub fn succs(&self, b: Block) -> &[Block] {
-        &self.succs[b.index()]
+        self.succs.row(b)
     }
 
     pub fn preds(&self, b: Block) -> &[Block] {
-        &self.preds[b.index()]
+        self.preds.row(b)
     }
 
     /// Nodes reachable from the entry, in reverse post-order.
@@ -73,7 +84,7 @@ impl Graph {
     /// The same graph entered at `root` instead: its reverse post-order covers what
     /// `root` reaches (a region of code unreachable from the entry, say).
     pub fn rooted_at(&self, root: Block) -> Graph {
-        Graph::from_succs(self.succs.clone(), root)
+        Graph::from_rows(self.succs.clone(), root)
     }
 
     /// Every node: the entry's region in reverse post-order, then each region that starts
@@ -130,7 +141,7 @@ impl Graph {
         for (b, ss) in self.succs.iter().enumerate() {
             if ss.len() > 1 {
                 for &s in ss {
-                    if self.preds[s.index()].len() > 1 {
+                    if self.preds(s).len() > 1 {
                         edges.push((Block(b as u32), s));
                     }
                 }
@@ -140,19 +151,18 @@ impl Graph {
     }
 }
 
-/// A block's successors in terminator order, without duplicates.
-fn block_succs(block: &BlockData) -> Vec<Block> {
-    let mut ss: Vec<Block> = Vec::with_capacity(2);
+/// A block's successors in terminator order, without duplicates, into `ss`.
+fn block_succs(block: &BlockData, ss: &mut Vec<Block>) {
+    ss.clear();
     for s in block.term.successors() {
         if !ss.contains(&s) {
             ss.push(s);
         }
     }
-    ss
 }
 
 /// Iterative depth-first search; successors visited in order.
-fn reverse_post_order(succs: &[Vec<Block>], entry: Block) -> Vec<Block> {
+fn reverse_post_order(succs: &Rows<Block>, entry: Block) -> Vec<Block> {
     let mut order = Vec::with_capacity(succs.len());
     if succs.is_empty() {
         return order;
@@ -161,7 +171,7 @@ fn reverse_post_order(succs: &[Vec<Block>], entry: Block) -> Vec<Block> {
     let mut stack = vec![(entry, 0usize)];
     visited[entry.index()] = true;
     while let Some((b, next)) = stack.last_mut() {
-        if let Some(&s) = succs[b.index()].get(*next) {
+        if let Some(&s) = succs.row(*b).get(*next) {
             *next += 1;
             if !visited[s.index()] {
                 visited[s.index()] = true;

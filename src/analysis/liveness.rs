@@ -15,8 +15,11 @@
 //! it is its last use there. A value used twice by one instruction is killed once. The
 //! same walk ([`Liveness::walk_backward`] over a [`LiveSet`]) gives the live set before and
 //! after every instruction, for pressure and the allocator.
+//!
+//! Layout: the per-block sets are compressed rows ([`Rows`]), not one vector per block.
 
 use super::cfg::Graph;
+use super::rows::Rows;
 use crate::program::{Block, BlockData, Function, Use, Value};
 use crate::target::{ClassId, Target};
 
@@ -25,10 +28,10 @@ pub type Point = u32;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Liveness {
-    live_in: Vec<Vec<Value>>,
-    live_out: Vec<Vec<Value>>,
+    live_in: Rows<Value>,
+    live_out: Rows<Value>,
     /// Per block, `(point, value)` pairs sorted by point: the value's last use is there.
-    kills: Vec<Vec<(Point, Value)>>,
+    kills: Rows<(Point, Value)>,
     /// Values defined but never used.
     dead: Vec<bool>,
     def_block: Vec<Block>,
@@ -37,11 +40,24 @@ pub struct Liveness {
 impl Liveness {
     /// `logical` is the function's CFG, `linear` its linear CFG (equal without divergence).
     pub fn new(f: &Function, target: &Target, logical: &Graph, linear: &Graph) -> Liveness {
+        Liveness::observed(f, target, logical, linear, |_, _, _| {})
+    }
+
+    /// As [`Liveness::new`], calling `observe` at every position of the backward walk of
+    /// every block that finds the kill points, in block order, so that an analysis of the
+    /// live sets ([`super::pressure`]) shares that walk instead of reading the function
+    /// again.
+    pub fn observed(
+        f: &Function,
+        target: &Target,
+        logical: &Graph,
+        linear: &Graph,
+        observe: impl FnMut(Block, At, &LiveSet<'_>),
+    ) -> Liveness {
         let n = f.blocks.len();
-        let def_block = def_blocks(f);
-        let uses = UseSites::new(f);
-        let mut live_in = vec![Vec::new(); n];
-        let mut live_out = vec![Vec::new(); n];
+        let (def_block, uses) = defs_and_uses(f);
+        let mut live_in = Vec::new();
+        let mut live_out = Vec::new();
         let mut stamp_in = vec![u32::MAX; n];
         let mut stamp_out = vec![u32::MAX; n];
         let mut stack = Vec::new();
@@ -52,10 +68,10 @@ impl Liveness {
                 logical
             };
             let def = def_block[v.index()];
-            for &(block, via_phi) in uses.of(v) {
+            for &(block, via_phi) in uses.row(v) {
                 if via_phi && stamp_out[block.index()] != v.0 {
                     stamp_out[block.index()] = v.0;
-                    live_out[block.index()].push(v);
+                    live_out.push((block, v));
                 }
                 stack.push(block);
                 while let Some(b) = stack.pop() {
@@ -63,42 +79,42 @@ impl Liveness {
                         continue;
                     }
                     stamp_in[b.index()] = v.0;
-                    live_in[b.index()].push(v);
+                    live_in.push((b, v));
                     for &p in graph.preds(b) {
                         if stamp_out[p.index()] != v.0 {
                             stamp_out[p.index()] = v.0;
-                            live_out[p.index()].push(v);
+                            live_out.push((p, v));
                         }
                         stack.push(p);
                     }
                 }
             }
         }
-        let dead = f.value_ids().map(|v| uses.of(v).is_empty()).collect();
+        let dead = f.value_ids().map(|v| uses.row(v).is_empty()).collect();
         let mut liveness = Liveness {
-            live_in,
-            live_out,
-            kills: Vec::new(),
+            live_in: Rows::grouped(n, live_in),
+            live_out: Rows::grouped(n, live_out),
+            kills: Rows::default(),
             dead,
             def_block,
         };
-        liveness.kills = kill_points(f, target, &liveness);
+        liveness.kills = kill_points(f, target, &liveness, observe);
         liveness
     }
 
     /// Values live on entry to `b` (phi definitions of `b` excluded), sorted.
     pub fn live_in(&self, b: Block) -> &[Value] {
-        &self.live_in[b.index()]
+        self.live_in.row(b)
     }
 
     /// Values live on exit from `b` (including phi arguments of its successors), sorted.
     pub fn live_out(&self, b: Block) -> &[Value] {
-        &self.live_out[b.index()]
+        self.live_out.row(b)
     }
 
     /// Values whose last use in `b` is at `point`, in operand order.
     pub fn kills_at(&self, b: Block, point: Point) -> impl Iterator<Item = Value> + '_ {
-        let kills = &self.kills[b.index()];
+        let kills = self.kills.row(b);
         let start = kills.partition_point(|&(p, _)| p < point);
         kills[start..]
             .iter()
@@ -121,67 +137,27 @@ impl Liveness {
     }
 }
 
-fn def_blocks(f: &Function) -> Vec<Block> {
+/// Where each value is defined, and where it is used, from one pass over the function:
+/// per value, its use sites in block order, `(block, false)` for an operand in `block`,
+/// `(pred, true)` for a phi argument coming from `pred`.
+fn defs_and_uses(f: &Function) -> (Vec<Block>, Rows<(Block, bool)>) {
     let mut def_block = vec![Block(0); f.values.len()];
+    let mut uses = Vec::new();
     for b in f.block_ids() {
         let block = f.block(b);
         for phi in &block.phis {
             def_block[phi.def.value.index()] = b;
+            uses.extend(phi.args.iter().map(|arg| (arg.value, (arg.block, true))));
         }
         for op in block.insts.iter().filter_map(|i| i.op()) {
             for d in &op.defs {
                 def_block[d.value.index()] = b;
             }
+            uses.extend(op.uses().map(|u| (u.value, (b, false))));
         }
+        uses.extend(block.term.uses().iter().map(|u| (u.value, (b, false))));
     }
-    def_block
-}
-
-/// Per value, the blocks where it is used, as a compressed table: the sites of value `v`
-/// are `sites[offsets[v]..offsets[v + 1]]`; `(block, false)` for an operand in `block`,
-/// `(pred, true)` for a phi argument coming from `pred`.
-struct UseSites {
-    offsets: Vec<u32>,
-    sites: Vec<(Block, bool)>,
-}
-
-impl UseSites {
-    fn new(f: &Function) -> UseSites {
-        let mut counts = vec![0u32; f.values.len() + 1];
-        visit_uses(f, |v, _| counts[v.index() + 1] += 1);
-        for i in 1..counts.len() {
-            counts[i] += counts[i - 1];
-        }
-        let mut fill = counts.clone();
-        let mut sites = vec![(Block(0), false); counts[f.values.len()] as usize];
-        visit_uses(f, |v, site| {
-            sites[fill[v.index()] as usize] = site;
-            fill[v.index()] += 1;
-        });
-        UseSites {
-            offsets: counts,
-            sites,
-        }
-    }
-
-    fn of(&self, v: Value) -> &[(Block, bool)] {
-        &self.sites[self.offsets[v.index()] as usize..self.offsets[v.index() + 1] as usize]
-    }
-}
-
-fn visit_uses(f: &Function, mut visit: impl FnMut(Value, (Block, bool))) {
-    for b in f.block_ids() {
-        let block = f.block(b);
-        for phi in &block.phis {
-            for arg in &phi.args {
-                visit(arg.value, (arg.block, true));
-            }
-        }
-        let ops = block.insts.iter().filter_map(|i| i.op());
-        for u in ops.flat_map(|op| op.uses()).chain(block.term.uses()) {
-            visit(u.value, (b, false));
-        }
-    }
+    (def_block, Rows::grouped(f.values.len(), uses))
 }
 
 /// A position of the backward walk of a block ([`Liveness::walk_backward`]).
@@ -320,13 +296,20 @@ impl Liveness {
 
 /// Last uses per block from one backward walk each: a use whose value is not live just
 /// after its instruction is its last use; a value used twice there is killed once.
-fn kill_points(f: &Function, target: &Target, liveness: &Liveness) -> Vec<Vec<(Point, Value)>> {
+fn kill_points(
+    f: &Function,
+    target: &Target,
+    liveness: &Liveness,
+    mut observe: impl FnMut(Block, At, &LiveSet<'_>),
+) -> Rows<(Point, Value)> {
     let mut live = LiveSet::new(f, target);
-    let mut kills = Vec::with_capacity(f.blocks.len());
+    let mut kills = Rows::default();
+    let mut block_kills = Vec::new();
     for b in f.block_ids() {
         let block = f.block(b);
-        let mut block_kills = Vec::new();
+        block_kills.clear();
         liveness.walk_backward(f, b, &mut live, |at, live| {
+            observe(b, at, live);
             let At::After(point) = at else { return };
             let first = block_kills.len();
             for u in uses_at(block, point) {
@@ -336,8 +319,7 @@ fn kill_points(f: &Function, target: &Target, liveness: &Liveness) -> Vec<Vec<(P
             }
             block_kills[first..].reverse();
         });
-        block_kills.reverse();
-        kills.push(block_kills);
+        kills.push_row(block_kills.iter().rev().copied());
     }
     kills
 }

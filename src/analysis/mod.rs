@@ -8,6 +8,7 @@ pub mod dom;
 pub mod liveness;
 pub mod loops;
 pub mod pressure;
+pub mod rows;
 pub mod ssa;
 
 use crate::program::Function;
@@ -34,8 +35,12 @@ impl Analysis {
         let divergence = divergence::Divergence::new(f, &cfg, &pdom);
         let loops = loops::Loops::new(&cfg, &dom);
         let freq = loops::frequencies(f, &loops);
-        let liveness = liveness::Liveness::new(f, target, &cfg, &divergence.linear);
-        let pressure = pressure::Pressure::new(f, target, &liveness);
+        let mut pressure = pressure::Builder::new(f, target);
+        let linear = &divergence.linear;
+        let liveness = liveness::Liveness::observed(f, target, &cfg, linear, |b, at, live| {
+            pressure.visit(b, at, live)
+        });
+        let pressure = pressure.finish();
         Analysis {
             cfg,
             dom,
@@ -106,6 +111,17 @@ join:
             a.liveness.is_killed_at(else_, 0, Value(0)),
             "%u dies in else"
         );
+    }
+
+    #[test]
+    fn pressure_built_in_the_kill_walk_equals_a_walk_of_its_own() {
+        for src in [DIVERGENT, crate::synth::synthetic(400).as_str()] {
+            let (p, a) = analyse(src);
+            let f = &p.functions[0];
+            let own = pressure::Pressure::new(f, &p.target, &a.liveness);
+            assert_eq!(a.pressure, own);
+            assert!(p.target.class_ids().any(|c| own.max_live(c) > 0));
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Register pressure per program point and class, in register units, and MaxLive.
 //!
-//! One backward walk per block from its live-out set ([`Liveness::walk_backward`]). At an instruction the demand is the
+//! One backward walk per block from its live-out set ([`Liveness::walk_backward`]; the
+//! walk that finds the kill points, shared through [`Builder`]). At an instruction the demand is the
 //! larger of the units live before it and the units live after it together with its
 //! definitions (dead ones too: a def occupies a register at its instruction); an
 //! early-clobber definition adds its units to those live before, since it is written
@@ -24,27 +25,15 @@ pub struct Pressure {
 }
 
 impl Pressure {
+    /// The pressure of `f` from a walk of its own; [`super::Analysis`] instead builds it
+    /// ([`Builder`]) during the walk that finds the kill points.
     pub fn new(f: &Function, target: &Target, liveness: &Liveness) -> Pressure {
-        let classes = target.classes.len();
-        let mut offsets = Vec::with_capacity(f.blocks.len());
-        let mut demand = Vec::new();
+        let mut builder = Builder::new(f, target);
         let mut live = LiveSet::new(f, target);
         for b in f.block_ids() {
-            offsets.push(demand.len() / classes.max(1));
-            block_demand(f, b, liveness, &mut live, &mut demand);
+            liveness.walk_backward(f, b, &mut live, |at, live| builder.visit(b, at, live));
         }
-        let mut max_live = vec![0; classes];
-        for point in demand.chunks(classes.max(1)) {
-            for (m, &d) in max_live.iter_mut().zip(point) {
-                *m = (*m).max(d);
-            }
-        }
-        Pressure {
-            classes,
-            offsets,
-            demand,
-            max_live,
-        }
+        builder.finish()
     }
 
     /// The largest demand of `class` anywhere in the function.
@@ -70,50 +59,93 @@ impl Pressure {
     }
 }
 
-/// Demands of block `b`, one row of units per class for the entry, each instruction and
-/// the terminator, in that order, appended to `out`.
-fn block_demand(
-    f: &Function,
-    b: Block,
-    liveness: &Liveness,
-    live: &mut LiveSet<'_>,
-    out: &mut Vec<u32>,
-) {
-    let block = f.block(b);
-    let first = out.len();
-    let (mut late, mut early): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
-    let mut tied_to_live: Vec<Value> = Vec::new();
-    liveness.walk_backward(f, b, live, |at, live| match at {
-        At::After(point) => {
-            late.clear();
-            late.extend_from_slice(live.all_units());
-            for d in defs_at(block, point).filter(|d| !live.contains(d.value)) {
-                add_units(f, &mut late, d.value);
-            }
-            tied_to_live.clear();
-            tied_to_live.extend(tied_operand_lives_on(block, point, live));
+/// Builds [`Pressure`] from the backward walks of the blocks in block order
+/// ([`Liveness::walk_backward`]): one row of units per class for the entry, each
+/// instruction and the terminator of each block.
+#[derive(Debug)]
+pub struct Builder<'f> {
+    f: &'f Function,
+    classes: usize,
+    offsets: Vec<usize>,
+    demand: Vec<u32>,
+    /// Where the rows of the block being walked start in `demand`.
+    first: usize,
+    late: Vec<u32>,
+    early: Vec<u32>,
+    tied_to_live: Vec<Value>,
+}
+
+impl<'f> Builder<'f> {
+    pub fn new(f: &'f Function, target: &Target) -> Builder<'f> {
+        Builder {
+            f,
+            classes: target.classes.len(),
+            offsets: Vec::with_capacity(f.blocks.len()),
+            demand: Vec::new(),
+            first: 0,
+            late: Vec::new(),
+            early: Vec::new(),
+            tied_to_live: Vec::new(),
         }
-        At::Before(point) => {
-            early.clear();
-            early.extend_from_slice(live.all_units());
-            for d in defs_at(block, point).filter(|d| d.early_clobber) {
-                add_units(f, &mut early, d.value);
+    }
+
+    /// One position of the backward walk of `b`, with the live set there.
+    pub fn visit(&mut self, b: Block, at: At, live: &LiveSet<'_>) {
+        let (f, block) = (self.f, self.f.block(b));
+        match at {
+            At::After(point) => {
+                if point as usize == block.insts.len() {
+                    self.first = self.demand.len();
+                    self.offsets.push(self.first / self.classes.max(1));
+                }
+                self.late.clear();
+                self.late.extend_from_slice(live.all_units());
+                for d in defs_at(block, point).filter(|d| !live.contains(d.value)) {
+                    add_units(f, &mut self.late, d.value);
+                }
+                self.tied_to_live.clear();
+                let tied = tied_operand_lives_on(block, point, live);
+                self.tied_to_live.extend(tied);
             }
-            for &v in &tied_to_live {
-                add_units(f, &mut early, v);
+            At::Before(point) => {
+                self.early.clear();
+                self.early.extend_from_slice(live.all_units());
+                for d in defs_at(block, point).filter(|d| d.early_clobber) {
+                    add_units(f, &mut self.early, d.value);
+                }
+                for &v in &self.tied_to_live {
+                    add_units(f, &mut self.early, v);
+                }
+                let rows = self.late.iter().zip(&self.early);
+                self.demand.extend(rows.map(|(l, e)| *l.max(e)));
             }
-            out.extend(late.iter().zip(&early).map(|(l, e)| *l.max(e)));
+            At::Entry => {
+                self.late.clear();
+                self.late.extend_from_slice(live.all_units());
+                for phi in &block.phis {
+                    add_units(f, &mut self.late, phi.def.value);
+                }
+                self.demand.extend_from_slice(&self.late);
+                reverse_rows(&mut self.demand[self.first..], self.classes);
+            }
         }
-        At::Entry => {
-            late.clear();
-            late.extend_from_slice(live.all_units());
-            for phi in &block.phis {
-                add_units(f, &mut late, phi.def.value);
+    }
+
+    pub fn finish(self) -> Pressure {
+        let classes = self.classes;
+        let mut max_live = vec![0; classes];
+        for point in self.demand.chunks(classes.max(1)) {
+            for (m, &d) in max_live.iter_mut().zip(point) {
+                *m = (*m).max(d);
             }
-            out.extend_from_slice(&late);
         }
-    });
-    reverse_rows(&mut out[first..], live.all_units().len());
+        Pressure {
+            classes,
+            offsets: self.offsets,
+            demand: self.demand,
+            max_live,
+        }
+    }
 }
 
 fn defs_at(block: &BlockData, point: u32) -> impl Iterator<Item = &Def> + '_ {

@@ -285,28 +285,39 @@ impl<'a> Demand<'a> {
         b: Block,
         liveness: &Liveness,
         live: &mut LiveSet,
-        w: &mut Vec<Value>,
+        scratch: &mut Scratch,
     ) -> bool {
         let mut fits = true;
-        let mut kills = Vec::new();
         liveness.walk_backward(self.f, b, live, |at, live| {
             let At::Before(point) = at else { return };
             let (defs, ops) = operands_at(self.f, b, point);
-            if !fits
-                || (!self.constrained(defs, &ops)
-                    && (self.alignment_free
-                        || self.fits_side_by_side(live.units(self.class), defs)))
-            {
-                return;
-            }
-            w.clear();
-            w.extend(live.values().iter().copied().filter(|&v| self.of_class(v)));
-            kills.clear();
-            kills.extend(liveness.kills_at(b, point));
-            let lives = |v: Value| !kills.contains(&v);
-            fits = self.fits((defs, &ops), &*w, &lives);
+            fits = fits && self.fits_at((b, point), (defs, &ops), live, liveness, scratch);
         });
         fits
+    }
+
+    /// Whether instruction `point` of `b` fits with every live value of the class in a
+    /// register (`live`: the live set just before it).
+    fn fits_at(
+        &self,
+        (b, point): (Block, u32),
+        (defs, ops): (&[Def], &[Operand]),
+        live: &LiveSet,
+        liveness: &Liveness,
+        scratch: &mut Scratch,
+    ) -> bool {
+        if !self.constrained(defs, ops)
+            && (self.alignment_free || self.fits_side_by_side(live.units(self.class), defs))
+        {
+            return true;
+        }
+        let Scratch { w, kills } = scratch;
+        w.clear();
+        w.extend(live.values().iter().copied().filter(|&v| self.of_class(v)));
+        kills.clear();
+        kills.extend(liveness.kills_at(b, point));
+        let lives = |v: Value| !kills.contains(&v);
+        self.fits((defs, ops), &*w, &lives)
     }
 }
 
@@ -324,9 +335,53 @@ pub fn fits_everywhere(
     }
     let demand = Demand::new(f, target, class, budget);
     let mut live = LiveSet::new(f, target);
-    let mut w = Vec::new();
+    let mut scratch = Scratch::default();
     f.block_ids()
-        .all(|b| demand.block_fits(b, &a.liveness, &mut live, &mut w))
+        .all(|b| demand.block_fits(b, &a.liveness, &mut live, &mut scratch))
+}
+
+/// [`fits_everywhere`] for every class at once (`budget` per class), from one backward
+/// liveness walk of the function instead of one per class.
+pub fn fits_everywhere_by_class(
+    f: &Function,
+    target: &Target,
+    a: &Analysis,
+    budget: &[u16],
+) -> Vec<bool> {
+    let demands: Vec<Option<Demand>> = target
+        .class_ids()
+        .map(|c| {
+            let k = budget[c.index()];
+            (a.pressure.max_live(c) <= u32::from(k)).then(|| Demand::new(f, target, c, k))
+        })
+        .collect();
+    let mut fits: Vec<bool> = demands.iter().map(Option::is_some).collect();
+    let mut live = LiveSet::new(f, target);
+    let mut scratch = Scratch::default();
+    for b in f.block_ids() {
+        if !fits.contains(&true) {
+            break;
+        }
+        a.liveness.walk_backward(f, b, &mut live, |at, live| {
+            let At::Before(point) = at else { return };
+            let (defs, ops) = operands_at(f, b, point);
+            for (fits, demand) in fits.iter_mut().zip(&demands) {
+                let Some(demand) = demand.as_ref().filter(|_| *fits) else {
+                    continue;
+                };
+                *fits = demand.fits_at((b, point), (defs, &ops), live, &a.liveness, &mut scratch);
+            }
+        });
+    }
+    fits
+}
+
+/// Buffers reused from one instruction to the next: the class's live values, and the
+/// values the instruction kills.
+#[derive(Default)]
+struct Scratch {
+    w: Vec<Value>,
+    kills: Vec<Value>,
 }
 
 /// The definitions and operands of instruction `i` of `b` (the terminator's uses at the
@@ -386,6 +441,20 @@ mod tests {
         for f in &p.functions {
             let prepared = prepare_function(f, &p.target).expect("the programs allocate");
             let (g, a) = (&prepared.func, &prepared.analysis);
+            for lower in 0..=12u16 {
+                let budget: Vec<u16> = p
+                    .target
+                    .class_ids()
+                    .map(|c| (a.pressure.max_live(c) as u16 + 2).saturating_sub(lower))
+                    .collect();
+                let each: Vec<bool> = p
+                    .target
+                    .class_ids()
+                    .map(|c| fits_everywhere(g, &p.target, a, c, budget[c.index()]))
+                    .collect();
+                let all = fits_everywhere_by_class(g, &p.target, a, &budget);
+                assert_eq!(all, each, "{} {budget:?}", f.name);
+            }
             for c in p.target.class_ids() {
                 let max = u16::try_from(a.pressure.max_live(c)).expect("small programs");
                 for k in max.saturating_sub(10)..=max + 2 {

@@ -90,10 +90,7 @@ pub fn spill(
     a: &Analysis,
     budget: &[u16],
 ) -> Result<Spilled, AllocError> {
-    let fitting: Vec<bool> = target
-        .class_ids()
-        .map(|c| demand::fits_everywhere(f, target, a, c, budget[c.index()]))
-        .collect();
+    let fitting = demand::fits_everywhere_by_class(f, target, a, budget);
     if fitting.iter().all(|&fits| fits) {
         return Ok(Spilled {
             func: None,
