@@ -442,6 +442,7 @@ fn lane_spills_keep_the_occupancy_of_the_vgprs_used() {
 /// mma_accumulate_loop at r=12: the accumulator %d0 is stored after its definition into
 /// the slot colouring shares with the memory phi %c0 it feeds, so the back edge copies
 /// nothing from that slot onto itself (a reload and a store of one location back to back).
+/// The latch reloads `%pb` before its branch for the header and the exit alike.
 #[test]
 fn a_memory_phi_argument_already_in_the_phi_slot_is_not_copied_onto_itself() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../corpus/mma_accumulate_loop.chr");
@@ -462,7 +463,7 @@ fn a_memory_phi_argument_already_in_the_phi_slot_is_not_copied_onto_itself() {
         .iter()
         .flat_map(|b| &b.insts)
         .filter(|i| matches!(i.kind, InstKind::Spill(_) | InstKind::Reload(_)));
-    assert_eq!(spill_moves.count(), 14, "{}", print(&a));
+    assert_eq!(spill_moves.count(), 13, "{}", print(&a));
 }
 
 /// mma_accumulate_loop at r=13: where the loaded fragments first exceed the budget by two

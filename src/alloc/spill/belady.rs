@@ -461,7 +461,8 @@ impl Belady<'_, '_> {
             }
         }
         self.plans[b.index()].entry = entry.values.iter().copied().collect();
-        let (exit, walked) = self.walk(b, entry, false)?;
+        let (mut exit, mut walked) = self.walk(b, entry, false)?;
+        self.reload_before_back_edges(b, &mut exit, &mut walked);
         let plan = &mut self.plans[b.index()];
         plan.exit = exit.values.into_iter().collect();
         plan.reloads = walked.reloads;
@@ -470,6 +471,99 @@ impl Belady<'_, '_> {
         self.fit_back_edges(b);
         self.keep_for_sides(b);
         Ok(())
+    }
+
+    /// Braun & Hack reload what a loop header's W lacks on the back edge (§4.4). A
+    /// latch that also leaves the loop reloads such a value before its terminator
+    /// instead, when the terminator (its operands counted) has room for it, the back
+    /// edge runs as often as the latch, the header reads the value before evicting it,
+    /// and a successor entered from the latch alone reads it: the loop pays the same,
+    /// and that successor receives the value in a register instead of reloading it.
+    /// Values nearest their next use go first.
+    fn reload_before_back_edges(&self, b: Block, w: &mut Set, walked: &mut Walked) {
+        if self.input.graph.succs(b).len() < 2 {
+            return;
+        }
+        let live_out = self.input.a.liveness.live_out(b);
+        let mut wanted: Vec<Value> = live_out
+            .iter()
+            .copied()
+            .filter(|&v| self.of_class(v) && !w.values.contains(&v))
+            .filter(|&v| self.back_edge_reloads(b, v, &walked.evictions))
+            .filter(|&v| self.exit_reads(b, v))
+            .collect();
+        wanted.sort_by_key(|&v| (self.next.at_end(b, v), v));
+        let n = self.f().block(b).insts.len() as u32;
+        let lives = |v: Value| live_out.contains(&v);
+        let mut held = Set {
+            values: w.values.clone(),
+        };
+        for r in self.reads_at(b, n) {
+            held.values.insert(r);
+        }
+        for v in wanted {
+            held.values.insert(v);
+            if self.fits(b, n, &held, &lives) {
+                w.values.insert(v);
+                walked.reloads.push((n, v));
+            } else {
+                held.values.remove(&v);
+            }
+        }
+    }
+
+    /// Whether a back edge of `b` (through empty blocks with one successor) enters a
+    /// visited loop header, or `b` itself (whose walk evicted `evictions`), that `v`
+    /// lives into (not one of its phis), holds it at its entry and reads it there before
+    /// any eviction, and runs as often as `b`.
+    fn back_edge_reloads(&self, b: Block, v: Value, evictions: &[(u32, Value)]) -> bool {
+        let graph = self.input.graph;
+        let freq = &self.input.a.freq;
+        graph.succs(b).iter().any(|&s| {
+            let (mut last, mut t) = (b, s);
+            let entered = |t: Block| t == b || self.plans[t.index()].visited;
+            for _ in 0..self.plans.len() {
+                if entered(t) || !self.is_passage(t) {
+                    break;
+                }
+                last = t;
+                t = graph.succs(t)[0];
+            }
+            let evicted = if t == b {
+                evictions
+            } else {
+                &self.plans[t.index()].evictions
+            };
+            entered(t)
+                && self.input.a.liveness.live_in(t).contains(&v)
+                && self.plans[t.index()].entry.binary_search(&v).is_ok()
+                && self.read_before_eviction(t, v, evicted)
+                && freq[last.index()] >= freq[b.index()]
+        })
+    }
+
+    /// Whether a successor of `b` still to be visited, entered from `b` alone (so its W
+    /// starts as `b`'s), reads `v`.
+    fn exit_reads(&self, b: Block, v: Value) -> bool {
+        let graph = self.input.graph;
+        graph.succs(b).iter().any(|&s| {
+            s != b
+                && !self.plans[s.index()].visited
+                && graph.preds(s).len() == 1
+                && self.first_read_in_block(s, v).is_some()
+        })
+    }
+
+    /// Whether `b` reads `v` before its walk (which evicted `evictions`) evicts it.
+    fn read_before_eviction(&self, b: Block, v: Value, evictions: &[(u32, Value)]) -> bool {
+        self.first_read_in_block(b, v)
+            .is_some_and(|r| evictions.iter().all(|&(at, x)| x != v || r <= at))
+    }
+
+    /// An empty block without phis that jumps to one successor.
+    fn is_passage(&self, b: Block) -> bool {
+        let block = self.f().block(b);
+        block.insts.is_empty() && block.phis.is_empty() && self.input.graph.succs(b).len() == 1
     }
 
     /// A loop header's W must leave room for the code on its back edges. A rotation
