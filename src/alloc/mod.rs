@@ -6,6 +6,7 @@
 
 pub mod assign;
 pub mod baseline;
+pub mod least;
 pub mod operands;
 pub mod out_of_ssa;
 pub mod packing;
@@ -213,7 +214,9 @@ pub fn allocate(
         let scheduled = schedule(original, &p.target, &budget, opts)?;
         let f = scheduled.as_ref().map_or(original, |s| &s.func);
         let mut done = match opts.allocator {
-            Allocator::Ssa => allocate_function(f, &p.target, &budget, opts.policy)?,
+            Allocator::Ssa => {
+                allocate_function(f, &p.target, &budget, opts.policy, budgeting(opts))?
+            }
             Allocator::Regalloc2Ion | Allocator::Regalloc2Fast => {
                 allocate_with_regalloc2(f, &p.target, &budget, opts.allocator)?
             }
@@ -240,6 +243,16 @@ pub fn allocate(
     ))
 }
 
+/// Minimum-registers mode (neither a budget nor an occupancy asked for) allocates at the
+/// least budget that needs no spill; otherwise the budget is used as given.
+fn budgeting(opts: &AllocOptions) -> Budgeting {
+    if opts.budget.is_empty() && opts.occupancy.is_none() {
+        Budgeting::Least
+    } else {
+        Budgeting::AsGiven
+    }
+}
+
 /// `f` scheduled for pressure when `opts` asks for it (after validation: scheduling reads
 /// the function's liveness). With a budget or an occupancy given, blocks that fit it keep
 /// their order.
@@ -258,10 +271,9 @@ fn schedule(
             errors,
         });
     }
-    let goal = if opts.budget.is_empty() && opts.occupancy.is_none() {
-        Goal::Minimise
-    } else {
-        Goal::StopAtBudget
+    let goal = match budgeting(opts) {
+        Budgeting::Least => Goal::Minimise,
+        Budgeting::AsGiven => Goal::StopAtBudget,
     };
     Ok(Some(schedule_function(f, target, budget, goal)))
 }
@@ -380,6 +392,16 @@ pub(crate) fn prepare_function(f: &Function, target: &Target) -> Result<Prepared
     })
 }
 
+/// How the production allocator uses the budget it is given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Budgeting {
+    /// Registers up to the budget.
+    AsGiven,
+    /// Registers up to the least budget, at most the one given, at which the function
+    /// needs no spill ([`least::least_budget`]): minimum-registers mode.
+    Least,
+}
+
 /// Allocates one function: validate, split copy-less edges, check the divergent shape,
 /// spill, assign, leave SSA, materialise the spill code, drop split blocks left empty.
 pub fn allocate_function(
@@ -387,6 +409,7 @@ pub fn allocate_function(
     target: &Target,
     budget: &[u16],
     policy: Policy,
+    budgeting: Budgeting,
 ) -> Result<Allocated, AllocError> {
     let mut stages = Stages::default();
     let Prepared {
@@ -394,8 +417,12 @@ pub fn allocate_function(
         added,
         analysis: a,
     } = prepare_function(f, target)?;
+    let budget = match budgeting {
+        Budgeting::AsGiven => budget.to_vec(),
+        Budgeting::Least => least::least_budget(&prepared, target, &a, budget),
+    };
     stages.ran("spill");
-    let spilled = spill::spill(&prepared, target, &a, budget)?;
+    let spilled = spill::spill(&prepared, target, &a, &budget)?;
     stages.ran("assign");
     let mut func = assign_spilled(prepared, target, spilled, &a, policy)?;
     prepare::drop_empty(&mut func, &added);
