@@ -278,13 +278,14 @@ struct Candidate {
     cost: f64,
 }
 
-/// The candidate to evict (see [`Belady::victim`]): Belady's among those next used
-/// after the loop; else the cheapest among those next used after the `crowded`
-/// positions; else Belady's.
+/// The candidate to evict (see [`Belady::victim`]): the farthest among those next used
+/// after the loop, whatever its size (out, it stays out for the rest of the loop, where
+/// its units serve every crowded point, not only this one's excess); else the cheapest
+/// among those next used after the `crowded` positions; else Belady's, size-aware.
 fn choose(candidates: &[Candidate], crowded: u64) -> Option<(Value, bool)> {
     let by_score = |c: &&Candidate| (Score(c.gain, c.size), std::cmp::Reverse(c.value));
     let after_loop = candidates.iter().filter(|c| c.distance >= LOOP_EXIT);
-    if let Some(c) = after_loop.max_by_key(by_score) {
+    if let Some(c) = after_loop.max_by_key(|c| (c.distance, std::cmp::Reverse(c.value))) {
         return Some((c.value, c.operand));
     }
     let beyond = candidates.iter().filter(|c| c.distance > crowded);
@@ -1331,13 +1332,13 @@ impl Belady<'_, '_> {
     }
 
     /// The value to evict at instruction `i`. Among values next used only after the
-    /// current loop, Belady's farthest, weighted by the share of its units the `excess`
-    /// needs (a 4-unit value evicted for one missing unit wastes three). When every
-    /// candidate is needed again inside the loop — each will be reloaded every iteration,
-    /// whichever goes — the cheapest to evict per useful unit goes (its store and
-    /// reload, weighted by where they run: a loop-invariant value is stored once before
-    /// the loop, a value defined in the loop every iteration; a remat needs no store),
-    /// the farthest among equals. Operands that live on are candidates (to leave after
+    /// current loop, Belady's farthest, whatever its size. Otherwise Belady's farthest
+    /// is weighted by the share of its units the `excess` needs (a 4-unit value evicted
+    /// for one missing unit wastes three). When every candidate is needed again inside
+    /// the loop — each will be reloaded every iteration, whichever goes — the cheapest
+    /// to evict per useful unit goes (its store and reload, weighted by where they run:
+    /// a loop-invariant value is stored once before the loop, a value defined in the
+    /// loop every iteration; a remat needs no store), the farthest among equals. Operands that live on are candidates (to leave after
     /// the instruction) when only the late instant overflows. Values kept through a
     /// divergent side go only when nothing else can. Returns the value and whether it is
     /// an operand.
