@@ -86,7 +86,7 @@ fn rewrite_block(
             match how {
                 Read::ZeroRegister | Read::Slot => {
                     slot_taken |= how == Read::Slot;
-                    inst.op.operands[k] = Operand::Imm(token(c, def));
+                    read_as_immediate(&mut inst, k, token(c, def));
                     if let Some(item) = def.origin.item() {
                         fold_bindings(&mut inst.origin, k, item);
                         kept.insert(item, ir.values[u.value.index()].ty);
@@ -102,6 +102,17 @@ fn rewrite_block(
         out.push(inst);
     }
     ir.blocks[b].insts = out;
+}
+
+/// Operand `k` of `inst` becomes the immediate `imm`; a definition that preferred its
+/// register (an `mma` accumulator reading its input) has none left to prefer.
+fn read_as_immediate(inst: &mut IrInst, k: usize, imm: i64) {
+    inst.op.operands[k] = Operand::Imm(imm);
+    for def in &mut inst.op.defs {
+        if def.prefer == Some(k as u16) {
+            def.prefer = None;
+        }
+    }
 }
 
 /// Tuple sources collected from zeros only become `RZ`: the operand an immediate zero,
@@ -134,7 +145,7 @@ fn zero_tuples(
         if !parts.iter().all(zero) {
             continue;
         }
-        inst.op.operands[k] = Operand::Imm(0);
+        read_as_immediate(inst, k, 0);
         if let Origin::Stmt { bindings, .. } = &mut inst.origin {
             for b in bindings.iter_mut() {
                 let Slot::Use { operand, elem } = b.slot else {
