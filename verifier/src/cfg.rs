@@ -34,7 +34,7 @@
 //! interpreter runs one after the other is a linear edge.
 
 use chromatic::{BranchKind, Function, Terminator};
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 
 /// An incoming edge: from `from`, carrying the phi arguments of predecessor `phi_pred`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -164,7 +164,7 @@ fn divergent_branches(
 /// The linear predecessor lists under construction, without duplicate edges.
 struct LinearEdges {
     preds: Vec<Vec<Edge>>,
-    present: HashSet<(usize, Edge)>,
+    present: FxHashSet<(usize, Edge)>,
 }
 
 impl LinearEdges {

@@ -8,7 +8,7 @@ use crate::error::{ErrorKind, Point, VerifyError};
 use crate::sink::Sink;
 use crate::structure::check_structure;
 use chromatic::{ClassId, Function, Program, Target};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// Checks `allocated` against `original` on `target`. `budget` gives the allowed units per
 /// class (in class order); `None` allows every unit of each class. Returns every error
@@ -28,8 +28,9 @@ pub fn verify(
     }
     check_structure(original, allocated, &mut sink);
     Constraints::new(target, budget).check_function(allocated, &mut sink);
-    let value_map = map_values(original, allocated, &mut sink);
-    let recompute = recomputable(original, target);
+    let canonical = congruent_phis(original);
+    let value_map = map_values(original, allocated, &canonical, &mut sink);
+    let recompute = recomputable(original, target, &canonical);
     let pinned = pinned_values(original);
     check_pinned_phis(original, &pinned, &mut sink);
     let cfg = Cfg::new(allocated);
@@ -88,7 +89,7 @@ pub fn verify_program(
         sink.report(ErrorKind::NotAllocated, "", Point::Block, first.pos);
         return sink.errors;
     }
-    let by_name: HashMap<&str, &Function> = allocated
+    let by_name: FxHashMap<&str, &Function> = allocated
         .functions
         .iter()
         .map(|f| (f.name.as_str(), f))
@@ -130,9 +131,8 @@ fn lacks_locations(f: &Function) -> bool {
 
 /// Allocated values to original values by name (a phi congruent to an earlier one, to
 /// that one); unknown names are errors.
-fn map_values(o: &Function, a: &Function, sink: &mut Sink) -> Vec<Option<u32>> {
-    let canonical = congruent_phis(o);
-    let names: HashMap<&str, u32> = o
+fn map_values(o: &Function, a: &Function, canonical: &[u32], sink: &mut Sink) -> Vec<Option<u32>> {
+    let names: FxHashMap<&str, u32> = o
         .values
         .iter()
         .enumerate()
@@ -166,7 +166,7 @@ fn congruent_phis(o: &Function) -> Vec<u32> {
     while changed {
         changed = false;
         for block in &blocks {
-            let mut first: HashMap<PhiShape, u32> = HashMap::new();
+            let mut first: FxHashMap<PhiShape, u32> = FxHashMap::default();
             for phi in &block.phis {
                 let v = o.value(phi.def.value);
                 let mut args: Vec<(usize, u32)> = phi
@@ -191,7 +191,7 @@ fn congruent_phis(o: &Function) -> Vec<u32> {
 
 /// How an original value may be recomputed by a `remat` instruction.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Recompute {
+pub(crate) enum Recompute<'f> {
     /// Not at all: an effect, a constraint, a phi, or a uniform value.
     No,
     /// Anywhere: a `remat` operation (no value operands).
@@ -199,7 +199,7 @@ pub(crate) enum Recompute {
     /// In block `block` (by name), from the values `operands` (its value operands, in
     /// order): a pure operation.
     InBlock {
-        block: String,
+        block: &'f str,
         operands: Vec<chromatic::Value>,
     },
 }
@@ -210,10 +210,9 @@ pub(crate) enum Recompute {
 /// whose definitions take no fixed, tied, early-clobber or pinned constraint and are
 /// per-lane, and whose operands are not fixed: running it again in its block on the same
 /// operand values gives the same values, as the scheduler's freedom to move it does.
-/// Operands are named by their representatives among congruent phis, as the value map
-/// names what the allocation reads.
-fn recomputable(o: &Function, target: &Target) -> Vec<Recompute> {
-    let canonical = congruent_phis(o);
+/// Operands are named by their representatives among congruent phis (`canonical`), as
+/// the value map names what the allocation reads.
+fn recomputable<'f>(o: &'f Function, target: &Target, canonical: &[u32]) -> Vec<Recompute<'f>> {
     let mut how = vec![Recompute::No; o.values.len()];
     for b in &o.blocks {
         for op in b.insts.iter().filter_map(|i| i.op()) {
@@ -221,7 +220,7 @@ fn recomputable(o: &Function, target: &Target) -> Vec<Recompute> {
                 Recompute::Anywhere
             } else if is_pure(o, target, op) {
                 Recompute::InBlock {
-                    block: b.name.clone(),
+                    block: &b.name,
                     operands: op
                         .uses()
                         .map(|u| chromatic::Value(canonical[u.value.index()]))

@@ -11,14 +11,14 @@ use chromatic::{
     BlockData, ClassId, Function, InstKind, Location, Move, Op, Pos, SpillTarget, Target, Use,
     Value,
 };
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 
 /// The storage one parallel copy has written so far. A lane of a register is part of that
 /// register's storage, so writing both overlaps.
 #[derive(Default)]
 struct Written {
-    units: HashSet<Unit>,
-    registers_by_lane: HashSet<(u8, u16)>,
+    units: FxHashSet<Unit>,
+    registers_by_lane: FxHashSet<(u8, u16)>,
 }
 
 impl Written {

@@ -76,7 +76,7 @@ pub(crate) struct Flow<'a> {
     /// Allocated value → original value index (by name).
     pub value_map: &'a [Option<u32>],
     /// Per original value: how a `remat` may recompute it.
-    pub recompute: &'a [Recompute],
+    pub recompute: &'a [Recompute<'a>],
     keys: Keys,
     /// Whether some branch of the function is divergent.
     divergent: bool,
@@ -100,7 +100,7 @@ impl<'a> Flow<'a> {
         target: &'a Target,
         cfg: &'a Cfg,
         value_map: &'a [Option<u32>],
-        recompute: &'a [Recompute],
+        recompute: &'a [Recompute<'a>],
     ) -> Flow<'a> {
         let divergent = a.blocks.iter().any(|b| b.term.is_divergent());
         Flow {
@@ -482,7 +482,7 @@ impl<'a> Flow<'a> {
             Some(Recompute::InBlock { block, operands }) => {
                 let expected: Vec<Option<u32>> =
                     operands.iter().map(|v| Some(v.index() as u32)).collect();
-                if *block != self.a.blocks[b].name {
+                if *block != self.a.blocks[b].name.as_str() {
                     Some(format!("its pure definition is in block `{block}`"))
                 } else if operands_given != expected {
                     Some("it must read the operands of its definition, in order".into())

@@ -28,7 +28,7 @@
 use crate::cfg::Cfg;
 use crate::unit::{units, Unit};
 use chromatic::{BranchKind, Function, InstKind, Location, Operand, Target, Terminator, Use};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// How to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -204,7 +204,7 @@ struct Machine<'a> {
     /// Original mode: per value, `size × lanes` tokens (part-major).
     env: Vec<Vec<u64>>,
     /// Allocated mode: per register or slot unit, one token per lane.
-    store: HashMap<Unit, Vec<u64>>,
+    store: FxHashMap<Unit, Vec<u64>>,
     /// Per lane, the block it ran last (phi selection).
     last: Vec<usize>,
     visits: Vec<u64>,
@@ -212,7 +212,7 @@ struct Machine<'a> {
     op_ids: Vec<Vec<Option<u64>>>,
     term_ids: Vec<u64>,
     /// Value → (op id, def index, block, instruction) of its defining op (for remat).
-    defined_by: HashMap<usize, (u64, usize, usize, usize)>,
+    defined_by: FxHashMap<usize, (u64, usize, usize, usize)>,
     events: Vec<Event>,
     sites: Vec<Site>,
     path: Vec<usize>,
@@ -224,10 +224,10 @@ impl<'a> Machine<'a> {
         let lanes = config.lanes.clamp(1, 64) as usize;
         let mut op_ids = Vec::new();
         let mut term_ids = Vec::new();
-        let mut defined_by = HashMap::new();
+        let mut defined_by = FxHashMap::default();
         for (bi, b) in f.blocks.iter().enumerate() {
             let base = name_hash(&b.name);
-            let mut seen: HashMap<u64, u64> = HashMap::new();
+            let mut seen: FxHashMap<u64, u64> = FxHashMap::default();
             let mut ids = Vec::new();
             for (ii, inst) in b.insts.iter().enumerate() {
                 ids.push(inst.op().map(|op| {
@@ -259,7 +259,7 @@ impl<'a> Machine<'a> {
                 .enumerate()
                 .map(|(v, d)| vec![mix(UNDEF_VALUE, v as u64); usize::from(d.size) * lanes])
                 .collect(),
-            store: HashMap::new(),
+            store: FxHashMap::default(),
             last: vec![usize::MAX; lanes],
             visits: vec![0; f.blocks.len()],
             op_ids,

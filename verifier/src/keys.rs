@@ -32,7 +32,7 @@
 use crate::cfg::Cfg;
 use crate::unit::{units, Unit};
 use chromatic::{Function, InstKind, Location, Target};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The keys of one unit: its own key and, for a slot unit written whole-wave in a function
 /// with divergent branches, its wave view.
@@ -48,7 +48,7 @@ pub(crate) struct UnitKeys {
 struct UnitTable {
     /// Per class, per register: its key + 1 (0: not named).
     registers: Vec<Vec<u32>>,
-    others: HashMap<Unit, UnitKeys>,
+    others: FxHashMap<Unit, UnitKeys>,
 }
 
 impl UnitTable {
@@ -105,7 +105,7 @@ pub(crate) struct Keys {
     pub views: Vec<(usize, usize)>,
     /// Per logical edge (from, to): the per-lane keys written behind the waiting lanes'
     /// back.
-    skipped: HashMap<(usize, usize), Vec<usize>>,
+    skipped: FxHashMap<(usize, usize), Vec<usize>>,
 }
 
 impl Keys {
@@ -113,14 +113,14 @@ impl Keys {
         let wave_slots = if divergent {
             whole_wave_slots(f, target)
         } else {
-            HashSet::new()
+            FxHashSet::default()
         };
         let mut keys = Keys {
             of_unit: UnitTable::default(),
             linear: Vec::new(),
             aliases: Vec::new(),
             views: Vec::new(),
-            skipped: HashMap::new(),
+            skipped: FxHashMap::default(),
         };
         for loc in all_locations(f) {
             for u in units(loc) {
@@ -181,7 +181,7 @@ impl Keys {
 
     /// A write to register `r` changes its lanes; a write to a lane changes its register.
     fn link_lanes_to_registers(&mut self) {
-        let mut lanes_of: HashMap<(u8, u16), Vec<usize>> = HashMap::new();
+        let mut lanes_of: FxHashMap<(u8, u16), Vec<usize>> = FxHashMap::default();
         for (c, r, own) in self.of_unit.lanes() {
             lanes_of.entry((c, r)).or_default().push(own);
         }
@@ -203,13 +203,13 @@ impl Keys {
         f: &Function,
         target: &Target,
         cfg: &Cfg,
-    ) -> HashMap<(usize, usize), Vec<usize>> {
+    ) -> FxHashMap<(usize, usize), Vec<usize>> {
         let written: Vec<Vec<usize>> = f
             .blocks
             .iter()
             .map(|b| self.written_behind_backs(b, target))
             .collect();
-        let mut out: HashMap<(usize, usize), Vec<usize>> = HashMap::new();
+        let mut out: FxHashMap<(usize, usize), Vec<usize>> = FxHashMap::default();
         if written.iter().all(Vec::is_empty) {
             return out;
         }
@@ -268,8 +268,8 @@ pub(crate) fn is_uniform_register(target: &Target, loc: Location) -> bool {
 }
 
 /// The slot units some move writes from a uniform register (whole-wave stores).
-fn whole_wave_slots(f: &Function, target: &Target) -> HashSet<Unit> {
-    let mut out = HashSet::new();
+fn whole_wave_slots(f: &Function, target: &Target) -> FxHashSet<Unit> {
+    let mut out = FxHashSet::default();
     for inst in f.blocks.iter().flat_map(|b| &b.insts) {
         for (src, dst) in moves_of(&inst.kind) {
             if matches!(dst, Location::Slot { .. }) && is_uniform_register(target, src) {

@@ -26,7 +26,7 @@
 use crate::error::{ErrorKind, Point};
 use crate::sink::Sink;
 use chromatic::{BlockData, Effect, Op, RegAccessKind, Value};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// Checks that `matched` (per original op of `ob`, its index in `ab`) keeps the
 /// dependences of `ob`. One error, at the first operation out of order.
@@ -43,11 +43,9 @@ pub(crate) fn check_order(
         .filter_map(|(k, m)| m.map(|i| (i, k)))
         .collect();
     placed.sort_unstable();
-    let original_ranks = ranks(&ops, (0..ops.len()).filter(|&k| matched[k].is_some()));
-    let allocated_ranks = ranks(&ops, placed.iter().map(|&(_, k)| k));
-    let original_reg_ranks = reg_ranks(&ops, (0..ops.len()).filter(|&k| matched[k].is_some()));
-    let allocated_reg_ranks = reg_ranks(&ops, placed.iter().map(|&(_, k)| k));
-    let defined_in_block: HashMap<Value, usize> = ops
+    let reordered = placed.windows(2).any(|w| w[0].1 > w[1].1);
+    let rules_2_to_5 = reordered.then(|| Ranks::new(&ops, matched, &placed));
+    let defined_in_block: FxHashMap<Value, usize> = ops
         .iter()
         .enumerate()
         .flat_map(|(k, op)| op.defs.iter().map(move |d| (d.value, k)))
@@ -58,7 +56,8 @@ pub(crate) fn check_order(
             .uses()
             .filter_map(|u| defined_in_block.get(&u.value))
             .find(|&&p| !done[p] && matched[p].is_some());
-        let moved = original_ranks[k] != allocated_ranks[k];
+        let ranks = rules_2_to_5.as_ref();
+        let moved = ranks.is_some_and(|r| r.original[k] != r.allocated[k]);
         if let Some(&p) = reads_later {
             report(
                 sink,
@@ -72,11 +71,13 @@ pub(crate) fn check_order(
             report(sink, ab, i, order_rule(ops[k].effect).to_string());
             return;
         }
-        let reg_moved = ops[k]
-            .regs
-            .iter()
-            .zip(original_reg_ranks[k].iter().zip(&allocated_reg_ranks[k]))
-            .find(|(_, (o, a))| o != a);
+        let reg_moved = ranks.and_then(|r| {
+            ops[k]
+                .regs
+                .iter()
+                .zip(r.original_regs[k].iter().zip(&r.allocated_regs[k]))
+                .find(|(_, (o, a))| o != a)
+        });
         if let Some((access, _)) = reg_moved {
             let rule = format!(
                 "in its original place among the accesses to fixed register `{}`",
@@ -86,6 +87,29 @@ pub(crate) fn check_order(
             return;
         }
         done[k] = true;
+    }
+}
+
+/// What rules 2 to 5 compare, per original op: its ranks in the original order and in
+/// the allocated one. Needed only when the allocated block reorders the original's ops:
+/// in the original order every rank is equal by definition.
+struct Ranks {
+    original: Vec<usize>,
+    allocated: Vec<usize>,
+    original_regs: Vec<Vec<[usize; 3]>>,
+    allocated_regs: Vec<Vec<[usize; 3]>>,
+}
+
+impl Ranks {
+    fn new(ops: &[&Op], matched: &[Option<usize>], placed: &[(usize, usize)]) -> Self {
+        let original_order = || (0..ops.len()).filter(|&k| matched[k].is_some());
+        let allocated_order = || placed.iter().map(|&(_, k)| k);
+        Ranks {
+            original: ranks(ops, original_order()),
+            allocated: ranks(ops, allocated_order()),
+            original_regs: reg_ranks(ops, original_order()),
+            allocated_regs: reg_ranks(ops, allocated_order()),
+        }
     }
 }
 
@@ -147,7 +171,7 @@ fn ranks(ops: &[&Op], order: impl Iterator<Item = usize>) -> Vec<usize> {
 /// write (unused counts 0).
 fn reg_ranks(ops: &[&Op], order: impl Iterator<Item = usize>) -> Vec<Vec<[usize; 3]>> {
     let mut rank = vec![Vec::new(); ops.len()];
-    let mut seen: HashMap<&str, [usize; 3]> = HashMap::new();
+    let mut seen: FxHashMap<&str, [usize; 3]> = FxHashMap::default();
     for k in order {
         rank[k] = ops[k]
             .regs

@@ -12,12 +12,12 @@ use crate::error::{ErrorKind, Point};
 use crate::order::check_order;
 use crate::sink::Sink;
 use chromatic::{Def, Function, Op, Operand, Terminator, Use};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// Checks blocks, split edges, terminators, phis and operations.
 pub(crate) fn check_structure(o: &Function, a: &Function, sink: &mut Sink) {
-    let o_names: HashMap<&str, usize> = name_index(o);
-    let a_names: HashMap<&str, usize> = name_index(a);
+    let o_names: FxHashMap<&str, usize> = name_index(o);
+    let a_names: FxHashMap<&str, usize> = name_index(a);
     let original: Vec<Option<usize>> = a
         .blocks
         .iter()
@@ -41,7 +41,7 @@ pub(crate) fn check_structure(o: &Function, a: &Function, sink: &mut Sink) {
     }
 }
 
-fn name_index(f: &Function) -> HashMap<&str, usize> {
+fn name_index(f: &Function) -> FxHashMap<&str, usize> {
     f.blocks
         .iter()
         .enumerate()
@@ -164,11 +164,39 @@ impl Matcher<'_> {
     }
 
     /// For each original op of the block, the first allocated instruction equal to it not
-    /// already matched. Candidates are indexed by what equal ops share (opcode and first
-    /// definition's name), so a block is matched in time linear in its length.
+    /// already matched: the allocated ops in their original order when that is how they
+    /// stand, else through [`Self::match_ops_moved`].
     fn match_ops(&self, oi: usize, ai: usize) -> Vec<Option<usize>> {
+        self.match_ops_in_order(oi, ai)
+            .unwrap_or_else(|| self.match_ops_moved(oi, ai))
+    }
+
+    /// The allocated block's operations, artefacts aside, when they are the original's
+    /// one for one in the same order; `None` as soon as one differs.
+    fn match_ops_in_order(&self, oi: usize, ai: usize) -> Option<Vec<Option<usize>>> {
         let (ob, ab) = (&self.o.blocks[oi], &self.a.blocks[ai]);
-        let mut candidates: HashMap<OpKey<'_>, Vec<usize>> = HashMap::new();
+        let mut allocated = ab
+            .insts
+            .iter()
+            .enumerate()
+            .filter_map(|(i, inst)| inst.op().map(|op| (i, op)));
+        let matched = ob
+            .insts
+            .iter()
+            .filter_map(|i| i.op())
+            .map(|oop| match allocated.next() {
+                Some((i, aop)) if self.same_op(oop, aop) => Some(Some(i)),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()?;
+        allocated.next().is_none().then_some(matched)
+    }
+
+    /// The general matching: candidates are indexed by what equal ops share (opcode and
+    /// first definition's name), so a block is matched in time linear in its length.
+    fn match_ops_moved(&self, oi: usize, ai: usize) -> Vec<Option<usize>> {
+        let (ob, ab) = (&self.o.blocks[oi], &self.a.blocks[ai]);
+        let mut candidates: FxHashMap<OpKey<'_>, Vec<usize>> = FxHashMap::default();
         for (i, inst) in ab.insts.iter().enumerate() {
             if let Some(aop) = inst.op() {
                 candidates.entry(op_key(self.a, aop)).or_default().push(i);
@@ -231,16 +259,17 @@ impl Matcher<'_> {
                 .iter()
                 .zip(a.uses())
                 .all(|(x, y)| self.same_use(x, y));
-        let o_succs: Vec<Option<usize>> = o.successors().map(|s| Some(s.index())).collect();
-        let a_succs: Vec<Option<usize>> =
-            a.successors().map(|s| self.successor(s.index())).collect();
+        let same_succs = o
+            .successors()
+            .map(|s| Some(s.index()))
+            .eq(a.successors().map(|s| self.successor(s.index())));
         let same_kind = match (o, a) {
             (Terminator::Jump { .. }, Terminator::Jump { .. }) => true,
             (Terminator::Ret { .. }, Terminator::Ret { .. }) => true,
             (Terminator::Branch { kind: x, .. }, Terminator::Branch { kind: y, .. }) => x == y,
             _ => false,
         };
-        same_kind && same_uses && o_succs == a_succs
+        same_kind && same_uses && same_succs
     }
 }
 
