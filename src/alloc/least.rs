@@ -25,24 +25,6 @@ use crate::analysis::Analysis;
 use crate::program::Function;
 use crate::target::Target;
 
-/// A budget and, per class, whether every live value fits in it everywhere
-/// ([`demand::fits_everywhere_by_class`]).
-#[derive(Clone, Debug)]
-pub struct Fitted {
-    pub budget: Vec<u16>,
-    pub fitting: Vec<bool>,
-}
-
-impl Fitted {
-    /// `budget` as it is.
-    pub fn at(f: &Function, target: &Target, a: &Analysis, budget: &[u16]) -> Fitted {
-        Fitted {
-            budget: budget.to_vec(),
-            fitting: demand::fits_everywhere_by_class(f, target, a, budget),
-        }
-    }
-}
-
 /// The least budget per class, at most `budget`, at which `f` needs no spill; `budget`
 /// itself when some class of `f` does not fit it (then the spiller runs, and other
 /// classes' room, such as VGPR lanes for SGPR spills, is left as it is). A class without
@@ -51,18 +33,17 @@ impl Fitted {
 ///
 /// MaxLive is asked first: where every class fits there, as most functions do, one walk
 /// of the model answers. Otherwise the whole budget is checked, then bisected.
-pub fn least_budget(f: &Function, target: &Target, a: &Analysis, budget: &[u16]) -> Fitted {
+pub fn least_budget(f: &Function, target: &Target, a: &Analysis, budget: &[u16]) -> Vec<u16> {
     let mut low = lower_bounds(target, a, budget);
     let at_low = demand::fits_everywhere_by_class(f, target, a, &low);
     if at_low.iter().all(|&fits| fits) {
-        return Fitted {
-            budget: low,
-            fitting: at_low,
-        };
+        return low;
     }
-    let whole = Fitted::at(f, target, a, budget);
-    if !whole.fitting.iter().all(|&fits| fits) {
-        return whole;
+    if !demand::fits_everywhere_by_class(f, target, a, budget)
+        .iter()
+        .all(|&fits| fits)
+    {
+        return budget.to_vec();
     }
     let mut high = budget.to_vec();
     for (c, fits) in at_low.into_iter().enumerate() {
@@ -87,10 +68,7 @@ pub fn least_budget(f: &Function, target: &Target, a: &Analysis, budget: &[u16])
             }
         }
     }
-    Fitted {
-        fitting: vec![true; high.len()],
-        budget: high,
-    }
+    high
 }
 
 /// Per class, where the search starts: MaxLive for a class with live values and a swap,

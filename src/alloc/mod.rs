@@ -417,12 +417,12 @@ pub fn allocate_function(
         added,
         analysis: a,
     } = prepare_function(f, target)?;
-    let least::Fitted { budget, fitting } = match budgeting {
-        Budgeting::AsGiven => least::Fitted::at(&prepared, target, &a, budget),
+    let budget = match budgeting {
+        Budgeting::AsGiven => budget.to_vec(),
         Budgeting::Least => least::least_budget(&prepared, target, &a, budget),
     };
     stages.ran("spill");
-    let spilled = spill::spill_knowing_fit(&prepared, target, &a, &budget, &fitting)?;
+    let spilled = spill::spill(&prepared, target, &a, &budget)?;
     stages.ran("assign");
     let mut func = assign_spilled(prepared, target, spilled, &a, policy)?;
     prepare::drop_empty(&mut func, &added);

@@ -91,18 +91,6 @@ pub fn spill(
     budget: &[u16],
 ) -> Result<Spilled, AllocError> {
     let fitting = demand::fits_everywhere_by_class(f, target, a, budget);
-    spill_knowing_fit(f, target, a, budget, &fitting)
-}
-
-/// [`spill`] where the caller already asked [`demand::fits_everywhere_by_class`] at
-/// `budget`: `fitting` is its answer.
-pub fn spill_knowing_fit(
-    f: &Function,
-    target: &Target,
-    a: &Analysis,
-    budget: &[u16],
-    fitting: &[bool],
-) -> Result<Spilled, AllocError> {
     if fitting.iter().all(|&fits| fits) {
         return Ok(Spilled {
             func: None,
