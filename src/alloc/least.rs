@@ -30,29 +30,23 @@ use crate::target::Target;
 /// classes' room, such as VGPR lanes for SGPR spills, is left as it is). A class without
 /// live values keeps its budget (its fixed registers, if any, stay where they are), and so
 /// does one without a swap.
-///
-/// MaxLive is asked first: where every class fits there, as most functions do, one walk
-/// of the model answers. Otherwise the whole budget is checked, then bisected.
 pub fn least_budget(f: &Function, target: &Target, a: &Analysis, budget: &[u16]) -> Vec<u16> {
-    let mut low = lower_bounds(target, a, budget);
-    let at_low = demand::fits_everywhere_by_class(f, target, a, &low);
-    if at_low.iter().all(|&fits| fits) {
-        return low;
-    }
     if !demand::fits_everywhere_by_class(f, target, a, budget)
         .iter()
         .all(|&fits| fits)
     {
         return budget.to_vec();
     }
+    let mut low: Vec<u16> = target
+        .class_ids()
+        .map(|c| match a.pressure.max_live(c) {
+            live if live > 0 && target.class(c).has_swap => {
+                u16::try_from(live).map_or(budget[c.index()], |l| l.min(budget[c.index()]))
+            }
+            _ => budget[c.index()],
+        })
+        .collect();
     let mut high = budget.to_vec();
-    for (c, fits) in at_low.into_iter().enumerate() {
-        if fits {
-            high[c] = low[c];
-        } else {
-            low[c] = (low[c] + 1).min(high[c]);
-        }
-    }
     while low != high {
         let probe: Vec<u16> = low
             .iter()
@@ -69,18 +63,4 @@ pub fn least_budget(f: &Function, target: &Target, a: &Analysis, budget: &[u16])
         }
     }
     high
-}
-
-/// Per class, where the search starts: MaxLive for a class with live values and a swap,
-/// the budget for the others (which keep it).
-fn lower_bounds(target: &Target, a: &Analysis, budget: &[u16]) -> Vec<u16> {
-    target
-        .class_ids()
-        .map(|c| match a.pressure.max_live(c) {
-            live if live > 0 && target.class(c).has_swap => {
-                u16::try_from(live).map_or(budget[c.index()], |l| l.min(budget[c.index()]))
-            }
-            _ => budget[c.index()],
-        })
-        .collect()
 }
