@@ -35,7 +35,9 @@ pub fn merge_undef_congruent_phis(f: &mut Function) {
             v
         };
         for block in &mut f.blocks {
-            block.phis.retain(|p| replace[p.def.value.index()].is_none());
+            block
+                .phis
+                .retain(|p| replace[p.def.value.index()].is_none());
         }
         f.map_values(to);
     }
@@ -86,8 +88,7 @@ fn same_kind(f: &Function, a: Value, b: Value) -> bool {
 fn covers(q: &Phi, p: &Phi, undefined: &HashSet<Value>) -> bool {
     p.args.iter().all(|a| {
         undefined.contains(&a.value)
-            || q
-                .args
+            || q.args
                 .iter()
                 .any(|b| b.block == a.block && b.value == a.value)
     })
