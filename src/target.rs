@@ -70,6 +70,11 @@ pub struct RegClass {
     pub spill: Vec<SpillTarget>,
     /// Whether the target can exchange two registers of this class in one instruction.
     pub has_swap: bool,
+    /// A class into whose free register one unit of this class may be copied and back,
+    /// bit for bit, while a copy cycle is broken (AMD AGPRs: a VGPR, by
+    /// `v_accvgpr_read_b32` / `v_accvgpr_write_b32`). A class without a swap breaks
+    /// cycles through a free unit of its own, then of this class, then memory.
+    pub copy_temp: Option<ClassId>,
 }
 
 impl RegClass {
@@ -449,6 +454,7 @@ fn parse_generic_class(word: &str) -> Result<RegClass, TargetError> {
         sizes: TUPLE_SIZES.to_vec(),
         spill: vec![SpillTarget::Memory],
         has_swap,
+        copy_temp: None,
     })
 }
 
@@ -486,6 +492,7 @@ fn amd(
                     SpillTarget::Memory,
                 ],
                 has_swap: false,
+                copy_temp: None,
             },
             RegClass {
                 name: "v".into(),
@@ -495,6 +502,7 @@ fn amd(
                 sizes: AMD_TUPLE_SIZES.to_vec(),
                 spill: vec![SpillTarget::Memory],
                 has_swap: true,
+                copy_temp: None,
             },
         ],
         occupancy: Occupancy::Amd {
@@ -517,11 +525,12 @@ fn amd(
 
 /// CDNA2/CDNA3 (gfx90a, gfx942): wave64, 102 SGPRs, VGPR tuples even-aligned, and an
 /// AGPR class `a` that shares one 512-register file with the VGPRs (granule 8, at most
-/// 8 waves per SIMD).
+/// 8 waves per SIMD); a copy cycle of AGPRs with no AGPR free goes through a VGPR.
 fn cdna(name: &str) -> Target {
     let mut t = amd(name, 102, 64, 512, 8, 8, llvm_gfx9_sgpr_table());
+    let v = ClassId(1);
     let a = ClassId(2);
-    t.classes[1].align = AlignRule::Natural { max: 2 };
+    t.classes[v.index()].align = AlignRule::Natural { max: 2 };
     t.classes.push(RegClass {
         name: "a".into(),
         units: 256,
@@ -530,6 +539,7 @@ fn cdna(name: &str) -> Target {
         sizes: AMD_TUPLE_SIZES.to_vec(),
         spill: vec![SpillTarget::Memory],
         has_swap: false,
+        copy_temp: Some(v),
     });
     if let Occupancy::Amd { agpr_class, .. } = &mut t.occupancy {
         *agpr_class = Some(a);
@@ -552,6 +562,7 @@ fn nvidia(name: &str, max_warps: u32, sizes: &[u16]) -> Target {
                 sizes: sizes.to_vec(),
                 spill: vec![SpillTarget::Memory],
                 has_swap: false,
+                copy_temp: None,
             },
             RegClass {
                 name: "p".into(),
@@ -561,6 +572,7 @@ fn nvidia(name: &str, max_warps: u32, sizes: &[u16]) -> Target {
                 sizes: vec![1],
                 spill: vec![SpillTarget::Class { class: r }, SpillTarget::Memory],
                 has_swap: false,
+                copy_temp: None,
             },
         ],
         occupancy: Occupancy::Nvidia {
@@ -585,6 +597,7 @@ fn intel_gen9() -> Target {
                 sizes: TUPLE_SIZES.to_vec(),
                 spill: vec![SpillTarget::Memory],
                 has_swap: false,
+                copy_temp: None,
             },
             RegClass {
                 name: "f".into(),
@@ -594,6 +607,7 @@ fn intel_gen9() -> Target {
                 sizes: vec![1],
                 spill: vec![SpillTarget::Class { class: g }, SpillTarget::Memory],
                 has_swap: false,
+                copy_temp: None,
             },
         ],
         occupancy: Occupancy::None,

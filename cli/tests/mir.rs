@@ -109,6 +109,31 @@ fn minimum_registers_mode_reaches_maxlive_with_aligned_tuples() {
     assert_eq!(verified.status.code(), Some(0), "{}", stdout(&verified));
 }
 
+/// At LLVM's 16 AGPRs the matmul's accumulators rotate on the back edge with no AGPR free:
+/// each goes through a free VGPR (`parallel_copy vN <- aM`), never through a slot, and the
+/// verifier accepts the copies between the two files; the allocation runs like the input.
+#[test]
+fn agpr_copy_cycles_go_through_a_free_vgpr() {
+    let out_path = temp_file("matmul.a16.chr", "");
+    let out = chromatic(&["alloc", MATMUL, "--regs", "v=80,a=16", "-o", &out_path]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&out_path).expect("allocation written");
+    let through_vgpr = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("parallel_copy v") && l.contains(" <- a"))
+        .count();
+    assert!(through_vgpr > 0, "no AGPR held in a VGPR:\n{text}");
+    let agpr_slots = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("spill ") && l.contains(" <- a"))
+        .count();
+    assert_eq!(agpr_slots, 0, "an AGPR went to memory:\n{text}");
+    let verified = chromatic(&["verify", MATMUL, &out_path]);
+    assert_eq!(verified.status.code(), Some(0), "{}", stdout(&verified));
+    let run = chromatic(&["run", MATMUL, "--against", &out_path]);
+    assert_eq!(run.status.code(), Some(0), "{}", stdout(&run));
+}
+
 #[test]
 fn malformed_mir_is_a_positioned_error() {
     let text = std::fs::read_to_string(root().join(SAXPY)).expect("kernel");
@@ -175,6 +200,17 @@ fn mir_command_compares_with_llvm() {
     assert!(
         saxpy.contains("at llvm's occupancy 8 v=64 a=0: spills chromatic v=0 s=0 llvm v=0 s=0"),
         "{saxpy}"
+    );
+    // At LLVM's 16 AGPRs the 16 MFMA accumulators fill the AGPR file on the loop's back
+    // edge: their rotation holds one AGPR in a free VGPR (the AGPRs' copy temporary), not
+    // in scratch (16 units were stored before).
+    let matmul = text
+        .lines()
+        .find(|l| l.starts_with(&format!("{MATMUL} @matmul_kernel:")))
+        .expect("matmul line");
+    assert!(
+        matmul.contains("at llvm's occupancy 5 v=80 a=16: spills chromatic v=0 s=0"),
+        "{matmul}"
     );
     let last = text.lines().last().unwrap_or_default();
     assert!(
@@ -291,6 +327,7 @@ fn exported_kernels_assemble_with_llc() {
         ("corpus/amd/tc_math_fp64-gfx942.mir", "s=16,v=12", "gfx942"),
         ("corpus/amd/ocl_mandelbrot-gfx942.mir", "s=12", "gfx942"),
         ("corpus/amd/ocl_nbody_step-gfx1100.mir", "v=16", "gfx1100"),
+        (MATMUL, "v=80,a=16", "gfx942"),
     ];
     for (file, regs, cpu) in spilled {
         let path = temp_file("spilled.mir", "");

@@ -7,7 +7,9 @@
 //! what remains are cycles. A cycle whose destination's old content was already copied to
 //! a destination written earlier (a value moved to several places) reads it from there;
 //! others are broken by a `swap` where the class has one, else by saving one destination
-//! in a free unit of the class, else in a temporary memory slot. Consecutive
+//! in a free unit of the class, else in a free unit of the class's copy-temporary class
+//! (an AMD AGPR in a VGPR, as LLVM's `SIInstrInfo::copyPhysReg` goes through one), else in
+//! a temporary memory slot. Consecutive
 //! unit moves of one value are merged back into tuple moves, and no move has its source
 //! equal to its destination.
 
@@ -19,6 +21,8 @@ use crate::target::{ClassId, Target};
 enum Src {
     Unit(u16),
     Slot(u32),
+    /// A unit of another class (the class's `copy_temp`).
+    Other(ClassId, u16),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -103,6 +107,11 @@ fn emit(m: &UnitMove) -> InstKind {
             src: reg(m.class, s),
             value: m.value,
         }]),
+        Src::Other(class, s) => InstKind::ParallelCopy(vec![Move {
+            dst: reg(m.class, m.dst),
+            src: reg(class, s),
+            value: m.value,
+        }]),
         Src::Slot(slot) => InstKind::Reload(Move {
             dst: reg(m.class, m.dst),
             src: Location::Slot {
@@ -167,14 +176,25 @@ fn break_cycle(
         return;
     }
     let old = occupant_value(pending, m.class, m.dst);
-    let to = match free_temp(m.class, target, moves, pending, busy) {
-        Some(t) => {
+    let other = || {
+        let class = target.class(m.class).copy_temp?;
+        free_temp(class, target, moves, pending, busy).map(|t| (class, t))
+    };
+    let held = free_temp(m.class, target, moves, pending, busy)
+        .map(|t| (m.class, t))
+        .or_else(other);
+    let to = match held {
+        Some((class, t)) => {
             out.push(InstKind::ParallelCopy(vec![Move {
-                dst: reg(m.class, t),
+                dst: reg(class, t),
                 src: reg(m.class, m.dst),
                 value: old,
             }]));
-            Src::Unit(t)
+            if class == m.class {
+                Src::Unit(t)
+            } else {
+                Src::Other(class, t)
+            }
         }
         None => {
             let slot = next_temp_slot(out, target, m.class, temp_slot);
@@ -238,7 +258,7 @@ fn free_temp(
             })
         }) || pending
             .iter()
-            .any(|o| o.class == class && o.src == Src::Unit(u))
+            .any(|o| (o.class == class && o.src == Src::Unit(u)) || o.src == Src::Other(class, u))
     };
     (0..target.class(class).units).find(|&u| !busy(class, u) && !touched(u))
 }
@@ -270,19 +290,28 @@ fn extend(p: &Move, n: &Move) -> Option<Move> {
             first: pd,
             len,
         },
-        Location::Reg { first: ps, .. },
+        Location::Reg {
+            class: src_class,
+            first: ps,
+            ..
+        },
         Location::Reg {
             class: nc,
             first: nd,
             len: 1,
         },
-        Location::Reg { first: ns, .. },
+        Location::Reg {
+            class: nsc,
+            first: ns,
+            ..
+        },
     ) = (p.dst, p.src, n.dst, n.src)
     else {
         return None;
     };
-    let reads_written = (pd..pd + len).contains(&ns);
-    let consecutive = nc == class && nd == pd + len && ns == ps + len && n.value == p.value;
+    let reads_written = src_class == class && (pd..pd + len).contains(&ns);
+    let consecutive =
+        nc == class && nsc == src_class && nd == pd + len && ns == ps + len && n.value == p.value;
     (consecutive && !reads_written).then(|| Move {
         dst: Location::Reg {
             class,
@@ -290,7 +319,7 @@ fn extend(p: &Move, n: &Move) -> Option<Move> {
             len: len + 1,
         },
         src: Location::Reg {
-            class,
+            class: src_class,
             first: ps,
             len: len + 1,
         },
@@ -302,6 +331,7 @@ fn extend(p: &Move, n: &Move) -> Option<Move> {
 mod tests {
     use super::*;
     use quickcheck::{QuickCheck, TestResult};
+    use std::collections::BTreeMap;
 
     fn target(swap: bool) -> Target {
         let spec = if swap { "v=12" } else { "v=12:noswap" };
@@ -442,6 +472,41 @@ mod tests {
         assert!(seq.iter().any(|i| matches!(i, InstKind::Reload(_))));
     }
 
+    /// gfx942: two AGPRs exchanged with every AGPR busy go through a free VGPR (the AGPRs'
+    /// copy temporary), not memory; with every VGPR busy too, through a slot.
+    #[test]
+    fn agpr_cycle_with_no_agpr_free_goes_through_a_vgpr() {
+        let t = Target::builtin("gfx942").unwrap();
+        let (v, a) = (ClassId(1), ClassId(2));
+        let areg = |u: u16| reg(a, u);
+        let moves = [
+            Move {
+                dst: areg(0),
+                src: areg(1),
+                value: Value(0),
+            },
+            Move {
+                dst: areg(1),
+                src: areg(0),
+                value: Value(1),
+            },
+        ];
+        let agprs_busy = |c: ClassId, _: u16| c == a;
+        let seq = sequentialise(&moves, &t, &agprs_busy, 0);
+        let held = Move {
+            dst: reg(v, 0),
+            src: areg(0),
+            value: Value(1),
+        };
+        assert_eq!(seq.len(), 3, "{seq:?}");
+        assert_eq!(seq[0], InstKind::ParallelCopy(vec![held]));
+        let back = |i: &InstKind| matches!(i, InstKind::ParallelCopy(m) if m[0].src == reg(v, 0) && m[0].dst == areg(1));
+        assert!(back(&seq[2]), "{seq:?}");
+        let all_busy = |_: ClassId, _: u16| true;
+        let seq = sequentialise(&moves, &t, &all_busy, 0);
+        assert!(matches!(seq[0], InstKind::Spill(_)), "{seq:?}");
+    }
+
     /// Two values exchanged, each also copied elsewhere (a loop's back edge, predicates
     /// with no swap and no free register): the exchange reads the copies.
     #[test]
@@ -535,6 +600,91 @@ mod tests {
         }
         check(&moves, swap, busy);
         TestResult::passed()
+    }
+
+    /// Runs `insts` on registers of every class (keyed by class and unit) and slots.
+    fn simulate_classes(insts: &[InstKind], regs: &mut BTreeMap<(ClassId, u16), u32>) {
+        let mut slots = BTreeMap::new();
+        let units = |l: Location| match l {
+            Location::Reg { class, first, len } => {
+                (first..first + len).map(|u| (class, u)).collect()
+            }
+            _ => Vec::new(),
+        };
+        for inst in insts {
+            match inst {
+                InstKind::ParallelCopy(ms) => {
+                    let reads: Vec<Vec<u32>> = ms
+                        .iter()
+                        .map(|m| units(m.src).iter().map(|k| regs[k]).collect())
+                        .collect();
+                    for (m, r) in ms.iter().zip(reads) {
+                        for (k, t) in units(m.dst).into_iter().zip(r) {
+                            regs.insert(k, t);
+                        }
+                    }
+                }
+                InstKind::Spill(m) => {
+                    slots.insert(m.dst, regs[&units(m.src)[0]]);
+                }
+                InstKind::Reload(m) => {
+                    regs.insert(units(m.dst)[0], slots[&m.src]);
+                }
+                InstKind::Swap(..) | InstKind::Op(_) | InstKind::Remat { .. } => {
+                    unreachable!("not emitted for AGPRs: {inst:?}")
+                }
+            }
+        }
+    }
+
+    /// Random AGPR permutations on gfx942 with every AGPR busy and the first `taken`
+    /// VGPRs busy: the sequence has the parallel effect, breaks cycles through the first
+    /// free VGPR, and never through memory while one is free.
+    fn random_agpr_cycles(perm: Vec<u8>, taken: u8) -> TestResult {
+        let t = Target::builtin("gfx942").unwrap();
+        let (v, a) = (ClassId(1), ClassId(2));
+        let mut order: Vec<u16> = (0..8).collect();
+        for (i, p) in perm.iter().enumerate().take(8) {
+            order.swap(i, usize::from(*p % 8));
+        }
+        let moves: Vec<Move> = order
+            .iter()
+            .enumerate()
+            .filter(|&(d, &src)| d as u16 != src)
+            .map(|(d, &src)| Move {
+                dst: reg(a, d as u16),
+                src: reg(a, src),
+                value: Value(u32::from(src)),
+            })
+            .collect();
+        let taken = u16::from(taken % 4);
+        let busy = |c: ClassId, u: u16| c == a || u < taken;
+        let seq = sequentialise(&moves, &t, &busy, 0);
+        let mut regs: BTreeMap<(ClassId, u16), u32> = (0..8)
+            .map(|u| ((a, u), 100 + u32::from(u)))
+            .chain((0..4).map(|u| ((v, u), 200 + u32::from(u))))
+            .collect();
+        let mut want = regs.clone();
+        simulate_classes(&seq, &mut regs);
+        simulate_classes(&[InstKind::ParallelCopy(moves)], &mut want);
+        for u in 0..8 {
+            assert_eq!(regs[&(a, u)], want[&(a, u)], "a{u}: {seq:?}");
+        }
+        for u in 0..taken {
+            assert_eq!(regs[&(v, u)], want[&(v, u)], "busy v{u} written: {seq:?}");
+        }
+        assert!(
+            !seq.iter().any(|i| matches!(i, InstKind::Spill(_))),
+            "{seq:?}"
+        );
+        TestResult::passed()
+    }
+
+    #[test]
+    fn random_agpr_cycles_go_through_a_free_vgpr() {
+        QuickCheck::new()
+            .tests(1000)
+            .quickcheck(random_agpr_cycles as fn(Vec<u8>, u8) -> TestResult);
     }
 
     #[test]

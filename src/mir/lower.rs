@@ -26,7 +26,8 @@
 //!   EXEC keeps the other lanes). `S_CBRANCH_SCC*`/`_VCC*` are uniform branches,
 //!   `S_BRANCH` a jump, and a block without one falls through to the next;
 //! - an `undef` operand reads nothing (an immediate placeholder); an `undef` PHI argument
-//!   is an `IMPLICIT_DEF` at the end of its predecessor.
+//!   is an `IMPLICIT_DEF` at the end of its predecessor, and a PHI that differs from
+//!   another of its block only in such arguments is that PHI ([`super::undef_phis`]).
 
 use super::ast::{BlockAst, FunctionAst, InstAst, OperandAst, OperandKind};
 use super::classes::{class_of, phys_location};
@@ -73,6 +74,7 @@ pub fn lower_function(f: &FunctionAst, target: &Target, wave: u16) -> Result<Fun
         blocks,
         values: l.values,
     };
+    super::undef_phis::merge_undef_congruent_phis(&mut function);
     drop_undefined_values(&mut function);
     Ok(function)
 }

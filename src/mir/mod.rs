@@ -17,7 +17,9 @@
 //! - [`ties`]: the tied operands of the accumulating instructions, which MIR does not print;
 //! - [`parts`]: tuples read only by parts, split so their parts die apart (LLVM's
 //!   sub-register liveness);
-//! - [`lower`]: blocks, PHIs, operations and terminators of the program model.
+//! - [`lower`]: blocks, PHIs, operations and terminators of the program model;
+//! - [`undef_phis`]: PHIs equal but where one is `undef` merged, as LLVM's coalescer
+//!   joins them.
 //!
 //! The AMD facts (register files, alignment, the unified VGPR/AGPR file and its occupancy)
 //! are in `docs/TARGETS.md`.
@@ -31,6 +33,7 @@ mod lower;
 pub mod parse;
 pub mod parts;
 pub mod ties;
+mod undef_phis;
 
 use crate::program::{Pos, Program};
 

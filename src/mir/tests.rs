@@ -144,3 +144,34 @@ fn a_copy_within_a_class_is_forwarded() {
     assert_eq!(f.value(first.value).name, "4");
     assert!(f.values.iter().all(|v| v.name != "8"));
 }
+
+/// A join with three PHIs: `%8` is `%6` but undefined where the wave skipped `bb.1`, so it
+/// is `%6`; `%9` takes another value on `bb.1`'s edge and stays (LLVM's coalescer joins
+/// the first pair only).
+#[test]
+fn a_phi_equal_to_another_but_where_undef_is_merged_into_it() {
+    let join = "    %6:vgpr_32 = PHI %1, %bb.0, undef %7:vgpr_32, %bb.1\n";
+    let phis = "    %6:vgpr_32 = PHI %1, %bb.0, %4, %bb.1
+    %8:vgpr_32 = PHI undef %7:vgpr_32, %bb.0, %4, %bb.1
+    %9:vgpr_32 = PHI undef %10:vgpr_32, %bb.0, %1, %bb.1
+    %11:vgpr_32 = V_ADD_U32_e32 %6, %8, implicit $exec
+    %12:vgpr_32 = V_ADD_U32_e32 %11, %9, implicit $exec
+";
+    assert!(KERNEL.contains(join));
+    let p = import(&KERNEL.replace(join, phis)).unwrap();
+    let f = &p.functions[0];
+    let bb2 = &f.blocks[2];
+    assert_eq!(bb2.phis.len(), 2, "{:?}", bb2.phis);
+    let add = bb2.insts[0].op().unwrap();
+    let reads: Vec<_> = add.uses().map(|u| u.value).collect();
+    assert_eq!(reads, [bb2.phis[0].def.value; 2], "%8 reads as %6");
+    let implicit_defs = |b: usize| {
+        f.blocks[b]
+            .insts
+            .iter()
+            .filter(|i| matches!(&i.kind, InstKind::Op(op) if op.opcode == "IMPLICIT_DEF"))
+            .count()
+    };
+    assert_eq!(implicit_defs(0), 1, "only %9's undef argument is left");
+    crate::analysis::ssa::validate(f, &p.target).unwrap();
+}

@@ -326,7 +326,9 @@ impl<'a> Constraints<'a> {
                 for (k, m) in moves.iter().enumerate() {
                     if m.dst.len() != m.src.len() {
                         fail(ErrorKind::LengthMismatch, &format!("move {k}"), m.dst);
-                    } else if crosses_classes(m.src, m.dst) {
+                    } else if crosses_classes(m.src, m.dst)
+                        && !copy_temp_pair(self.target, m.src, m.dst)
+                    {
                         fail(ErrorKind::CrossClassMove, &format!("move {k}"), m.dst);
                     }
                     if written.overlaps(m.dst) {
@@ -435,6 +437,15 @@ pub(crate) fn class_spilled(target: &Target, kind: &InstKind) -> Option<ClassId>
         class: holder_class,
     };
     (class != holder_class && target.class(class).spill.contains(&into_holder)).then_some(class)
+}
+
+/// Whether a copy between registers of two classes is a bitwise copy the target has: one
+/// class is the other's copy temporary (`RegClass::copy_temp`, AMD AGPR ↔ VGPR).
+fn copy_temp_pair(target: &Target, src: Location, dst: Location) -> bool {
+    let (Some(s), Some(d)) = (src.reg_class(), dst.reg_class()) else {
+        return false;
+    };
+    target.class(s).copy_temp == Some(d) || target.class(d).copy_temp == Some(s)
 }
 
 /// Whether a move goes from a register of one class into a register of another.

@@ -72,8 +72,10 @@
 //!
 //! A move keeps its value in its class, except a *class spill*: a `spill` from a register
 //! of a class into a register of a class it spills to (`SpillTarget::Class`: PTX predicates
-//! into `r`, Intel flags into `g`) and the `reload` back. Any other register-to-register
-//! move or swap between classes is `CrossClassMove` (a local rule). A class spill converts
+//! into `r`, Intel flags into `g`) and the `reload` back, and a bitwise copy between a
+//! class and its copy-temporary class (`RegClass::copy_temp`, AMD AGPR ↔ VGPR). Any other
+//! register-to-register move or swap between classes is `CrossClassMove` (a local rule).
+//! A class spill converts
 //! (`selp`/`setp`, a flag compare), which is defined on whole values only: its source must
 //! hold every part, in order, of one value of the spilled class whose size is the move's
 //! width (`ClassSpillMismatch`). No move puts a per-lane value in a uniform register or
