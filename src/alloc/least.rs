@@ -1,7 +1,7 @@
 //! Minimum-registers mode's budget: per class, the least budget at which the spiller's
 //! packing model keeps every live value in a register at every instruction
-//! ([`demand::fits_everywhere_by_class`]), found by bisection between MaxLive and the
-//! whole file.
+//! ([`demand::least_fitting_by_class`]): between MaxLive and the whole file, from one walk
+//! of the function.
 //!
 //! The function is then allocated once, at that budget. With the whole file as budget,
 //! assignment's local choices (a live-in kept where its first predecessor left it, phi
@@ -12,7 +12,9 @@
 //! that they can (assignment places whatever the model lets through, with copies where a
 //! value must move). The search asks the model only; it never allocates or retries an
 //! allocation. Fitting only grows with the budget (a packing that fits `k` units fits
-//! `k + 1`), so bisection finds the least fitting budget.
+//! `k + 1`), so the least budget of the function is the largest of the least budgets of
+//! its instructions, which the one walk collects. When every class fits, the spiller has
+//! nothing to do and is not asked again.
 //!
 //! A class without a swap keeps its budget: at a tight budget a parallel copy cycle must
 //! go through a free unit, and the units `out_of_ssa` counts as busy on an edge are those
@@ -25,42 +27,115 @@ use crate::analysis::Analysis;
 use crate::program::Function;
 use crate::target::Target;
 
-/// The least budget per class, at most `budget`, at which `f` needs no spill; `budget`
-/// itself when some class of `f` does not fit it (then the spiller runs, and other
+/// The least budget per class, at most `budget`, at which `f` needs no spill; `None` when
+/// some class of `f` does not fit `budget` (then the spiller runs at `budget`, and other
 /// classes' room, such as VGPR lanes for SGPR spills, is left as it is). A class without
 /// live values keeps its budget (its fixed registers, if any, stay where they are), and so
 /// does one without a swap.
-pub fn least_budget(f: &Function, target: &Target, a: &Analysis, budget: &[u16]) -> Vec<u16> {
-    if !demand::fits_everywhere_by_class(f, target, a, budget)
-        .iter()
-        .all(|&fits| fits)
-    {
-        return budget.to_vec();
-    }
-    let mut low: Vec<u16> = target
+pub fn least_budget(
+    f: &Function,
+    target: &Target,
+    a: &Analysis,
+    budget: &[u16],
+) -> Option<Vec<u16>> {
+    let low: Vec<u16> = target
         .class_ids()
-        .map(|c| match a.pressure.max_live(c) {
-            live if live > 0 && target.class(c).has_swap => {
-                u16::try_from(live).map_or(budget[c.index()], |l| l.min(budget[c.index()]))
+        .map(|c| {
+            let searched = a.pressure.max_live(c) > 0 && target.class(c).has_swap;
+            if searched {
+                0
+            } else {
+                budget[c.index()]
             }
-            _ => budget[c.index()],
         })
         .collect();
-    let mut high = budget.to_vec();
-    while low != high {
-        let probe: Vec<u16> = low
-            .iter()
-            .zip(&high)
-            .map(|(&l, &h)| l + (h - l) / 2)
-            .collect();
-        let fits = demand::fits_everywhere_by_class(f, target, a, &probe);
-        for (c, &fits) in fits.iter().enumerate() {
-            if fits {
-                high[c] = probe[c];
-            } else {
-                low[c] = probe[c] + 1;
+    demand::least_fitting_by_class(f, target, a, &low, budget)
+        .into_iter()
+        .collect()
+}
+
+#[cfg(all(test, feature = "arbitrary"))]
+mod tests {
+    use super::*;
+    use crate::alloc::prepare_function;
+    use crate::gen::{generate_from_seed, GenConfig};
+    use crate::program::Program;
+
+    /// The definition by brute force: per searched class the first budget from MaxLive up
+    /// at which the class fits everywhere; the others keep theirs; `None` when a class
+    /// does not fit its budget.
+    fn least_by_trying_each(
+        f: &Function,
+        target: &Target,
+        a: &Analysis,
+        budget: &[u16],
+    ) -> Option<Vec<u16>> {
+        target
+            .class_ids()
+            .map(|c| {
+                let k = budget[c.index()];
+                if !demand::fits_everywhere(f, target, a, c, k) {
+                    return None;
+                }
+                if a.pressure.max_live(c) == 0 || !target.class(c).has_swap {
+                    return Some(k);
+                }
+                (0..=k).find(|&low| demand::fits_everywhere(f, target, a, c, low))
+            })
+            .collect()
+    }
+
+    /// Compares the two at the whole file and at budgets around MaxLive; returns how many
+    /// functions fitted a searched class below the file and how many did not fit.
+    fn compare(p: &Program, counts: &mut (u32, u32)) {
+        for f in &p.functions {
+            let prepared = prepare_function(f, &p.target).expect("the programs allocate");
+            let (g, a) = (&prepared.func, &prepared.analysis);
+            let file: Vec<u16> = p.target.classes.iter().map(|c| c.units).collect();
+            let near = |extra: u16| -> Vec<u16> {
+                p.target
+                    .class_ids()
+                    .map(|c| (a.pressure.max_live(c) as u16 + extra).min(file[c.index()]))
+                    .collect()
+            };
+            for budget in [file.clone(), near(0), near(1), near(3)] {
+                let least = least_budget(g, &p.target, a, &budget);
+                assert_eq!(
+                    least,
+                    least_by_trying_each(g, &p.target, a, &budget),
+                    "{} at {budget:?}",
+                    f.name
+                );
+                match least {
+                    Some(least) if least != budget => counts.0 += 1,
+                    Some(_) => {}
+                    None => counts.1 += 1,
+                }
             }
         }
     }
-    high
+
+    #[test]
+    fn least_budget_is_the_first_fitting_one_from_max_live_up() {
+        let mut counts = (0, 0);
+        for seed in 0..150 {
+            compare(
+                &generate_from_seed(seed, &GenConfig::default()),
+                &mut counts,
+            );
+        }
+        let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/corpus");
+        for entry in std::fs::read_dir(corpus).expect("the corpus is there") {
+            let path = entry.expect("corpus entries are readable").path();
+            if path.extension().is_some_and(|e| e == "chr") {
+                let text = std::fs::read_to_string(&path).expect("corpus files are readable");
+                let p = crate::parse(&text).expect("corpus programs parse");
+                compare(&p, &mut counts);
+            }
+        }
+        assert!(
+            counts.0 > 100 && counts.1 > 100,
+            "lowered budgets and budgets that do not fit are both exercised: {counts:?}"
+        );
+    }
 }

@@ -417,12 +417,15 @@ pub fn allocate_function(
         added,
         analysis: a,
     } = prepare_function(f, target)?;
-    let budget = match budgeting {
-        Budgeting::AsGiven => budget.to_vec(),
+    stages.ran("spill");
+    let least = match budgeting {
+        Budgeting::AsGiven => None,
         Budgeting::Least => least::least_budget(&prepared, target, &a, budget),
     };
-    stages.ran("spill");
-    let spilled = spill::spill(&prepared, target, &a, &budget)?;
+    let spilled = match least {
+        Some(least) => spill::Spilled::unspilled(&prepared, least),
+        None => spill::spill(&prepared, target, &a, budget)?,
+    };
     stages.ran("assign");
     let mut func = assign_spilled(prepared, target, spilled, &a, policy)?;
     prepare::drop_empty(&mut func, &added);

@@ -233,8 +233,34 @@ impl Marks {
 
 /// Every use of a uniform value (a phi argument: the end of its predecessor) is dominated
 /// by the value's definition on the linear CFG.
+///
+/// Uniform values are live on the linear CFG, so a use that its definition does not
+/// dominate makes the value live into a reachable block its definition does not dominate
+/// (the use's block, or for a phi argument its predecessor, unless that defines it), and
+/// such a block continues a path around the definition to a use. The live-in sets decide
+/// it without reading the instructions; only a function that fails reads them, for the
+/// first use to report.
 fn check_linear_dominance(f: &Function, target: &Target, a: &Analysis) -> Result<(), AllocError> {
     let dom = DomTree::new(&a.divergence.linear);
+    let bypassed = |b: Block| {
+        a.liveness.live_in(b).iter().any(|&v| {
+            target.class(f.value(v).class).uniform && !dom.dominates(a.liveness.def_block(v), b)
+        })
+    };
+    if !a.divergence.linear.rpo().iter().any(|&b| bypassed(b)) {
+        return Ok(());
+    }
+    first_bypassed_use(f, target, a, &dom)
+}
+
+/// The error for the first use, in reverse post-order of the linear CFG, of a uniform value
+/// whose definition does not dominate it there.
+fn first_bypassed_use(
+    f: &Function,
+    target: &Target,
+    a: &Analysis,
+    dom: &DomTree,
+) -> Result<(), AllocError> {
     for &b in a.divergence.linear.rpo() {
         let bypassed = uses_at(f, b).into_iter().find(|&(v, _)| {
             let def = a.liveness.def_block(v);

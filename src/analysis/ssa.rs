@@ -40,10 +40,9 @@ pub fn validate(f: &Function, target: &Target) -> Result<(), Vec<SsaError>> {
         errors: Vec::new(),
         defs: vec![None; f.values.len()],
     };
-    v.collect_defs();
+    v.collect_defs_and_check_constraints();
     v.check_uses();
     v.check_phis(&divergence);
-    v.check_constraints();
     if v.errors.is_empty() {
         Ok(())
     } else {
@@ -84,7 +83,9 @@ impl Validator<'_> {
         }
     }
 
-    fn collect_defs(&mut self) {
+    /// One walk of the function: records every definition and checks every constraint
+    /// (the errors are sorted at the end, so their order here does not matter).
+    fn collect_defs_and_check_constraints(&mut self) {
         for b in self.f.block_ids() {
             let block = self.f.block(b);
             for phi in &block.phis {
@@ -99,7 +100,12 @@ impl Validator<'_> {
                 for d in &op.defs {
                     self.define(d, (b, Some(i)));
                 }
+                self.check_op_constraints(op);
             }
+            for u in block.term.uses() {
+                self.check_fixed(u.fixed, u.value, u.pos);
+            }
+            self.check_fixed_uses(block.term.uses().iter());
         }
         for v in self.f.value_ids() {
             if self.defs[v.index()].is_none() {
@@ -218,25 +224,17 @@ impl Validator<'_> {
         }
     }
 
-    fn check_constraints(&mut self) {
-        for block in &self.f.blocks {
-            for op in block.insts.iter().filter_map(Inst::op) {
-                for d in &op.defs {
-                    self.check_fixed(d.fixed, d.value, d.pos);
-                    if let Some(t) = d.tied {
-                        self.check_tied(op, d, t);
-                    }
-                }
-                for u in op.uses() {
-                    self.check_fixed(u.fixed, u.value, u.pos);
-                }
-                self.check_operand_conflicts(op);
+    fn check_op_constraints(&mut self, op: &Op) {
+        for d in &op.defs {
+            self.check_fixed(d.fixed, d.value, d.pos);
+            if let Some(t) = d.tied {
+                self.check_tied(op, d, t);
             }
-            for u in block.term.uses() {
-                self.check_fixed(u.fixed, u.value, u.pos);
-            }
-            self.check_fixed_uses(block.term.uses().iter());
         }
+        for u in op.uses() {
+            self.check_fixed(u.fixed, u.value, u.pos);
+        }
+        self.check_operand_conflicts(op);
     }
 
     /// Constraints of one instruction that no register assignment can meet.

@@ -66,7 +66,11 @@ pub fn assign(
         .map(|block| std::mem::take(&mut block.insts))
         .collect();
     let changes = {
-        let parts = parts::Parts::new(f.values.len(), &insts);
+        let mut pinned = pinned_phis(&f);
+        let ops = insts.iter().flatten().filter_map(Inst::op);
+        // One pass over the operations finds both the pinned definitions and the parts.
+        let ops = ops.inspect(|op| mark_pinned(&op.defs, &mut pinned));
+        let parts = parts::Parts::new(f.values.len(), ops);
         let mut s = Assigner {
             f: &f,
             target,
@@ -86,7 +90,7 @@ pub fn assign(
             term_reads: vec![Vec::new(); f.blocks.len()],
             block: Block(0),
             phi_uses: phi_uses(&f),
-            pinned: pinned_mask(&f),
+            pinned,
             parts,
             buffers: instruction::Buffers::default(),
         };
@@ -133,13 +137,25 @@ struct Changes {
     exit: Vec<BoundaryState>,
 }
 
-/// Per value, whether it is defined `pinned`.
-fn pinned_mask(f: &Function) -> Vec<bool> {
+/// Per value, whether a phi defines it `pinned` (operations mark theirs with
+/// [`mark_pinned`]).
+fn pinned_phis(f: &Function) -> Vec<bool> {
     let mut mask = vec![false; f.values.len()];
-    for v in f.pinned_values() {
-        mask[v.index()] = true;
+    for block in &f.blocks {
+        block
+            .phis
+            .iter()
+            .filter(|phi| phi.def.pinned)
+            .for_each(|phi| mask[phi.def.value.index()] = true);
     }
     mask
+}
+
+/// Marks the values of `defs` defined `pinned`.
+fn mark_pinned(defs: &[Def], mask: &mut [bool]) {
+    defs.iter()
+        .filter(|d| d.pinned)
+        .for_each(|d| mask[d.value.index()] = true);
 }
 
 /// Per value, the phis that take it as an argument.
@@ -251,6 +267,62 @@ impl Assigner<'_> {
             block: self.f.block(self.block).name.clone(),
             pos,
             message,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::alloc::operands::overlaps;
+    use crate::alloc::{allocate, AllocError, AllocOptions};
+    use crate::program::{Function, InstKind, Location, Value};
+
+    /// Where the operations of `f` read `v`, and where one defines it.
+    fn locations_of(f: &Function, v: Value) -> Vec<Option<Location>> {
+        let ops = f
+            .blocks
+            .iter()
+            .flat_map(|b| &b.insts)
+            .filter_map(|i| i.op());
+        ops.flat_map(|op| {
+            let defs = op.defs.iter().filter(|d| d.value == v).map(|d| d.loc);
+            defs.chain(op.uses().filter(|u| u.value == v).map(|u| u.loc))
+        })
+        .collect()
+    }
+
+    /// A value an operation defines `pinned` stays where it was defined (operations'
+    /// pinned definitions count as much as phis'): where a fixed operand wants its
+    /// register, the allocation either leaves it in place, read by no copy or swap, or is
+    /// refused with a constraint error.
+    #[test]
+    fn a_pinned_definition_is_never_moved() {
+        let text = "target generic v=8\nfunc @f {\nentry:\n  %a:v2 = start 0 pinned\n  %x:v1 = load 0 reads\n  %y:v1 = use %x fixed(v1)\n  %d:v2 = wait %a barrier\n  store %y, %d writes\n  ret\n}\n";
+        let p = crate::parse(text).expect("parses");
+        let options = AllocOptions {
+            budget: vec![("v".into(), 8)],
+            ..AllocOptions::default()
+        };
+        match allocate(&p, &options) {
+            Ok((allocated, _)) => {
+                let f = &allocated.functions[0];
+                let at = locations_of(f, Value(0));
+                let home = at[0].expect("placed");
+                assert!(at.iter().all(|&l| l == Some(home)), "{at:?}");
+                let moved = f
+                    .blocks
+                    .iter()
+                    .flat_map(|b| &b.insts)
+                    .any(|i| match &i.kind {
+                        InstKind::ParallelCopy(moves) => {
+                            moves.iter().any(|m| overlaps(m.src, home))
+                        }
+                        InstKind::Swap(x, y) => overlaps(*x, home) || overlaps(*y, home),
+                        _ => false,
+                    });
+                assert!(!moved, "{}", crate::print(&allocated));
+            }
+            Err(e) => assert!(matches!(e, AllocError::Constraint { .. }), "{e}"),
         }
     }
 }

@@ -15,7 +15,7 @@
 //! four loaded vectors). Wishes are hints only: the assigner takes one where the window
 //! is free and aligned, so correctness never depends on them.
 
-use crate::program::{Function, Inst, Location, Op, Operand, Value};
+use crate::program::{Function, Location, Op, Operand, Value};
 use crate::target::ClassId;
 
 /// Per value: whether it is an element of a split that a collect regroups in place.
@@ -24,17 +24,25 @@ pub(super) struct Parts {
 }
 
 impl Parts {
-    /// From the instructions of every block of a function of `values` values.
-    pub(super) fn new(values: usize, insts: &[Vec<Inst>]) -> Parts {
+    /// From the operations of a function of `values` values, in one pass.
+    pub(super) fn new<'a>(values: usize, ops: impl Iterator<Item = &'a Op>) -> Parts {
         let mut element: Vec<Option<(usize, usize)>> = vec![None; values];
-        let ops = || insts.iter().flatten().filter_map(Inst::op);
-        for (n, split) in ops().filter(|op| op.opcode == "split").enumerate() {
-            for (k, d) in split.defs.iter().enumerate() {
-                element[d.value.index()] = Some((n, k));
+        let mut collects = Vec::new();
+        let mut splits = 0;
+        for op in ops {
+            match op.opcode.as_str() {
+                "split" => {
+                    for (k, d) in op.defs.iter().enumerate() {
+                        element[d.value.index()] = Some((splits, k));
+                    }
+                    splits += 1;
+                }
+                "collect" => collects.push(op),
+                _ => {}
             }
         }
         let mut regrouped = vec![false; values];
-        for collect in ops().filter(|op| op.opcode == "collect") {
+        for collect in collects {
             let places: Option<Vec<(usize, usize)>> =
                 collect.uses().map(|u| element[u.value.index()]).collect();
             let Some(places) = places.filter(|p| p.len() == collect.operands.len()) else {

@@ -348,32 +348,81 @@ pub fn fits_everywhere_by_class(
     a: &Analysis,
     budget: &[u16],
 ) -> Vec<bool> {
-    let demands: Vec<Option<Demand>> = target
+    least_fitting_by_class(f, target, a, budget, budget)
+        .iter()
+        .map(Option::is_some)
+        .collect()
+}
+
+/// Per class, the least budget from `low` up to `high` at which the class fits everywhere
+/// ([`fits_everywhere`]), or `None` when it does not fit at `high`; from one backward
+/// liveness walk for every class. Fitting at an instruction only grows with the budget (a
+/// packing that fits `k` units fits `k + 1`), so the least budget is the largest of the
+/// least budgets at which each instruction fits: the walk keeps a running one per class,
+/// starting at `low` or MaxLive, and raises it by bisection where an instruction does not
+/// fit it.
+pub fn least_fitting_by_class(
+    f: &Function,
+    target: &Target,
+    a: &Analysis,
+    low: &[u16],
+    high: &[u16],
+) -> Vec<Option<u16>> {
+    let mut demands: Vec<Option<Demand>> = target
         .class_ids()
         .map(|c| {
-            let k = budget[c.index()];
-            (a.pressure.max_live(c) <= u32::from(k)).then(|| Demand::new(f, target, c, k))
+            let (low, high) = (low[c.index()], high[c.index()]);
+            let start = u16::try_from(a.pressure.max_live(c)).map_or(high, |m| m.max(low));
+            (a.pressure.max_live(c) <= u32::from(high)).then(|| Demand::new(f, target, c, start))
         })
         .collect();
-    let mut fits: Vec<bool> = demands.iter().map(Option::is_some).collect();
     let mut live = LiveSet::new(f, target);
     let mut scratch = Scratch::default();
     for b in f.block_ids() {
-        if !fits.contains(&true) {
+        if demands.iter().all(Option::is_none) {
             break;
         }
         a.liveness.walk_backward(f, b, &mut live, |at, live| {
             let At::Before(point) = at else { return };
             let (defs, ops) = operands_at(f, b, point);
-            for (fits, demand) in fits.iter_mut().zip(&demands) {
-                let Some(demand) = demand.as_ref().filter(|_| *fits) else {
-                    continue;
+            for (slot, &high) in demands.iter_mut().zip(high) {
+                let Some(demand) = slot else { continue };
+                let from = demand.budget;
+                let mut fits_with = |k: u16| {
+                    demand.budget = k;
+                    demand.fits_at((b, point), (defs, &ops), live, &a.liveness, &mut scratch)
                 };
-                *fits = demand.fits_at((b, point), (defs, &ops), live, &a.liveness, &mut scratch);
+                match least_true(from, high, &mut fits_with) {
+                    Some(k) => demand.budget = k,
+                    None => *slot = None,
+                }
             }
         });
     }
-    fits
+    demands
+        .iter()
+        .map(|d| d.as_ref().map(|d| d.budget))
+        .collect()
+}
+
+/// The least `k` in `low..=high` for which the monotone `holds(k)` is true, or `None`.
+fn least_true(low: u16, high: u16, holds: &mut impl FnMut(u16) -> bool) -> Option<u16> {
+    if holds(low) {
+        return Some(low);
+    }
+    if low >= high || !holds(high) {
+        return None;
+    }
+    let (mut fails, mut fits) = (low, high);
+    while fits - fails > 1 {
+        let probe = fails + (fits - fails) / 2;
+        if holds(probe) {
+            fits = probe;
+        } else {
+            fails = probe;
+        }
+    }
+    Some(fits)
 }
 
 /// Buffers reused from one instruction to the next: the class's live values, and the

@@ -92,12 +92,7 @@ pub fn spill(
 ) -> Result<Spilled, AllocError> {
     let fitting = demand::fits_everywhere_by_class(f, target, a, budget);
     if fitting.iter().all(|&fits| fits) {
-        return Ok(Spilled {
-            func: None,
-            budget: budget.to_vec(),
-            plan: Plan::identity(f),
-            analysis: None,
-        });
+        return Ok(Spilled::unspilled(f, budget.to_vec()));
     }
     let lowest = minimum::lowest_legal(f, target);
     check_lowest(f, target, budget, &lowest)?;
@@ -182,6 +177,18 @@ pub fn spill(
         plan,
         analysis,
     })
+}
+
+impl Spilled {
+    /// `f` left as it is at `budget`: every class fits it everywhere.
+    pub fn unspilled(f: &Function, budget: Vec<u16>) -> Spilled {
+        Spilled {
+            func: None,
+            budget,
+            plan: Plan::identity(f),
+            analysis: None,
+        }
+    }
 }
 
 impl Plan {
