@@ -156,6 +156,35 @@ fn ptx_report_against_the_manifest() {
     assert_eq!(rows[0]["blocks_scheduled"], 1);
 }
 
+/// Triton's softmax keeps each exponential both for an `fma` sum before a barrier and for
+/// a product divided after it. At ptxas's own count (128) nothing spills once each product
+/// is hoisted to where its operands die (`src/schedule/hoist.rs`); with the products sunk
+/// to their divisions, both operands of each crossed the reduction and 216 bytes spilled.
+#[test]
+fn softmax_fits_ptxas_count_once_products_are_hoisted() {
+    let kernel =
+        "corpus/ptx/036cbd0dc727_triton_per_fused__softmax_exp_prepare_softmax_online_sub_2.ptx";
+    let out = chromatic(&[
+        "ptx",
+        kernel,
+        "--manifest",
+        "corpus/ptx/manifest.tsv",
+        "--at-ptxas",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let row = &rows[0];
+    assert_eq!(row["budget"]["regs"], 128, "{row}");
+    assert_eq!(row["budget"]["chromatic"]["store_bytes"], 0, "{row}");
+    assert_eq!(row["budget"]["chromatic"]["load_bytes"], 0, "{row}");
+    assert!(
+        row["max_live"]["r"].as_u64().is_some_and(|r| r <= 128),
+        "{row}"
+    );
+    assert!(row["error"].is_null(), "{row}");
+}
+
 /// The main job walks `.ptx` files too; every sample kernel allocates, verifies and runs.
 #[test]
 fn corpus_covers_the_ptx_sample() {

@@ -98,6 +98,8 @@ pub struct LInst {
     pub flow: LFlow,
     /// `mov dst, src` between registers of one width: SSA construction forwards `src`.
     pub copy: Option<(RegOcc, RegOcc)>,
+    /// An integer conversion between 32 and 64 bits ([`Width`]), `(dst, src)`.
+    pub width: Option<(Width, RegOcc, RegOcc)>,
     pub constant: Option<Constant>,
     /// No register operands and recomputable.
     pub remat: bool,
@@ -125,6 +127,7 @@ pub fn lower(f: &FunctionAst, item: usize, stmt: &Stmt) -> Result<LInst> {
         effect: isa::effect(stmt),
         flow: LFlow::Next,
         copy: None,
+        width: None,
         constant: None,
         remat: false,
         async_mma: isa::is_async_mma(stmt),
@@ -166,6 +169,7 @@ pub fn lower(f: &FunctionAst, item: usize, stmt: &Stmt) -> Result<LInst> {
             .push(LUse::Group(Group::scalar(r, ty(&r), None), Position::Guard));
     }
     l.copy = copy_of(f, stmt);
+    l.width = width_of(f, stmt);
     l.constant = constant_of(f, stmt);
     l.remat = l.guard.is_none()
         && l.defs.len() == 1
@@ -337,6 +341,44 @@ fn copy_of(f: &FunctionAst, stmt: &Stmt) -> Option<(RegOcc, RegOcc)> {
             (f.vars[d.var].ty.bits == f.vars[s.var].ty.bits
                 && f.vars[d.var].ty.pred == f.vars[s.var].ty.pred)
                 .then_some((*d, *s))
+        }
+        _ => None,
+    }
+}
+
+/// How an integer `cvt` changes the width of a register between 32 and 64 bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Width {
+    /// `cvt.{u,s}64.{u,s}32`: zero- or sign-extends; its low 32 bits are the source.
+    Widen,
+    /// `cvt.{u,s}32.{u,s}64`: keeps the low 32 bits (PTX ISA, `cvt`: an integer
+    /// conversion to a narrower type truncates when `.sat` is absent).
+    Truncate,
+}
+
+/// The width change of an unguarded integer `cvt d, s` between a 32-bit and a 64-bit
+/// register, without `.sat`.
+fn width_of(f: &FunctionAst, stmt: &Stmt) -> Option<(Width, RegOcc, RegOcc)> {
+    let [Operand::Reg(d), Operand::Reg(s)] = stmt.operands.as_slice() else {
+        return None;
+    };
+    if stmt.base() != "cvt" || stmt.guard.is_some() || stmt.has("sat") {
+        return None;
+    }
+    let types: Vec<&str> = stmt.parts().skip(1).collect();
+    let integer =
+        |t: &str, bits: &str| t.len() == 3 && t[1..] == *bits && matches!(&t[..1], "u" | "s");
+    let (dst_bits, src_bits) = (f.vars[d.var].ty.bits, f.vars[s.var].ty.bits);
+    match types.as_slice() {
+        [to, from]
+            if integer(to, "64") && integer(from, "32") && (dst_bits, src_bits) == (64, 32) =>
+        {
+            Some((Width::Widen, *d, *s))
+        }
+        [to, from]
+            if integer(to, "32") && integer(from, "64") && (dst_bits, src_bits) == (32, 64) =>
+        {
+            Some((Width::Truncate, *d, *s))
         }
         _ => None,
     }

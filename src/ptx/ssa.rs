@@ -11,6 +11,11 @@
 //! - a guarded definition keeps the old value when its guard is false: where a definition
 //!   reaches it, the old value is an extra operand the definition is tied to;
 //! - `mov d, s` between registers forwards `s` (no operation);
+//! - a truncation `cvt.u32.u64 d, w` of a value `w` that `cvt.{u,s}64.{u,s}32 w, s`
+//!   widened forwards `s`, the value it was widened from (its low 32 bits, unchanged by
+//!   either conversion), so that a 32-bit index kept as a 64-bit register only to be cut
+//!   back holds one register, not two (NVIDIA's CUB kernels do this in every
+//!   partial-tile load: ptxas holds the 32-bit value);
 //! - a tuple definition is followed by a `split` into its elements and a tuple use is
 //!   preceded by a `collect` of them; [`super::tuples`] removes the pairs that cancel;
 //! - blocks come in reverse post-order (definitions before uses in the printed text);
@@ -19,11 +24,12 @@
 use super::ast::{FunctionAst, RegType};
 use super::cfg::{PBlock, PTerm};
 use super::ir::{Binding, IrBlock, IrFunction, IrInst, Origin, Slot};
-use super::lower::{Group, LElem, LInst, LUse};
+use super::lower::{Group, LElem, LInst, LUse, Width};
 use super::operands::Position;
 use super::PtxError;
 use crate::program::*;
 use crate::target::{ClassId, Target};
+use std::collections::HashMap;
 
 type Result<T> = std::result::Result<T, PtxError>;
 
@@ -284,6 +290,8 @@ struct Renamer<'a> {
     stacks: Vec<Vec<Option<Value>>>,
     r: ClassId,
     p: ClassId,
+    /// A value a widening integer `cvt` defined → the 32-bit value it widened.
+    widened: HashMap<Value, Value>,
 }
 
 impl<'a> Renamer<'a> {
@@ -310,6 +318,7 @@ impl<'a> Renamer<'a> {
             stacks: vec![Vec::new(); f.vars.len()],
             r: class("r")?,
             p: class("p")?,
+            widened: HashMap::new(),
         })
     }
 
@@ -575,6 +584,12 @@ impl<'a> Renamer<'a> {
             self.set(d.var, v, pushed);
             return Ok(());
         }
+        if let Some((Width::Truncate, d, s)) = l.width {
+            if let Some(&low) = self.current(s.var).and_then(|w| self.widened.get(&w)) {
+                self.set(d.var, Some(low), pushed);
+                return Ok(());
+            }
+        }
         let mut pre = Vec::new();
         let mut operands = Vec::new();
         let mut positions = Vec::new();
@@ -642,6 +657,11 @@ impl<'a> Renamer<'a> {
         }
         if let ([def], Some(c)) = (defs.as_slice(), l.constant) {
             self.ir.values[def.value.index()].constant = Some(c);
+        }
+        if let (Some((Width::Widen, ..)), [def], [Operand::Value(source)]) =
+            (l.width, defs.as_slice(), operands.as_slice())
+        {
+            self.widened.insert(def.value, source.value);
         }
         let op = Op {
             opcode: chr_opcode(&l.opcode),

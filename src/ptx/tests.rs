@@ -192,6 +192,37 @@ bb0:
     assert!(!out.contains(", 128;") && !out.contains(", -64;"), "{out}");
 }
 
+/// A 32-bit value widened to 64 bits and truncated back is the value itself: the
+/// truncation forwards it, so the 64-bit register need not live until it; a truncation of
+/// a 64-bit value that was not widened, or with `.sat`, stays an operation.
+#[test]
+fn a_truncation_of_a_widened_value_forwards_it() {
+    let src = format!(
+        "{HEAD}.visible .entry w(.param .u64 w_p0)
+{{
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<4>;
+	ld.param.u64 %rd1, [w_p0];
+	mov.u32 %r1, %tid.x;
+	add.s32 %r2, %r1, 640;
+	cvt.s64.s32 %rd2, %r2;
+	cvt.u32.u64 %r3, %rd2;
+	cvt.u32.u64 %r4, %rd1;
+	cvt.sat.u32.s64 %r6, %rd2;
+	add.s32 %r5, %r3, %r4;
+	add.s32 %r7, %r5, %r6;
+	st.global.u32 [%rd1], %r7;
+	ret;
+}}
+"
+    );
+    let text = import_text(&src);
+    assert!(text.contains("%r5.1:r1 = add.s32 %r2.1, %r4.1"), "{text}");
+    assert!(!text.contains("%r3."), "{text}");
+    assert!(text.contains("%r4.1:r1 = cvt.u32.u64 "), "{text}");
+    assert!(text.contains("%r6.1:r1 = cvt.sat.u32.s64 %rd2.1"), "{text}");
+}
+
 /// An allocation that gives every value registers of its own, in value order: valid, so
 /// the verifier accepts it, and independent of the production allocator.
 fn unique_allocation(p: &Program) -> Program {

@@ -10,6 +10,14 @@
 //! stops reordering once the occupancy target is reached: with [`Goal::StopAtBudget`] a
 //! block whose emitted order already fits the budget keeps it.
 //!
+//! Each block is scheduled twice: as above, and with every candidate order (the emitted
+//! one too) shortened by [`hoist`] before it is measured — an operation whose operands die
+//! at it moves up to where they are otherwise last read, wherever that raises the demand
+//! nowhere (the list scheduler's greedy choice can open two operands long before the one
+//! value computed from them is needed). Rematerialisation's rounds decide from the order
+//! they start with, so a hoisted order can end higher after them; the attempt with the
+//! lower score after rematerialisation is kept, and hoisting never makes a block worse.
+//!
 //! After reordering, [`remat`] recomputes cheap pure values next to later uses where that
 //! lowers a block's peak further.
 //!
@@ -18,6 +26,7 @@
 //! the function's liveness.
 
 pub mod deps;
+pub mod hoist;
 pub mod list;
 pub mod peak;
 pub mod regs;
@@ -99,32 +108,31 @@ fn schedule(f: &Function, target: &Target, budget: &[u16], goal: Goal, remat: bo
     let weightings = weightings(target);
     for (b, block) in f.blocks.iter().enumerate() {
         let live_end = live_at_end(block, analysis.liveness.live_out(crate::Block(b as u32)));
-        if let Some(order) = best_order(
-            block,
-            &live_end,
+        let problem = BlockProblem {
+            live_end: &live_end,
+            target,
             budget,
             goal,
-            &weightings,
-            &mut live,
-            &remats,
-        ) {
-            let insts = &mut func.blocks[b].insts;
-            *insts = order
-                .iter()
-                .map(|&k| block.insts[k as usize].clone())
-                .collect();
-            blocks_reordered += 1;
-        }
-        if remat {
-            let problem = BlockProblem {
-                live_end: &live_end,
-                target,
-                budget,
-                goal,
-                weightings: &weightings,
-            };
-            rematerialise(&mut func, b, &problem, &mut remats);
-        }
+            weightings: &weightings,
+            remat,
+        };
+        let start = remat::Snapshot::of(&func, b, &remats);
+        let mut run = |func: &mut Function, remats: &mut Remats, hoisting: Hoisting| {
+            let reordered = schedule_block(func, block, b, &problem, hoisting, &mut live, remats);
+            let score = remat::block_score(func, b, &live_end, target, budget);
+            (reordered, score)
+        };
+        let (plain_reordered, plain_score) = run(&mut func, &mut remats, Hoisting::Off);
+        let plain = start.attempt(&func, b, &remats);
+        start.restore(&mut func, b, &mut remats);
+        let (hoisted_reordered, hoisted_score) = run(&mut func, &mut remats, Hoisting::On);
+        let reordered = if hoisted_score < plain_score {
+            hoisted_reordered
+        } else {
+            start.replay(plain, &mut func, b, &mut remats);
+            plain_reordered
+        };
+        blocks_reordered += u32::from(reordered);
     }
     Scheduled {
         func,
@@ -132,6 +140,38 @@ fn schedule(f: &Function, target: &Target, budget: &[u16], goal: Goal, remat: bo
         blocks_reordered,
         remats,
     }
+}
+
+/// Whether each candidate order is shortened by [`hoist`] before it is measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Hoisting {
+    Off,
+    On,
+}
+
+/// Reorders block `b` of `func` (a copy of `block`, the original) and rematerialises in it
+/// when the problem asks for it; whether its order changed.
+fn schedule_block(
+    func: &mut Function,
+    block: &BlockData,
+    b: usize,
+    p: &BlockProblem<'_>,
+    hoisting: Hoisting,
+    live: &mut Live<'_>,
+    remats: &mut Remats,
+) -> bool {
+    let order = best_order(block, p, hoisting, live, remats);
+    let reordered = order.is_some();
+    if let Some(order) = order {
+        func.blocks[b].insts = order
+            .iter()
+            .map(|&k| block.insts[k as usize].clone())
+            .collect();
+    }
+    if p.remat {
+        rematerialise(func, b, p, hoisting, remats);
+    }
+    reordered
 }
 
 /// Rounds of rematerialisation before allocation on a block.
@@ -144,12 +184,20 @@ struct BlockProblem<'a> {
     budget: &'a [u16],
     goal: Goal,
     weightings: &'a [Vec<i64>],
+    /// Whether to rematerialise after reordering.
+    remat: bool,
 }
 
 /// Rounds of recomputation ([`remat::round`]), each followed by rescheduling the block
 /// (the derived values' first ranges shrink once their definitions can sink to their
 /// first uses), kept while they lower the block's score.
-fn rematerialise(func: &mut Function, b: usize, p: &BlockProblem<'_>, remats: &mut Remats) {
+fn rematerialise(
+    func: &mut Function,
+    b: usize,
+    p: &BlockProblem<'_>,
+    hoisting: Hoisting,
+    remats: &mut Remats,
+) {
     let Some(mut best) = remat::block_score(func, b, p.live_end, p.target, p.budget) else {
         return;
     };
@@ -160,15 +208,7 @@ fn rematerialise(func: &mut Function, b: usize, p: &BlockProblem<'_>, remats: &m
         }
         let block = func.blocks[b].clone();
         let mut live = Live::new(func, p.target);
-        let order = best_order(
-            &block,
-            p.live_end,
-            p.budget,
-            p.goal,
-            p.weightings,
-            &mut live,
-            remats,
-        );
+        let order = best_order(&block, p, hoisting, &mut live, remats);
         if let Some(order) = order {
             func.blocks[b].insts = order
                 .iter()
@@ -213,13 +253,12 @@ fn weightings(target: &Target) -> Vec<Vec<i64>> {
 /// The best order of `block` found, when it beats the emitted one; `None` to keep it.
 fn best_order(
     block: &BlockData,
-    live_end: &[Value],
-    budget: &[u16],
-    goal: Goal,
-    weightings: &[Vec<i64>],
+    p: &BlockProblem<'_>,
+    hoisting: Hoisting,
     live: &mut Live<'_>,
     remats: &Remats,
 ) -> Option<Vec<u32>> {
+    let (live_end, budget, goal) = (p.live_end, p.budget, p.goal);
     let ops: Vec<&Op> = block.insts.iter().map(|i| i.op()).collect::<Option<_>>()?;
     if ops.len() < 2 {
         return None;
@@ -233,13 +272,29 @@ fn best_order(
     remats.order_copies(&ops, &mut deps);
     let problem = Problem::new(&ops, &deps, live_end);
     let mut best: Option<((u32, u32), Vec<u32>)> = None;
-    for weights in weightings {
-        for heuristic in Heuristic::ALL {
-            let order = list::schedule(&problem, heuristic, weights, live);
-            let s = score(&peak::peak(&ops, &order, live_end, live), budget);
-            if best.as_ref().is_none_or(|(b, _)| s < *b) {
-                best = Some((s, order));
-            }
+    let scheduled = p.weightings.iter().flat_map(|weights| {
+        Heuristic::ALL
+            .into_iter()
+            .map(move |heuristic| (heuristic, weights))
+    });
+    let mut candidates: Vec<Vec<u32>> = Vec::new();
+    if hoisting == Hoisting::On {
+        candidates.push(emitted.clone());
+    }
+    candidates.extend(
+        scheduled.map(|(heuristic, weights)| list::schedule(&problem, heuristic, weights, live)),
+    );
+    let copies: Vec<bool> = ops
+        .iter()
+        .map(|op| op.defs.iter().any(|d| remats.is_copy(d.value)))
+        .collect();
+    for mut order in candidates {
+        if hoisting == Hoisting::On {
+            hoist::hoist(&ops, &deps, &copies, &mut order, live_end, live);
+        }
+        let s = score(&peak::peak(&ops, &order, live_end, live), budget);
+        if best.as_ref().is_none_or(|(b, _)| s < *b) {
+            best = Some((s, order));
         }
     }
     best.filter(|(s, order)| *s < emitted_score && *order != emitted)

@@ -74,7 +74,7 @@ impl Remats {
 
     /// Whether `v` is one of the copies (the allocator may append values of its own
     /// after them).
-    fn is_copy(&self, v: Value) -> bool {
+    pub fn is_copy(&self, v: Value) -> bool {
         (self.first_copy..self.first_copy + self.origin.len()).contains(&v.index())
     }
 
@@ -238,6 +238,34 @@ impl Snapshot {
         f.blocks[b].insts.clone_from(&self.insts);
         f.values.truncate(self.values);
         remats.origin.truncate(self.copies);
+    }
+}
+
+/// A block's instructions with the values and copies added since a [`Snapshot`]: one
+/// attempt at the block, to put back after another attempt from the same snapshot.
+#[derive(Debug)]
+pub struct Attempt {
+    insts: Vec<Inst>,
+    values: Vec<ValueData>,
+    origin: Vec<Value>,
+}
+
+impl Snapshot {
+    /// What was done to block `b` since this snapshot.
+    pub fn attempt(&self, f: &Function, b: usize, remats: &Remats) -> Attempt {
+        Attempt {
+            insts: f.blocks[b].insts.clone(),
+            values: f.values[self.values..].to_vec(),
+            origin: remats.origin[self.copies..].to_vec(),
+        }
+    }
+
+    /// Puts `attempt`, made from this snapshot, back in place of whatever came since.
+    pub fn replay(&self, attempt: Attempt, f: &mut Function, b: usize, remats: &mut Remats) {
+        self.restore(f, b, remats);
+        f.blocks[b].insts = attempt.insts;
+        f.values.extend(attempt.values);
+        remats.origin.extend(attempt.origin);
     }
 }
 

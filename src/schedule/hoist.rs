@@ -1,0 +1,231 @@
+//! Live-range shrinking after list scheduling: an operation moves up to where the operands
+//! it is the last reader of are otherwise last read.
+//!
+//! Bottom-up list scheduling decides greedily when to open an operand's range. When two
+//! operations read the same values — `e·s` kept for later and `fma(e, s, acc)` summed now,
+//! as in the softmax kernels — the one placed first from the bottom opens the operands, and
+//! if that is the operation whose result is wanted far below, both operands are held
+//! across the whole distance where its one result would have been. This pass repairs it:
+//! an operation `x` at position `p` whose operands *die* at it (no later reader, not live
+//! after the block) moves up to just after the last other reader of those operands and
+//! after its dependence predecessors, at `q`. Between `q` and `p` the dying operands are
+//! no longer live and `x`'s definitions are, nothing else changes; so where, in every
+//! class, the definitions take no more units than the dying operands free, the demand at
+//! every point of the block is the same or lower, and the move is made. A move that
+//! leaves the demand as it was (a sum `acc' = fma(e, s, acc)` freeing `acc`) is made too:
+//! it brings the last other reader of `e` and `s` up, so that the product after it can
+//! follow and free them. Operations only move up, so the passes end; their number is
+//! bounded all the same.
+//!
+//! This is the idea of GCC's live-range shrinkage (`-flive-range-shrinkage`, V. Makarov's
+//! register-pressure-sensitive scheduling, GCC 4.8), applied as a post-pass to an order.
+//! Operations with constrained definitions or operands (tied, early-clobber, pinned,
+//! fixed), whose demand follows other rules, stay where they are, and so do the copies
+//! [`super::remat`] placed next to their uses: moving one up to where its operands die
+//! would undo the recomputation, which is kept only for what it lowers after the rounds
+//! that follow it.
+
+use super::deps::Deps;
+use super::peak::Live;
+use crate::program::{Op, Value};
+
+/// Passes over the order at most; a pass moves every operation that can move, and a later
+/// pass finds only what an earlier move made possible.
+const PASSES: usize = 4;
+
+/// Moves the operations of `order` (indices into `ops`, respecting `deps`) up to where the
+/// operands they free die, wherever that raises the demand nowhere; operations marked in
+/// `stay` keep their place.
+pub fn hoist(
+    ops: &[&Op],
+    deps: &Deps,
+    stay: &[bool],
+    order: &mut Vec<u32>,
+    live_end: &[Value],
+    live: &mut Live<'_>,
+) {
+    live.reset(live_end);
+    let readers = Readers::of_ops(ops);
+    let mut position = positions(order);
+    for _ in 0..PASSES {
+        let mut moved = false;
+        for i in 0..order.len() {
+            let x = order[i];
+            if stay[x as usize] {
+                continue;
+            }
+            if let Some(target) = target(ops, deps, &readers, &position, x, live) {
+                let op = order.remove(i);
+                order.insert(target, op);
+                for (k, &n) in order.iter().enumerate().take(i + 1).skip(target) {
+                    position[n as usize] = k;
+                }
+                moved = true;
+            }
+        }
+        if !moved {
+            break;
+        }
+    }
+}
+
+fn positions(order: &[u32]) -> Vec<usize> {
+    let mut position = vec![0; order.len()];
+    for (k, &n) in order.iter().enumerate() {
+        position[n as usize] = k;
+    }
+    position
+}
+
+/// Where operation `x` should move to, when it frees operands and moving it up raises the
+/// demand nowhere: just after its predecessors and the last other readers of the operands
+/// that die at it.
+fn target(
+    ops: &[&Op],
+    deps: &Deps,
+    readers: &Readers,
+    position: &[usize],
+    x: u32,
+    live_end: &Live<'_>,
+) -> Option<usize> {
+    let op = ops[x as usize];
+    if !is_unconstrained(op) {
+        return None;
+    }
+    let at = position[x as usize];
+    let mut freed = vec![0u32; live_end.units.len()];
+    let mut floor: Option<usize> = deps.preds[x as usize]
+        .iter()
+        .map(|&p| position[p as usize])
+        .max();
+    for (i, u) in op.uses().enumerate() {
+        let v = u.value;
+        if op.uses().take(i).any(|w| w.value == v) || live_end.contains(v) {
+            continue;
+        }
+        let others = readers
+            .of(v)
+            .filter(|&r| r != x)
+            .map(|r| position[r as usize]);
+        let last_other = others.max();
+        if last_other.is_some_and(|p| p > at) {
+            continue;
+        }
+        freed[live_end.class(v)] += live_end.size(v);
+        floor = floor.max(last_other);
+    }
+    let mut defined = vec![0u32; freed.len()];
+    for d in &op.defs {
+        defined[live_end.class(d.value)] += live_end.size(d.value);
+    }
+    let never_raises = defined.iter().zip(&freed).all(|(d, f)| d <= f);
+    let target = floor.map_or(0, |p| p + 1);
+    (never_raises && freed.iter().any(|&f| f > 0) && target < at).then_some(target)
+}
+
+/// Whether the demand at `op` follows the plain rule (no tied, early-clobber, pinned or
+/// fixed definition, no fixed operand), so moving it changes only what is live.
+fn is_unconstrained(op: &Op) -> bool {
+    op.defs
+        .iter()
+        .all(|d| d.tied.is_none() && !d.early_clobber && !d.pinned && d.fixed.is_none())
+        && op.uses().all(|u| u.fixed.is_none())
+}
+
+/// Per value, the operations of the block that read it.
+struct Readers {
+    /// `(value, operation)` pairs, sorted.
+    pairs: Vec<(Value, u32)>,
+}
+
+impl Readers {
+    fn of_ops(ops: &[&Op]) -> Readers {
+        let mut pairs: Vec<(Value, u32)> = ops
+            .iter()
+            .enumerate()
+            .flat_map(|(k, op)| op.uses().map(move |u| (u.value, k as u32)))
+            .collect();
+        pairs.sort_unstable();
+        pairs.dedup();
+        Readers { pairs }
+    }
+
+    fn of(&self, v: Value) -> impl Iterator<Item = u32> + '_ {
+        let start = self.pairs.partition_point(|&(w, _)| w < v);
+        self.pairs[start..]
+            .iter()
+            .take_while(move |&&(w, _)| w == v)
+            .map(|&(_, k)| k)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::program::Program;
+
+    fn program(body: &str) -> Program {
+        let text = format!("target sm_80\nfunc @f {{\nentry:\n{body}  ret\n}}\n");
+        crate::parse(&text).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Hoists the emitted order of the entry block, returning the order and the peaks
+    /// before and after.
+    fn hoisted(p: &Program) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+        let f = &p.functions[0];
+        let ops: Vec<&Op> = f.blocks[0].insts.iter().filter_map(|i| i.op()).collect();
+        let deps = Deps::of_ops(&ops);
+        let mut live = Live::new(f, &p.target);
+        let emitted: Vec<u32> = (0..ops.len() as u32).collect();
+        let before = super::super::peak::peak(&ops, &emitted, &[], &mut live);
+        let mut order = emitted;
+        hoist(
+            &ops,
+            &deps,
+            &vec![false; ops.len()],
+            &mut order,
+            &[],
+            &mut live,
+        );
+        let after = super::super::peak::peak(&ops, &order, &[], &mut live);
+        (order, before, after)
+    }
+
+    /// The softmax shape: `e` and `s` summed by an `fma` before a barrier and multiplied
+    /// after it, where more values are live; the product, one value, crosses the barrier
+    /// instead of its two operands.
+    #[test]
+    fn an_operation_moves_up_to_where_its_operands_die() {
+        let p = program(
+            "  %k:r1 = mov 7\n  %a:r1 = mov 1\n  %b:r1 = mov 2\n  %e:r1 = add %a, %b\n  %s:r1 = sub %a, %b\n  %f:r1 = fma %e, %s, %a\n  bar barrier\n  %x:r1 = add %k, 1\n  %y:r1 = add %k, 2\n  %z:r1 = add %k, %k\n  %m:r1 = mul %e, %s\n  st %f, %m, %x, %y, %z writes\n",
+        );
+        let (order, before, after) = hoisted(&p);
+        assert_eq!(order, vec![0, 1, 2, 3, 4, 5, 10, 6, 7, 8, 9, 11]);
+        assert_eq!((before[0], after[0]), (6, 5));
+    }
+
+    /// The sum moves up across the barrier without lowering anything (it frees `c`, one
+    /// unit, and defines one); then it is no longer the last reader of `e` and `s`, the
+    /// product is, and the product follows it up.
+    #[test]
+    fn a_move_that_lowers_nothing_lets_the_next_one_lower_the_peak() {
+        let p = program(
+            "  %k:r1 = mov 7\n  %a:r1 = mov 1\n  %b:r1 = mov 2\n  %e:r1 = add %a, %b\n  %s:r1 = sub %a, %b\n  %c:r1 = mov 3\n  bar barrier\n  %f:r1 = fma %e, %s, %c\n  st %f writes\n  %x:r1 = add %k, 1\n  %y:r1 = add %k, 2\n  %z:r1 = add %k, %k\n  %m:r1 = mul %e, %s\n  st %m, %x, %y, %z writes\n",
+        );
+        let (order, before, after) = hoisted(&p);
+        assert_eq!(order, vec![0, 1, 2, 3, 4, 5, 7, 12, 6, 8, 9, 10, 11, 13]);
+        assert_eq!((before[0], after[0]), (5, 4));
+    }
+
+    /// An operation whose operands live on, or whose result is wider than what it frees,
+    /// stays where it is.
+    #[test]
+    fn nothing_moves_that_would_not_lower_the_demand() {
+        let p = program(
+            "  %a:r1 = mov 1\n  %b:r1 = mov 2\n  %f:r1 = add %a, %b\n  bar barrier\n  %m:r1 = mul %b, %b\n  %w:r2 = mov.b64 %a\n  st %f, %m, %w, %b writes\n",
+        );
+        let (order, before, after) = hoisted(&p);
+        assert_eq!(order, vec![0, 1, 2, 3, 4, 5, 6]);
+        assert_eq!(before, after);
+    }
+}
