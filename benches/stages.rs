@@ -37,7 +37,11 @@ fn stages(group: &mut BenchmarkGroup<'_, criterion::measurement::WallTime>, p: &
         b.iter(|| Analysis::new(black_box(&f), target))
     });
     group.bench_function(BenchmarkId::new("spill v=12", n), |b| {
-        b.iter(|| spill::spill(black_box(&f), target, &a, &tight).expect("spills"))
+        b.iter_batched(
+            || f.clone(),
+            |g| spill::spill(black_box(g), target, &a, &tight).expect("spills"),
+            BatchSize::PerIteration,
+        )
     });
     let assign = |g: chromatic::Function| {
         assign::assign(g, target, &a, &budget, Policy::Dense).expect("assigns")

@@ -302,10 +302,9 @@ fn allocate_with_regalloc2(
     })
 }
 
-/// Assigns, lowers and materialises the function the spiller left (`f`, the prepared
-/// function, when nothing was spilled), moving it through the stages.
+/// Assigns, lowers and materialises the function the spiller left (the prepared function
+/// itself when nothing was spilled), moving it through the stages.
 fn assign_spilled(
-    f: Function,
     target: &Target,
     spilled: spill::Spilled,
     a: &Analysis,
@@ -318,18 +317,13 @@ fn assign_spilled(
         analysis,
     } = spilled;
     let (k, sa) = (budget.as_slice(), analysis.as_ref().unwrap_or(a));
-    match func {
-        Some(spilled) => {
-            let assigned = assign::assign(spilled, target, sa, k, policy)?;
-            let lowered = out_of_ssa::lower(assigned, target, sa, k)?;
-            spill::materialise::materialise(&f, lowered, &plan)
-        }
-        // Nothing spilled: the plan is the identity, and materialising would change
-        // nothing (no pseudo-operations, no memory phis, every value original).
-        None => {
-            let assigned = assign::assign(f, target, sa, k, policy)?;
-            out_of_ssa::lower(assigned, target, sa, k)
-        }
+    let assigned = assign::assign(func, target, sa, k, policy)?;
+    let lowered = out_of_ssa::lower(assigned, target, sa, k)?;
+    match plan {
+        Some(plan) => spill::materialise::materialise(lowered, &plan),
+        // Nothing spilled: materialising would change nothing (no pseudo-operations, no
+        // memory phis, every value original).
+        None => Ok(lowered),
     }
 }
 
@@ -423,11 +417,11 @@ pub fn allocate_function(
         Budgeting::Least => least::least_budget(&prepared, target, &a, budget),
     };
     let spilled = match least {
-        Some(least) => spill::Spilled::unspilled(&prepared, least),
-        None => spill::spill(&prepared, target, &a, budget)?,
+        Some(least) => spill::Spilled::unspilled(prepared, least),
+        None => spill::spill(prepared, target, &a, budget)?,
     };
     stages.ran("assign");
-    let mut func = assign_spilled(prepared, target, spilled, &a, policy)?;
+    let mut func = assign_spilled(target, spilled, &a, policy)?;
     prepare::drop_empty(&mut func, &added);
     Ok(Allocated {
         func,

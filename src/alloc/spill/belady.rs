@@ -87,6 +87,9 @@ pub struct Input<'a> {
     /// The class's CFG (linear for uniform classes) and its loops.
     pub graph: &'a Graph,
     pub loops: &'a Loops,
+    /// Per value: whether its definition is rematerialisable, and the values defined
+    /// `pinned` ([`DefFlags`]).
+    pub flags: &'a DefFlags,
 }
 
 /// Runs MIN over every block of the class.
@@ -109,11 +112,11 @@ pub fn decide(input: &Input) -> Result<Decisions, AllocError> {
         sides: vec![Vec::new(); input.f.blocks.len()],
         kept: BTreeMap::new(),
         costs: unit_costs(input),
-        remat: remat_values(input.f),
-        evicted: BTreeSet::new(),
+        evicted: vec![false; input.f.values.len()],
         horizon: vec![0; input.f.values.len()],
-        pinned: input.f.pinned_values().into_iter().collect(),
+        pinned: input.flags.pinned.iter().copied().collect(),
         demand: Demand::new(input.f, input.target, input.class, input.budget),
+        candidates: Vec::new(),
     };
     if input.target.class(input.class).uniform {
         b.find_sides();
@@ -206,20 +209,44 @@ fn unit_costs(input: &Input) -> (UnitCosts, UnitCosts) {
     (slot, remat)
 }
 
-/// Per value: whether its definition is rematerialisable.
-pub fn remat_values(f: &Function) -> Vec<bool> {
-    let mut remat = vec![false; f.values.len()];
-    for op in f
-        .blocks
-        .iter()
-        .flat_map(|b| &b.insts)
-        .filter_map(|i| i.op())
-    {
-        if op.remat {
-            op.defs.iter().for_each(|d| remat[d.value.index()] = true);
+/// What the definitions say about values, from one pass over the function.
+#[derive(Clone, Debug, Default)]
+pub struct DefFlags {
+    /// Per value: whether its definition is rematerialisable.
+    pub remat: Vec<bool>,
+    /// The values defined `pinned` (by an instruction or a phi), sorted.
+    pub pinned: Vec<Value>,
+}
+
+impl DefFlags {
+    pub fn new(f: &Function) -> DefFlags {
+        let mut flags = DefFlags {
+            remat: vec![false; f.values.len()],
+            pinned: Vec::new(),
+        };
+        for block in &f.blocks {
+            flags.note(block.phis.iter().map(|p| &p.def), false);
+            for op in block.insts.iter().filter_map(Inst::op) {
+                flags.note(&op.defs, op.remat);
+            }
+        }
+        flags.pinned.sort();
+        flags
+    }
+
+    fn note<'d>(&mut self, defs: impl IntoIterator<Item = &'d Def>, remat: bool) {
+        for d in defs {
+            self.remat[d.value.index()] |= remat;
+            if d.pinned {
+                self.pinned.push(d.value);
+            }
         }
     }
-    remat
+
+    /// A new value, defined neither rematerialisable nor pinned.
+    pub fn push(&mut self) {
+        self.remat.push(false);
+    }
 }
 
 struct Belady<'i, 'a> {
@@ -234,10 +261,9 @@ struct Belady<'i, 'a> {
     kept: BTreeMap<(Block, u8), BTreeSet<Value>>,
     /// Costs of values spilled to their class's first target, and of remats.
     costs: (UnitCosts, UnitCosts),
-    remat: Vec<bool>,
-    /// Values evicted somewhere already (their store is placed; another eviction needs
-    /// none).
-    evicted: BTreeSet<Value>,
+    /// Per value: whether it was evicted somewhere already (its store is placed; another
+    /// eviction needs none).
+    evicted: Vec<bool>,
     /// Values defined `pinned`: never evicted, protected everywhere they live.
     pinned: BTreeSet<Value>,
     /// Per value, while a block is walked: it lives on after position `i` exactly when
@@ -245,6 +271,8 @@ struct Belady<'i, 'a> {
     /// out; 0 otherwise).
     horizon: Vec<u32>,
     demand: Demand<'a>,
+    /// The candidates of the last eviction: one buffer for every eviction.
+    candidates: Vec<Candidate>,
 }
 
 /// What a walk through a block decided.
@@ -702,7 +730,7 @@ impl Belady<'_, '_> {
             let plan = &mut self.plans[b.index()];
             plan.exit.retain(|&x| x != v);
             plan.evictions.push((n, v));
-            self.evicted.insert(v);
+            self.evicted[v.index()] = true;
         }
     }
 
@@ -1258,7 +1286,7 @@ impl Belady<'_, '_> {
             for &(v, _) in &victims {
                 walked.evictions.push((i, v));
                 if !dry {
-                    self.evicted.insert(v);
+                    self.evicted[v.index()] = true;
                 }
             }
             w.values.retain(|&v| living(v) && !dropped.contains(&v));
@@ -1343,15 +1371,12 @@ impl Belady<'_, '_> {
     /// divergent side go only when nothing else can. Returns the value and whether it is
     /// an operand.
     fn victim(&mut self, b: Block, i: u32, ask: &Ask, dry: bool) -> Option<(Value, bool)> {
-        let candidates: Vec<Candidate> = ask
-            .w
-            .values
-            .iter()
-            .copied()
-            .filter(|v| !ask.dropped.contains(v))
-            .filter_map(|v| self.candidate(b, i, v, ask))
-            .collect();
+        let mut candidates = std::mem::take(&mut self.candidates);
+        candidates.clear();
+        let open = ask.w.values.iter().filter(|v| !ask.dropped.contains(v));
+        candidates.extend(open.filter_map(|&v| self.candidate(b, i, v, ask)));
         let found = choose(&candidates, ask.crowded);
+        self.candidates = candidates;
         if let Some((v, _)) = found.filter(|_| !dry) {
             self.demote(b, v);
         }
@@ -1384,7 +1409,7 @@ impl Belady<'_, '_> {
         }
         let size = u32::from(self.size(v));
         let useful = size.min(ask.excess).max(1);
-        let costs = if self.remat[v.index()] {
+        let costs = if self.input.flags.remat[v.index()] {
             self.costs.1
         } else {
             self.costs.0
@@ -1392,7 +1417,7 @@ impl Belady<'_, '_> {
         let freq = &self.input.a.freq;
         let here = freq[b.index()].max(f64::MIN_POSITIVE);
         let def = self.input.a.liveness.def_block(v);
-        let store = if self.evicted.contains(&v) {
+        let store = if self.evicted[v.index()] {
             0.0
         } else {
             costs.store * (freq[def.index()] / here).min(1.0)

@@ -11,10 +11,12 @@ use super::Plan;
 use crate::alloc::AllocError;
 use crate::program::*;
 
-/// Rewrites the lowered function `g` of the spilled function into an allocation of `f`.
-pub fn materialise(f: &Function, mut g: Function, plan: &Plan) -> Result<Function, AllocError> {
+/// Rewrites the lowered function `g` of the spilled function into an allocation of the
+/// function `plan` maps it back to.
+pub fn materialise(mut g: Function, plan: &Plan) -> Result<Function, AllocError> {
+    let name = g.name.clone();
     let fail = |message: String| AllocError::Internal {
-        function: f.name.clone(),
+        function: name.clone(),
         message,
     };
     for block in &mut g.blocks {
@@ -31,7 +33,7 @@ pub fn materialise(f: &Function, mut g: Function, plan: &Plan) -> Result<Functio
             .retain(|phi| phi.def.value.index() < plan.original_values);
     }
     g.map_values(|v| plan.origin[v.index()]);
-    restore_memory_phis(f, &mut g, plan).map_err(&fail)?;
+    restore_memory_phis(&mut g, plan).map_err(&fail)?;
     g.values.truncate(plan.original_values);
     Ok(g)
 }
@@ -104,7 +106,7 @@ fn lower_pseudo(inst: &Inst, plan: &Plan) -> Result<Option<InstKind>, String> {
 
 /// Puts each memory phi back in its block, in the original phi order, with its spill
 /// location, naming the split block where out-of-SSA split one of its edges.
-fn restore_memory_phis(f: &Function, g: &mut Function, plan: &Plan) -> Result<(), String> {
+fn restore_memory_phis(g: &mut Function, plan: &Plan) -> Result<(), String> {
     for mp in &plan.memory_phis {
         let mut phi = mp.phi.clone();
         phi.def.loc = Some(
@@ -120,9 +122,9 @@ fn restore_memory_phis(f: &Function, g: &mut Function, plan: &Plan) -> Result<()
         }
         g.blocks[mp.block.index()].phis.push(phi);
     }
-    for (b, block) in f.blocks.iter().enumerate() {
-        let order = |v: Value| block.phis.iter().position(|p| p.def.value == v);
-        g.blocks[b].phis.sort_by_key(|p| order(p.def.value));
+    for (b, original) in &plan.phi_order {
+        let order = |v: Value| original.iter().position(|&x| x == v);
+        g.blocks[b.index()].phis.sort_by_key(|p| order(p.def.value));
     }
     Ok(())
 }

@@ -58,13 +58,15 @@ use std::collections::BTreeMap;
 /// A function whose demand fits the budget, and what [`materialise`] needs afterwards.
 #[derive(Debug)]
 pub struct Spilled {
-    /// The function with its spill code; `None` when every class fitted and the function
-    /// is the original.
-    pub func: Option<Function>,
+    /// The function with its spill code: the input itself, unchanged, when every class
+    /// fitted.
+    pub func: Function,
     /// The budget left for assignment: reserved lane registers taken out.
     pub budget: Vec<u16>,
-    pub plan: Plan,
-    /// The analysis of `func`; `None` when nothing was spilled and `func` is the original.
+    /// How `func` maps back to the input; `None` when every class fitted.
+    pub plan: Option<Plan>,
+    /// The analysis of `func`; `None` when nothing was spilled and the input's analysis
+    /// holds.
     pub analysis: Option<Analysis>,
 }
 
@@ -81,21 +83,25 @@ pub struct Plan {
     pub memory_slots: u32,
     /// Per-lane registers reserved for lane spills.
     pub lane_registers: u16,
+    /// Per block that lost memory phis: its phis in their original order.
+    pub phi_order: BTreeMap<Block, Vec<Value>>,
 }
 
-/// Lowers the demand of every class of `f` to `budget`. `a` is the analysis of `f`.
+/// Lowers the demand of every class of `f` to `budget`, adding the spill code to `f`
+/// itself. `a` is the analysis of `f`.
 pub fn spill(
-    f: &Function,
+    f: Function,
     target: &Target,
     a: &Analysis,
     budget: &[u16],
 ) -> Result<Spilled, AllocError> {
-    let fitting = demand::fits_everywhere_by_class(f, target, a, budget);
+    let fitting = demand::fits_everywhere_by_class(&f, target, a, budget);
     if fitting.iter().all(|&fits| fits) {
         return Ok(Spilled::unspilled(f, budget.to_vec()));
     }
-    let lowest = minimum::lowest_legal(f, target);
-    check_lowest(f, target, budget, &lowest)?;
+    let lowest = minimum::lowest_legal(&f, target);
+    check_lowest(&f, target, budget, &lowest)?;
+    let original_values = f.values.len();
     let mut state = State::new(f, target);
     let mut budget = budget.to_vec();
     let mut homes = BTreeMap::new();
@@ -165,39 +171,29 @@ pub fn spill(
     }
     let plan = Plan {
         origin: state.origin,
-        original_values: f.values.len(),
+        original_values,
         memory_phis: state.memory_phis,
         homes,
         memory_slots,
         lane_registers,
+        phi_order: state.phi_order,
     };
     Ok(Spilled {
-        func: Some(state.f),
+        func: state.f,
         budget,
-        plan,
+        plan: Some(plan),
         analysis,
     })
 }
 
 impl Spilled {
     /// `f` left as it is at `budget`: every class fits it everywhere.
-    pub fn unspilled(f: &Function, budget: Vec<u16>) -> Spilled {
+    pub fn unspilled(f: Function, budget: Vec<u16>) -> Spilled {
         Spilled {
-            func: None,
+            func: f,
             budget,
-            plan: Plan::identity(f),
+            plan: None,
             analysis: None,
-        }
-    }
-}
-
-impl Plan {
-    /// The plan of a function nothing was spilled in: every value is its own origin.
-    fn identity(f: &Function) -> Plan {
-        Plan {
-            origin: f.value_ids().collect(),
-            original_values: f.values.len(),
-            ..Plan::default()
         }
     }
 }
@@ -215,6 +211,7 @@ fn lower_class(state: &mut State, a: &Analysis, c: ClassId, k: u16) -> Result<bo
         budget: k,
         graph,
         loops: &loops,
+        flags: &state.flags,
     };
     let decisions = belady::decide(&input)?;
     if leaves_all_in_registers(&state.f, a, c, &decisions) {

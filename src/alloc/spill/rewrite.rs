@@ -20,7 +20,7 @@
 //! never stored; values spilled to a register of another class (PTX predicates, Intel
 //! flags) are moved there once, after the definition.
 
-use super::belady::{remat_values, visit_order, Decisions};
+use super::belady::{visit_order, Decisions, DefFlags};
 use super::edges::{self, EdgeCode, EdgeOp, Need, Successor};
 use super::pseudo;
 use super::repair;
@@ -61,7 +61,11 @@ pub struct State<'t> {
     pub memory_phis: Vec<MemoryPhi>,
     /// Values owning a spill location, in the order they got one.
     pub owners: Vec<Value>,
-    remat: Vec<bool>,
+    /// Per value: whether its definition is rematerialisable; the pinned values.
+    pub flags: DefFlags,
+    /// Per block that lost memory phis: its phis in their original order (phis the
+    /// spiller placed before may follow; they are gone again by then).
+    pub phi_order: BTreeMap<Block, Vec<Value>>,
 }
 
 /// What the rewrite of one class reads besides the decisions.
@@ -87,15 +91,17 @@ enum Slot {
 }
 
 impl<'t> State<'t> {
-    pub fn new(f: &Function, target: &'t Target) -> State<'t> {
+    /// The state of `f` before anything is spilled; the spiller rewrites `f` in place.
+    pub fn new(f: Function, target: &'t Target) -> State<'t> {
         State {
-            f: f.clone(),
-            target,
             origin: f.value_ids().collect(),
             home: vec![None; f.values.len()],
             memory_phis: Vec::new(),
             owners: Vec::new(),
-            remat: remat_values(f),
+            flags: DefFlags::new(&f),
+            phi_order: BTreeMap::new(),
+            f,
+            target,
         }
     }
 
@@ -105,7 +111,7 @@ impl<'t> State<'t> {
             &mut self.f,
             &mut self.origin,
             &mut self.home,
-            &mut self.remat,
+            &mut self.flags,
             like,
             class,
             tag,
@@ -166,6 +172,10 @@ impl<'t> State<'t> {
         let mut out = Vec::new();
         for b in self.f.block_ids().collect::<Vec<_>>() {
             let phis = std::mem::take(&mut self.f.blocks[b.index()].phis);
+            if phis.iter().any(|p| d.memory_phis.contains(&p.def.value)) {
+                let order = phis.iter().map(|p| p.def.value).collect();
+                self.phi_order.entry(b).or_insert(order);
+            }
             let (memory, register): (Vec<Phi>, Vec<Phi>) = phis
                 .into_iter()
                 .partition(|p| d.memory_phis.contains(&p.def.value));
@@ -236,7 +246,7 @@ impl<'t> State<'t> {
         if self.home[v.index()].is_some() {
             return;
         }
-        if self.remat[v.index()] && !is_memory_phi {
+        if self.flags.remat[v.index()] && !is_memory_phi {
             self.home[v.index()] = Some(Home::Remat);
             return;
         }
@@ -406,10 +416,10 @@ impl<'t> State<'t> {
         defs: &HashMap<Value, Value>,
         removed: &[Value],
     ) -> Result<(), AllocError> {
-        let (origin, home, remat) = (&mut self.origin, &mut self.home, &mut self.remat);
+        let (origin, home, flags) = (&mut self.origin, &mut self.home, &mut self.flags);
         let mut fresh = |f: &mut Function, like: Value| {
             let class = f.value(like).class;
-            let v = fresh_value(f, origin, home, remat, like, class, "p");
+            let v = fresh_value(f, origin, home, flags, like, class, "p");
             home[v.index()] = home[like.index()];
             v
         };
@@ -437,22 +447,23 @@ fn fresh_value(
     f: &mut Function,
     origin: &mut Vec<Value>,
     home: &mut Vec<Option<Home>>,
-    remat: &mut Vec<bool>,
+    flags: &mut DefFlags,
     like: Value,
     class: ClassId,
     tag: &str,
 ) -> Value {
-    let data = f.value(like).clone();
     let v = Value(f.values.len() as u32);
-    f.values.push(ValueData {
+    let data = f.value(like);
+    let fresh = ValueData {
         name: format!("{}.{tag}{}", data.name, v.0),
         class,
         size: data.size,
         pos: data.pos,
-    });
+    };
+    f.values.push(fresh);
     origin.push(origin[like.index()]);
     home.push(None);
-    remat.push(false);
+    flags.push();
     v
 }
 

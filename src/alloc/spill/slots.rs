@@ -99,6 +99,7 @@ fn place(
     limit: u32,
 ) -> Vec<(Value, u32)> {
     let list = owners.list;
+    let partners = partners_by_index(owners);
     let mut at: Vec<Option<u32>> = vec![None; list.len()];
     let mut taken = Taken::default();
     for (i, &o) in list.iter().enumerate() {
@@ -109,12 +110,7 @@ fn place(
                 .filter_map(|&j| Some((at[j]?, u32::from(f.value(list[j]).size)))),
         );
         let fits = |t: u32| row.is_none_or(|r| t % r + len <= r) && taken.is_free(t, len);
-        let partner = owners
-            .partners
-            .iter()
-            .filter_map(|&(x, y)| (x == o).then_some(y).or((y == o).then_some(x)))
-            .filter_map(|p| list.iter().position(|&q| q == p).and_then(|j| at[j]))
-            .find(|&t| fits(t));
+        let partner = partners[i].iter().filter_map(|&j| at[j]).find(|&t| fits(t));
         let first = partner.unwrap_or_else(|| taken.lowest(len, row, &fits));
         if first + len <= limit {
             at[i] = Some(first);
@@ -124,6 +120,25 @@ fn place(
         .zip(at)
         .filter_map(|(&o, t)| Some((o, t?)))
         .collect()
+}
+
+/// Per owner (by its index in the list), the indices of its partners, in the order of
+/// the partner pairs.
+fn partners_by_index(owners: Owners) -> Vec<Vec<usize>> {
+    let mut index: BTreeMap<Value, usize> = BTreeMap::new();
+    for (i, &o) in owners.list.iter().enumerate() {
+        index.entry(o).or_insert(i);
+    }
+    let mut partners = vec![Vec::new(); owners.list.len()];
+    for &(x, y) in owners.partners {
+        if let (Some(&i), Some(&j)) = (index.get(&x), index.get(&y)) {
+            partners[i].push(j);
+            if i != j {
+                partners[j].push(i);
+            }
+        }
+    }
+    partners
 }
 
 /// The locations an owner's placed neighbours hold, one bit per location: whether a
@@ -199,11 +214,12 @@ fn interference(
     phis: &[(Block, Value)],
 ) -> Vec<Vec<usize>> {
     let index: BTreeMap<Value, usize> = owners.iter().enumerate().map(|(i, &o)| (o, i)).collect();
-    let live_out = live_out_sets(f, graph, &index, phis);
+    let accesses = accesses(f, &index);
+    let live_out = live_out_sets(graph, &accesses, &index, phis);
     let mut adj = vec![Vec::new(); owners.len()];
-    for b in f.block_ids() {
-        let mut live = live_out[b.index()].clone();
-        walk_back(f, b, &index, &mut live, |o, live| {
+    for (b, block) in accesses.iter().enumerate() {
+        let mut live = live_out[b].clone();
+        walk_back(block, &mut live, |o, live| {
             for &other in live.iter().filter(|&&x| x != o) {
                 adj[o].push(other);
                 adj[other].push(o);
@@ -213,14 +229,30 @@ fn interference(
     adj
 }
 
+/// Per block, its stores into and reloads from the owners' locations in order: the
+/// owner's index and whether it is a store. One pass over the function; the dataflow
+/// then walks these lists only.
+fn accesses(f: &Function, index: &BTreeMap<Value, usize>) -> Vec<Vec<(usize, bool)>> {
+    f.blocks
+        .iter()
+        .map(|block| {
+            block
+                .insts
+                .iter()
+                .filter_map(|i| access(i, index))
+                .collect()
+        })
+        .collect()
+}
+
 /// Owners live at the end of each block, to the fixpoint.
 fn live_out_sets(
-    f: &Function,
     graph: &Graph,
+    accesses: &[Vec<(usize, bool)>],
     index: &BTreeMap<Value, usize>,
     phis: &[(Block, Value)],
 ) -> Vec<BTreeSet<usize>> {
-    let n = f.blocks.len();
+    let n = accesses.len();
     let mut entry: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); n];
     for (d, owner) in phis {
         if let Some(&i) = index.get(owner) {
@@ -240,7 +272,7 @@ fn live_out_sets(
                 .flat_map(|s| live_in[s.index()].iter().copied())
                 .collect();
             let mut live = out.clone();
-            walk_back(f, b, index, &mut live, |_, _| {});
+            walk_back(&accesses[b.index()], &mut live, |_, _| {});
             live_out[b.index()] = out;
             live.extend(entry[b.index()].iter().copied());
             if live != live_in[b.index()] {
@@ -252,38 +284,34 @@ fn live_out_sets(
     live_out
 }
 
-/// Walks `b` backward from `live` (owners live at its end): a reload makes its owner live,
-/// a store ends it; `at_store` sees each stored owner with the owners live just after.
+/// Walks a block's accesses backward from `live` (owners live at its end): a reload
+/// makes its owner live, a store ends it; `at_store` sees each stored owner with the
+/// owners live just after.
 fn walk_back(
-    f: &Function,
-    b: Block,
-    index: &BTreeMap<Value, usize>,
+    accesses: &[(usize, bool)],
     live: &mut BTreeSet<usize>,
     mut at_store: impl FnMut(usize, &BTreeSet<usize>),
 ) {
-    for inst in f.block(b).insts.iter().rev() {
-        match access(inst, index) {
-            Some((Pseudo::Store, o)) => {
-                at_store(o, live);
-                live.remove(&o);
-            }
-            Some((_, o)) => {
-                live.insert(o);
-            }
-            None => {}
+    for &(o, store) in accesses.iter().rev() {
+        if store {
+            at_store(o, live);
+            live.remove(&o);
+        } else {
+            live.insert(o);
         }
     }
 }
 
-/// A store into or reload from an owner's location.
-fn access(inst: &crate::program::Inst, index: &BTreeMap<Value, usize>) -> Option<(Pseudo, usize)> {
+/// A store into or reload from an owner's location: the owner's index, whether a store.
+fn access(inst: &crate::program::Inst, index: &BTreeMap<Value, usize>) -> Option<(usize, bool)> {
     let op = inst.op()?;
-    let kind = pseudo::classify(op)?;
-    if !matches!(kind, Pseudo::Store | Pseudo::Reload) {
-        return None;
-    }
+    let store = match pseudo::classify(op)? {
+        Pseudo::Store => true,
+        Pseudo::Reload => false,
+        _ => return None,
+    };
     let owner = pseudo::owner(op)?;
-    Some((kind, *index.get(&owner)?))
+    Some((*index.get(&owner)?, store))
 }
 
 #[cfg(test)]
