@@ -14,8 +14,8 @@
 //! Phis left out of W are memory phis. Then Belady's MIN runs through the block
 //! ([`Belady::walk`], §4.1): before each instruction its operands are reloaded into W;
 //! while the instruction's [`packing`](super::super::packing) problem does not fit the
-//! budget, the value in W whose next use is farthest (weighted by how cheap it is to get
-//! back: a rematerialisable constant is cheaper than a reload) leaves — before the
+//! budget, a value in W leaves ([`Belady::victim`]: the farthest next use, or the
+//! cheapest to get back among values not needed before the crowding ends) — before the
 //! instruction if it is not an operand, after it if it is an operand that lives on. The
 //! demand is exactly what assignment must place, so assignment never fails where this
 //! succeeded. Evictions and reloads are recorded; the code that couples blocks (reloads
@@ -117,7 +117,9 @@ pub fn decide(input: &Input) -> Result<Decisions, AllocError> {
         pinned: input.flags.pinned.iter().copied().collect(),
         demand: Demand::new(input.f, input.target, input.class, input.budget),
         candidates: Vec::new(),
+        crowded: Vec::new(),
     };
+    b.crowded = b.crowded_from_entry();
     if input.target.class(input.class).uniform {
         b.find_sides();
     }
@@ -273,6 +275,9 @@ struct Belady<'i, 'a> {
     demand: Demand<'a>,
     /// The candidates of the last eviction: one buffer for every eviction.
     candidates: Vec<Candidate>,
+    /// Per block: how many positions from its first instruction on stay over the budget
+    /// (see [`Belady::crowded_from_entry`]).
+    crowded: Vec<u64>,
 }
 
 /// What a walk through a block decided.
@@ -1359,17 +1364,18 @@ impl Belady<'_, '_> {
         }
     }
 
-    /// The value to evict at instruction `i`. Among values next used only after the
-    /// current loop, Belady's farthest, whatever its size. Otherwise Belady's farthest
-    /// is weighted by the share of its units the `excess` needs (a 4-unit value evicted
-    /// for one missing unit wastes three). When every candidate is needed again inside
-    /// the loop — each will be reloaded every iteration, whichever goes — the cheapest
-    /// to evict per useful unit goes (its store and reload, weighted by where they run:
-    /// a loop-invariant value is stored once before the loop, a value defined in the
-    /// loop every iteration; a remat needs no store), the farthest among equals. Operands that live on are candidates (to leave after
-    /// the instruction) when only the late instant overflows. Values kept through a
-    /// divergent side go only when nothing else can. Returns the value and whether it is
-    /// an operand.
+    /// The value to evict at instruction `i` ([`choose`]). Among values next used only
+    /// after the current loop, Belady's farthest, whatever its size. Otherwise, among
+    /// values next used after the positions that stay over the budget (`crowded`, on
+    /// into the successors), the cheapest to evict per useful unit (its store and
+    /// reload, weighted by where they run: a loop-invariant value is stored once before
+    /// the loop, a value defined in the loop every iteration; a remat needs no store; a
+    /// 4-unit value evicted for one missing unit pays for three), the farthest among
+    /// equals. When every candidate comes back while the registers are still over the
+    /// budget, Belady's farthest weighted by the share of its units the `excess` needs.
+    /// Operands that live on are candidates (to leave after the instruction) when only
+    /// the late instant overflows. Values kept through a divergent side go only when nothing else can.
+    /// Returns the value and whether it is an operand.
     fn victim(&mut self, b: Block, i: u32, ask: &Ask, dry: bool) -> Option<(Value, bool)> {
         let mut candidates = std::mem::take(&mut self.candidates);
         candidates.clear();
@@ -1383,21 +1389,84 @@ impl Belady<'_, '_> {
         found
     }
 
-    /// Per position `i` of `b`: how many positions after it the block's demand (with
-    /// nothing spilled) stays over the budget; a value needed again within them would
-    /// have to come back while the registers are still full.
+    /// Per position `i` of `b`: how many positions after it the demand (with nothing
+    /// spilled) stays over the budget, on into the successors (the shortest such run
+    /// among them); a value needed again within them would have to come back while the
+    /// registers are still full.
     fn crowded_runs(&self, b: Block) -> Vec<u64> {
         let n = self.f().block(b).insts.len() as u32;
-        let k = u32::from(self.input.budget);
-        let over = |j: u32| self.input.a.pressure.at(b, Some(j), self.input.class) > k;
         let mut runs = vec![0; n as usize + 1];
+        runs[n as usize] = self.crowded_after(b);
         for i in (0..n).rev() {
             let j = i + 1;
-            runs[i as usize] = if over(j) { runs[j as usize] + 1 } else { 0 };
+            runs[i as usize] = if self.over(b, j) {
+                runs[j as usize] + 1
+            } else {
+                0
+            };
         }
         runs
     }
 
+    /// Whether the demand at position `j` of `b` (with nothing spilled) exceeds the
+    /// budget.
+    fn over(&self, b: Block, j: u32) -> bool {
+        let k = u32::from(self.input.budget);
+        self.input.a.pressure.at(b, Some(j), self.input.class) > k
+    }
+
+    /// Per block: how many positions from its first instruction on the demand (with
+    /// nothing spilled) stays over the budget, through its successors when the whole
+    /// block does — the shortest run among them, a shortest-path fixpoint (Bellman-Ford
+    /// over the blocks in reverse visit order); a run that never ends counts as
+    /// reaching past the loop ([`LOOP_EXIT`]).
+    fn crowded_from_entry(&self) -> Vec<u64> {
+        let f = self.f();
+        let order = visit_order(self.input.graph, self.input.loops, f);
+        let leading: Vec<Option<u64>> = f
+            .block_ids()
+            .map(|b| {
+                let n = f.block(b).insts.len() as u32;
+                (0..=n).position(|j| !self.over(b, j)).map(|j| j as u64)
+            })
+            .collect();
+        let mut runs: Vec<u64> = leading.iter().map(|l| l.unwrap_or(LOOP_EXIT)).collect();
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &b in order.iter().rev() {
+                if leading[b.index()].is_some() {
+                    continue;
+                }
+                let after = self
+                    .input
+                    .graph
+                    .succs(b)
+                    .iter()
+                    .map(|s| runs[s.index()])
+                    .min()
+                    .unwrap_or(0);
+                let run = (f.block(b).insts.len() as u64 + 1 + after).min(LOOP_EXIT);
+                if run < runs[b.index()] {
+                    runs[b.index()] = run;
+                    changed = true;
+                }
+            }
+        }
+        runs
+    }
+
+    /// How many positions after the end of `b` stay over the budget: the shortest run
+    /// among its successors ([`Self::crowded_from_entry`]).
+    fn crowded_after(&self, b: Block) -> u64 {
+        self.input
+            .graph
+            .succs(b)
+            .iter()
+            .map(|s| self.crowded[s.index()])
+            .min()
+            .unwrap_or(0)
+    }
     fn candidate(&self, b: Block, i: u32, v: Value, ask: &Ask) -> Option<Candidate> {
         if self.pinned.contains(&v) {
             return None;
