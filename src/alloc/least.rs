@@ -14,11 +14,14 @@
 //! allocation. Fitting only grows with the budget (a packing that fits `k` units fits
 //! `k + 1`), so bisection finds the least fitting budget.
 //!
-//! A class without a swap keeps its budget: at a tight budget a parallel copy cycle must
-//! go through a free unit, and the units `out_of_ssa` counts as busy on an edge are those
-//! of both sides' states together, so a full file breaks cycles through a memory slot (the
-//! 64 accumulators of an MFMA loop on gfx942, rotated on an edge, went through scratch one
-//! AGPR at a time). Classes with a swap (AMD VGPRs) break cycles in place.
+//! A class without a swap gets one unit above that budget for copy temporaries only
+//! ([`copy_room`]): a parallel copy cycle there goes through a free unit, and the units
+//! free during a copy are those no value live after it holds (`parallel_copy`,
+//! `out_of_ssa`). Values fit the least budget `k` everywhere, so with unit `k` kept for
+//! temporaries, every cycle breaks in a register and none goes through memory (a full file
+//! once broke the cycles of 64 MFMA accumulators on gfx942, rotated on an edge, through a
+//! scratch slot one AGPR at a time); the unit counts among the registers used only where a
+//! cycle needed it. Classes with a swap (AMD VGPRs) break cycles in place.
 
 use crate::alloc::spill::demand;
 use crate::analysis::Analysis;
@@ -28,8 +31,7 @@ use crate::target::Target;
 /// The least budget per class, at most `budget`, at which `f` needs no spill; `budget`
 /// itself when some class of `f` does not fit it (then the spiller runs, and other
 /// classes' room, such as VGPR lanes for SGPR spills, is left as it is). A class without
-/// live values keeps its budget (its fixed registers, if any, stay where they are), and so
-/// does one without a swap.
+/// live values keeps its budget (its fixed registers, if any, stay where they are).
 pub fn least_budget(f: &Function, target: &Target, a: &Analysis, budget: &[u16]) -> Vec<u16> {
     if !demand::fits_everywhere_by_class(f, target, a, budget)
         .iter()
@@ -40,7 +42,7 @@ pub fn least_budget(f: &Function, target: &Target, a: &Analysis, budget: &[u16])
     let mut low: Vec<u16> = target
         .class_ids()
         .map(|c| match a.pressure.max_live(c) {
-            live if live > 0 && target.class(c).has_swap => {
+            live if live > 0 => {
                 u16::try_from(live).map_or(budget[c.index()], |l| l.min(budget[c.index()]))
             }
             _ => budget[c.index()],
@@ -63,4 +65,13 @@ pub fn least_budget(f: &Function, target: &Target, a: &Analysis, budget: &[u16])
         }
     }
     high
+}
+
+/// Per class, the units above the `least` budget that copy temporaries may take: one for
+/// a class without a swap whose least budget is below the one `given`, else none.
+pub fn copy_room(target: &Target, least: &[u16], given: &[u16]) -> Vec<u16> {
+    target
+        .class_ids()
+        .map(|c| u16::from(!target.class(c).has_swap && least[c.index()] < given[c.index()]))
+        .collect()
 }

@@ -303,13 +303,15 @@ fn allocate_with_regalloc2(
 }
 
 /// Assigns, lowers and materialises the function the spiller left (`f`, the prepared
-/// function, when nothing was spilled), moving it through the stages.
+/// function, when nothing was spilled), moving it through the stages. Values stay within
+/// the spiller's budget; copy temporaries may also take the units of `room` above it
+/// ([`least::copy_room`]).
 fn assign_spilled(
     f: Function,
     target: &Target,
     spilled: spill::Spilled,
     a: &Analysis,
-    policy: Policy,
+    (policy, room): (Policy, &[u16]),
 ) -> Result<Function, AllocError> {
     let spill::Spilled {
         func,
@@ -317,18 +319,22 @@ fn assign_spilled(
         plan,
         analysis,
     } = spilled;
-    let (k, sa) = (budget.as_slice(), analysis.as_ref().unwrap_or(a));
+    let temps: Vec<u16> = budget.iter().zip(room).map(|(&k, &r)| k + r).collect();
+    let (k, sa) = (
+        (budget.as_slice(), temps.as_slice()),
+        analysis.as_ref().unwrap_or(a),
+    );
     match func {
         Some(spilled) => {
             let assigned = assign::assign(spilled, target, sa, k, policy)?;
-            let lowered = out_of_ssa::lower(assigned, target, sa, k)?;
+            let lowered = out_of_ssa::lower(assigned, target, sa, k.1)?;
             spill::materialise::materialise(&f, lowered, &plan)
         }
         // Nothing spilled: the plan is the identity, and materialising would change
         // nothing (no pseudo-operations, no memory phis, every value original).
         None => {
             let assigned = assign::assign(f, target, sa, k, policy)?;
-            out_of_ssa::lower(assigned, target, sa, k)
+            out_of_ssa::lower(assigned, target, sa, k.1)
         }
     }
 }
@@ -417,14 +423,18 @@ pub fn allocate_function(
         added,
         analysis: a,
     } = prepare_function(f, target)?;
-    let budget = match budgeting {
-        Budgeting::AsGiven => budget.to_vec(),
-        Budgeting::Least => least::least_budget(&prepared, target, &a, budget),
+    let (budget, room) = match budgeting {
+        Budgeting::AsGiven => (budget.to_vec(), vec![0; budget.len()]),
+        Budgeting::Least => {
+            let least = least::least_budget(&prepared, target, &a, budget);
+            let room = least::copy_room(target, &least, budget);
+            (least, room)
+        }
     };
     stages.ran("spill");
     let spilled = spill::spill(&prepared, target, &a, &budget)?;
     stages.ran("assign");
-    let mut func = assign_spilled(prepared, target, spilled, &a, policy)?;
+    let mut func = assign_spilled(prepared, target, spilled, &a, (policy, &room))?;
     prepare::drop_empty(&mut func, &added);
     Ok(Allocated {
         func,
