@@ -283,11 +283,12 @@ fn earlier_failures_on_larger_programs() {
 }
 
 /// The whole corpus: every (function, class) pair proven optimal and verified; the three
-/// functions that need spilling at their full register file are skipped; the allocator
-/// is never above the optimum (classes without a swap allocate at their least budget too,
-/// with one unit above it for copy temporaries where a cycle needs it), and below it in
+/// functions that need spilling at their full register file are skipped; per-lane
+/// classes without a swap allocate at their least budget too (one unit above it for copy
+/// temporaries where a cycle needs it), so the allocator loses only in AMD `s`, a uniform
+/// class that keeps the whole file (`sgpr_tuples_aligned`), and is below the optimum in
 /// `ptx_split_quads`, where it splits a live range that the oracle's model keeps in one
-/// register. `--svg` draws the 70 rows, no loss marked.
+/// register. `--svg` draws the 70 rows, the one loss marked.
 #[test]
 fn gap_on_the_corpus() {
     let dir = std::env::temp_dir().join(format!("chromatic-gap-{}", std::process::id()));
@@ -297,7 +298,7 @@ fn gap_on_the_corpus() {
     let last = stdout.lines().last().expect("a summary");
     assert_eq!(
         last,
-        "optimal proven: 70/70  mean gap: -0.1%  max gap: 0.0%  verified: 70/70"
+        "optimal proven: 70/70  mean gap: -0.0%  max gap: 5.3%  verified: 70/70"
     );
     assert_eq!(
         stdout
@@ -323,7 +324,7 @@ fn gap_on_the_corpus() {
     let again = chromatic(&["gap", "corpus", "--svg", chart.to_str().expect("utf-8")]);
     let svg = std::fs::read_to_string(&chart).expect("the chart was written");
     assert_eq!(svg.matches("<rect x=").count(), 2 * 70, "two bars per row");
-    assert_eq!(svg.matches("fill=\"#c22\"").count(), 0, "no loss to mark");
+    assert_eq!(svg.matches("fill=\"#c22\"").count(), 1, "the loss marked");
     std::fs::remove_file(&chart).expect("chart");
     let emitted_count = std::fs::read_dir(&dir).expect("emit dir").count();
     std::fs::remove_dir_all(&dir).ok();

@@ -31,7 +31,10 @@ use crate::target::Target;
 /// The least budget per class, at most `budget`, at which `f` needs no spill; `budget`
 /// itself when some class of `f` does not fit it (then the spiller runs, and other
 /// classes' room, such as VGPR lanes for SGPR spills, is left as it is). A class without
-/// live values keeps its budget (its fixed registers, if any, stay where they are).
+/// live values keeps its budget (its fixed registers, if any, stay where they are), and so
+/// does a uniform class: its anchored live-ins take the locations their branch block left
+/// them in, which no instruction's packing problem sees, so a block's entry may not fit
+/// the least budget (a generated gfx11 function's SGPRs did not).
 pub fn least_budget(f: &Function, target: &Target, a: &Analysis, budget: &[u16]) -> Vec<u16> {
     if !demand::fits_everywhere_by_class(f, target, a, budget)
         .iter()
@@ -42,7 +45,7 @@ pub fn least_budget(f: &Function, target: &Target, a: &Analysis, budget: &[u16])
     let mut low: Vec<u16> = target
         .class_ids()
         .map(|c| match a.pressure.max_live(c) {
-            live if live > 0 => {
+            live if live > 0 && !target.class(c).uniform => {
                 u16::try_from(live).map_or(budget[c.index()], |l| l.min(budget[c.index()]))
             }
             _ => budget[c.index()],
