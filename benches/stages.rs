@@ -44,7 +44,7 @@ fn stages(group: &mut BenchmarkGroup<'_, criterion::measurement::WallTime>, p: &
         )
     });
     let assign = |g: chromatic::Function| {
-        assign::assign(g, target, &a, &budget, Policy::Dense).expect("assigns")
+        assign::assign(g, target, &a, (&budget, &budget), Policy::Dense).expect("assigns")
     };
     group.bench_function(BenchmarkId::new("assign", n), |b| {
         b.iter_batched(|| f.clone(), assign, BatchSize::PerIteration)

@@ -67,6 +67,33 @@ fn three_phi_cycle_lowers_to_two_swaps() {
     assert_eq!(print(&a).matches("  swap ").count(), 2);
 }
 
+/// Minimum-registers mode on `r`, a class without a swap: the least budget at which the
+/// packing model fits, plus one unit that lets every copy cycle break through a register.
+/// With the whole file as budget, the quads of vector loads found no aligned window below
+/// the split parts that outlive them; at the least budget the parts move instead.
+#[test]
+fn least_budget_on_a_class_without_swap_keeps_quads_within_max_live() {
+    let p = corpus("ptx_split_quads.chr");
+    let (_, stats) = allocate_verified(&p, &AllocOptions::default());
+    let r = class(&stats[0].classes, "r");
+    assert!(u32::from(r.regs_used) <= r.max_live + 1, "{r:?}");
+    assert_eq!(
+        (r.spills, r.reloads, stats[0].spill_slots),
+        (0, 0, 0),
+        "{r:?}"
+    );
+    let whole_file = AllocOptions {
+        budget: vec![("r".into(), 255)],
+        ..AllocOptions::default()
+    };
+    let (_, stats) = allocate_verified(&p, &whole_file);
+    let r = class(&stats[0].classes, "r");
+    assert!(
+        u32::from(r.regs_used) > r.max_live + 1,
+        "the case needs the least budget: {r:?}"
+    );
+}
+
 #[test]
 fn cycle_without_swap_goes_through_a_free_register() {
     let (_, stats) = allocate_verified(&corpus("swap_cycle3_noswap.chr"), &AllocOptions::default());

@@ -67,9 +67,8 @@ fn class<'a>(
 /// A scalar, then a 2-aligned pair, both live: dense assignment over the whole file puts
 /// %a in v0, so the pair goes to v[2:3] and the function uses 4 registers. MaxLive is 3,
 /// and the pair in v[0:1] with %a in v2 reaches it: the optimum is 3, one register fewer.
-/// A class without a swap keeps the whole file as its budget in minimum-registers mode
-/// and loses that register; with a swap the allocator's least budget is 3 and it reaches
-/// the optimum.
+/// The allocator's least budget is 3 with a swap and without one (the unit above it is
+/// for copy temporaries, and no cycle needs one here), so it reaches the optimum.
 #[test]
 fn a_pair_after_a_scalar_fits_in_one_register_fewer_than_the_whole_file_gives() {
     let program = |flags: &str| {
@@ -84,11 +83,11 @@ entry:
 }}"
         )
     };
-    for (flags, allocator) in [(":noswap", 4), ("", 3)] {
+    for flags in [":noswap", ""] {
         let text = program(flags);
         let (heuristic, answer) = solve(&text, "v");
         let v = class(&answer, &text, "v");
-        assert_eq!(heuristic, allocator, "{flags}");
+        assert_eq!(heuristic, 3, "{flags}");
         assert_eq!(
             (v.max_live, v.regs, v.bound, v.status),
             (3, 3, 3, Status::Optimal)
@@ -284,10 +283,12 @@ fn earlier_failures_on_larger_programs() {
 }
 
 /// The whole corpus: every (function, class) pair proven optimal and verified; the three
-/// functions that need spilling at their full register file are skipped; the gaps
-/// are the allocator's in classes without a swap, which keep the whole file as their
-/// budget (PTX pairs and quads, SGPR tuples). `--svg` draws the 69 rows, the three
-/// losses marked.
+/// functions that need spilling at their full register file are skipped; per-lane
+/// classes without a swap allocate at their least budget too (one unit above it for copy
+/// temporaries where a cycle needs it), so the allocator loses only in AMD `s`, a uniform
+/// class that keeps the whole file (`sgpr_tuples_aligned`), and is below the optimum in
+/// `ptx_split_quads`, where it splits a live range that the oracle's model keeps in one
+/// register. `--svg` draws the 70 rows, the one loss marked.
 #[test]
 fn gap_on_the_corpus() {
     let dir = std::env::temp_dir().join(format!("chromatic-gap-{}", std::process::id()));
@@ -297,7 +298,7 @@ fn gap_on_the_corpus() {
     let last = stdout.lines().last().expect("a summary");
     assert_eq!(
         last,
-        "optimal proven: 69/69  mean gap: 0.5%  max gap: 14.3%  verified: 69/69"
+        "optimal proven: 70/70  mean gap: -0.0%  max gap: 5.3%  verified: 70/70"
     );
     assert_eq!(
         stdout
@@ -309,6 +310,9 @@ fn gap_on_the_corpus() {
     assert!(stdout.contains(
         "corpus/fixed_conflict.chr @fixed_conflict v: max_live 2  heuristic 2  optimum 2  gap 0.0%"
     ));
+    assert!(stdout.contains(
+        "corpus/ptx_split_quads.chr @ptx_split_quads r: max_live 11  heuristic 11  optimum 12  gap -8.3%"
+    ));
     let emitted = dir.join("fixed_conflict.chr");
     let verdict = chromatic(&[
         "verify",
@@ -319,12 +323,8 @@ fn gap_on_the_corpus() {
     let chart = dir.join("gap.svg");
     let again = chromatic(&["gap", "corpus", "--svg", chart.to_str().expect("utf-8")]);
     let svg = std::fs::read_to_string(&chart).expect("the chart was written");
-    assert_eq!(svg.matches("<rect x=").count(), 2 * 69, "two bars per row");
-    assert_eq!(
-        svg.matches("fill=\"#c22\"").count(),
-        3,
-        "the three losses marked"
-    );
+    assert_eq!(svg.matches("<rect x=").count(), 2 * 70, "two bars per row");
+    assert_eq!(svg.matches("fill=\"#c22\"").count(), 1, "the loss marked");
     std::fs::remove_file(&chart).expect("chart");
     let emitted_count = std::fs::read_dir(&dir).expect("emit dir").count();
     std::fs::remove_dir_all(&dir).ok();

@@ -185,6 +185,37 @@ fn softmax_fits_ptxas_count_once_products_are_hoisted() {
     assert!(row["error"].is_null(), "{row}");
 }
 
+/// Minimum-registers mode on the sample: wherever the predicates fit their 7 registers
+/// (so nothing spills), `r` takes at most one unit more than MaxLive after scheduling (the
+/// least budget, and a unit for copy cycles: `r` has no swap), never the whole file's
+/// greedy placement.
+#[test]
+fn ptx_sample_registers_stay_within_max_live_plus_one() {
+    let out = chromatic(&["ptx", "corpus/ptx", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let rows = rows.as_array().expect("rows");
+    assert_eq!(rows.len(), 21);
+    let mut checked = 0;
+    for row in rows
+        .iter()
+        .filter(|row| row["max_live"]["p"].as_u64() <= Some(7))
+    {
+        let (regs, max_live) = (&row["regs"]["r"], &row["max_live"]["r"]);
+        let (regs, max_live) = (
+            regs.as_u64().expect("regs"),
+            max_live.as_u64().expect("max_live"),
+        );
+        assert!(
+            regs <= max_live + 1,
+            "{}: {regs} > {max_live} + 1",
+            row["kernel"]
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 20, "one kernel spills predicates into `r`");
+}
+
 /// The main job walks `.ptx` files too; every sample kernel allocates, verifies and runs.
 #[test]
 fn corpus_covers_the_ptx_sample() {

@@ -16,11 +16,14 @@
 //! its instructions, which the one walk collects. When every class fits, the spiller has
 //! nothing to do and is not asked again.
 //!
-//! A class without a swap keeps its budget: at a tight budget a parallel copy cycle must
-//! go through a free unit, and the units `out_of_ssa` counts as busy on an edge are those
-//! of both sides' states together, so a full file breaks cycles through a memory slot (the
-//! 64 accumulators of an MFMA loop on gfx942, rotated on an edge, went through scratch one
-//! AGPR at a time). Classes with a swap (AMD VGPRs) break cycles in place.
+//! A class without a swap gets one unit above that budget for copy temporaries only
+//! ([`copy_room`]): a parallel copy cycle there goes through a free unit, and the units
+//! free during a copy are those no value live after it holds (`parallel_copy`,
+//! `out_of_ssa`). Values fit the least budget `k` everywhere, so with unit `k` kept for
+//! temporaries, every cycle breaks in a register and none goes through memory (a full file
+//! once broke the cycles of 64 MFMA accumulators on gfx942, rotated on an edge, through a
+//! scratch slot one AGPR at a time); the unit counts among the registers used only where a
+//! cycle needed it. Classes with a swap (AMD VGPRs) break cycles in place.
 
 use crate::alloc::spill::demand;
 use crate::analysis::Analysis;
@@ -31,7 +34,9 @@ use crate::target::Target;
 /// some class of `f` does not fit `budget` (then the spiller runs at `budget`, and other
 /// classes' room, such as VGPR lanes for SGPR spills, is left as it is). A class without
 /// live values keeps its budget (its fixed registers, if any, stay where they are), and so
-/// does one without a swap.
+/// does a uniform class: its anchored live-ins take the locations their branch block left
+/// them in, which no instruction's packing problem sees, so a block's entry may not fit
+/// the least budget (a generated gfx11 function's SGPRs did not).
 pub fn least_budget(
     f: &Function,
     target: &Target,
@@ -41,7 +46,7 @@ pub fn least_budget(
     let low: Vec<u16> = target
         .class_ids()
         .map(|c| {
-            let searched = a.pressure.max_live(c) > 0 && target.class(c).has_swap;
+            let searched = a.pressure.max_live(c) > 0 && !target.class(c).uniform;
             if searched {
                 0
             } else {
@@ -51,6 +56,15 @@ pub fn least_budget(
         .collect();
     demand::least_fitting_by_class(f, target, a, &low, budget)
         .into_iter()
+        .collect()
+}
+
+/// Per class, the units above the `least` budget that copy temporaries may take: one for
+/// a class without a swap whose least budget is below the one `given`, else none.
+pub fn copy_room(target: &Target, least: &[u16], given: &[u16]) -> Vec<u16> {
+    target
+        .class_ids()
+        .map(|c| u16::from(!target.class(c).has_swap && least[c.index()] < given[c.index()]))
         .collect()
 }
 
@@ -77,7 +91,7 @@ mod tests {
                 if !demand::fits_everywhere(f, target, a, c, k) {
                     return None;
                 }
-                if a.pressure.max_live(c) == 0 || !target.class(c).has_swap {
+                if a.pressure.max_live(c) == 0 || target.class(c).uniform {
                     return Some(k);
                 }
                 (0..=k).find(|&low| demand::fits_everywhere(f, target, a, c, low))

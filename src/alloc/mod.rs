@@ -303,12 +303,14 @@ fn allocate_with_regalloc2(
 }
 
 /// Assigns, lowers and materialises the function the spiller left (the prepared function
-/// itself when nothing was spilled), moving it through the stages.
+/// itself when nothing was spilled), moving it through the stages. Values stay within the
+/// spiller's budget; copy temporaries may also take the units of `room` above it
+/// ([`least::copy_room`]).
 fn assign_spilled(
     target: &Target,
     spilled: spill::Spilled,
     a: &Analysis,
-    policy: Policy,
+    (policy, room): (Policy, &[u16]),
 ) -> Result<Function, AllocError> {
     let spill::Spilled {
         func,
@@ -316,9 +318,13 @@ fn assign_spilled(
         plan,
         analysis,
     } = spilled;
-    let (k, sa) = (budget.as_slice(), analysis.as_ref().unwrap_or(a));
+    let temps: Vec<u16> = budget.iter().zip(room).map(|(&k, &r)| k + r).collect();
+    let (k, sa) = (
+        (budget.as_slice(), temps.as_slice()),
+        analysis.as_ref().unwrap_or(a),
+    );
     let assigned = assign::assign(func, target, sa, k, policy)?;
-    let lowered = out_of_ssa::lower(assigned, target, sa, k)?;
+    let lowered = out_of_ssa::lower(assigned, target, sa, k.1)?;
     match plan {
         Some(plan) => spill::materialise::materialise(lowered, &plan),
         // Nothing spilled: materialising would change nothing (no pseudo-operations, no
@@ -416,12 +422,16 @@ pub fn allocate_function(
         Budgeting::AsGiven => None,
         Budgeting::Least => least::least_budget(&prepared, target, &a, budget),
     };
+    let room = match &least {
+        Some(least) => least::copy_room(target, least, budget),
+        None => vec![0; budget.len()],
+    };
     let spilled = match least {
         Some(least) => spill::Spilled::unspilled(prepared, least),
         None => spill::spill(prepared, target, &a, budget)?,
     };
     stages.ran("assign");
-    let mut func = assign_spilled(target, spilled, &a, policy)?;
+    let mut func = assign_spilled(target, spilled, &a, (policy, &room))?;
     prepare::drop_empty(&mut func, &added);
     Ok(Allocated {
         func,

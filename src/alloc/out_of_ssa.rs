@@ -30,12 +30,13 @@ enum Site {
     Start(Block),
 }
 
-/// The copies of every edge at their sites, sequentialised into `asg.func`.
+/// The copies of every edge at their sites, sequentialised into `asg.func`, with
+/// temporaries among the first `temps` units of each class.
 pub fn lower(
     asg: Assigned,
     target: &Target,
     a: &Analysis,
-    budget: &[u16],
+    temps: &[u16],
 ) -> Result<Function, AllocError> {
     let mut sites: BTreeMap<Site, SiteMoves> = BTreeMap::new();
     for &s in asg.order.iter().filter(|&&s| a.cfg.is_reachable(s)) {
@@ -52,7 +53,7 @@ pub fn lower(
     }
     let mut func = asg.func;
     for (site, (moves, edges)) in sites {
-        let busy = busy_units(&func, target, budget, &edges, (&asg.entry, &asg.exit));
+        let busy = busy_units(&func, target, a, temps, site, &asg.entry);
         let insts = sequentialise(
             &moves,
             target,
@@ -190,30 +191,43 @@ fn site_for(
     }
 }
 
-/// Units holding a value around a site, per class: at the end of each edge's predecessor
-/// and the start of its successor, and the terminator's operands. Units outside the
-/// budget count as busy so that temporaries stay inside it.
+/// Units holding a value after a site's copies, per class: the values live into the
+/// blocks that run next (every logical and linear successor of the block whose end holds
+/// the copies, or the block whose top does), and the operands of a terminator that runs
+/// after them. A unit the copies only read is free once they have read it, so it may
+/// break a cycle (`parallel_copy`). Units from `temps` on count as busy so that
+/// temporaries stay below.
 fn busy_units(
     func: &Function,
     target: &Target,
-    budget: &[u16],
-    edges: &[(Block, Block)],
-    (entry, exit): (&[BoundaryState], &[BoundaryState]),
+    a: &Analysis,
+    temps: &[u16],
+    site: Site,
+    entry: &[BoundaryState],
 ) -> Vec<Vec<bool>> {
     let mut busy: Vec<Vec<bool>> = target
         .class_ids()
         .map(|c: ClassId| {
             let units = usize::from(target.class(c).units);
             (0..units)
-                .map(|u| u >= usize::from(budget[c.index()]))
+                .map(|u| u >= usize::from(temps[c.index()]))
                 .collect()
         })
         .collect();
     let mut held: Vec<Location> = Vec::new();
-    for &(p, s) in edges {
-        let states = exit[p.index()].iter().chain(&entry[s.index()]);
-        held.extend(states.map(|&(_, l)| l));
-        held.extend(func.block(p).term.uses().iter().filter_map(|u| u.loc));
+    let mut next: Vec<Block> = match site {
+        Site::End(p) => {
+            held.extend(func.block(p).term.uses().iter().filter_map(|u| u.loc));
+            let mut succs = a.cfg.succs(p).to_vec();
+            succs.extend(a.divergence.linear.succs(p));
+            succs
+        }
+        Site::Start(s) => vec![s],
+    };
+    next.sort();
+    next.dedup();
+    for s in next {
+        held.extend(entry[s.index()].iter().map(|&(_, l)| l));
     }
     for l in held {
         if let Location::Reg { class, first, len } = l {

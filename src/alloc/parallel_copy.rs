@@ -34,9 +34,11 @@ struct UnitMove {
 }
 
 /// Lowers `moves` (distinct destinations, register locations) into a sequence of
-/// instructions with the same effect. `busy(class, unit)` says whether a unit holds a
-/// value that must survive (it may not be used as a temporary); `temp_slot` is the first
-/// of the memory slots free at this point.
+/// instructions with the same effect on the destinations and on the `busy` units.
+/// `busy(class, unit)` says whether a unit holds a value that must survive the copy (it
+/// may not be used as a temporary); a unit a move only reads is not busy unless the
+/// caller says so: once every move reading it has run, it may serve as a temporary.
+/// `temp_slot` is the first of the memory slots free at this point.
 pub fn sequentialise(
     moves: &[Move],
     target: &Target,
@@ -59,7 +61,8 @@ pub fn sequentialise(
             continue;
         }
         if !read_from_copy(&mut pending, &written) {
-            break_cycle(&mut pending, &mut out, target, moves, busy, temp_slot);
+            let held = Held { busy, moves };
+            break_cycle(&mut pending, &mut out, target, &held, temp_slot);
         }
     }
     merge_adjacent(out)
@@ -150,8 +153,7 @@ fn break_cycle(
     pending: &mut Vec<UnitMove>,
     out: &mut Vec<InstKind>,
     target: &Target,
-    moves: &[Move],
-    busy: &dyn Fn(ClassId, u16) -> bool,
+    held: &Held,
     temp_slot: u32,
 ) {
     let Some(at) = pending.iter().position(|m| matches!(m.src, Src::Unit(_))) else {
@@ -178,12 +180,13 @@ fn break_cycle(
     let old = occupant_value(pending, m.class, m.dst);
     let other = || {
         let class = target.class(m.class).copy_temp?;
-        free_temp(class, target, moves, pending, busy).map(|t| (class, t))
+        held.free_unit(class, target, pending).map(|t| (class, t))
     };
-    let held = free_temp(m.class, target, moves, pending, busy)
+    let found = held
+        .free_unit(m.class, target, pending)
         .map(|t| (m.class, t))
         .or_else(other);
-    let to = match held {
+    let to = match found {
         Some((class, t)) => {
             out.push(InstKind::ParallelCopy(vec![Move {
                 dst: reg(class, t),
@@ -238,17 +241,24 @@ fn occupant_value(pending: &[UnitMove], class: ClassId, unit: u16) -> Value {
         .map_or(Value(0), |o| o.value)
 }
 
-/// A unit of `class` that no move touches, no pending move reads, and no live value holds.
-fn free_temp(
-    class: ClassId,
-    target: &Target,
-    moves: &[Move],
-    pending: &[UnitMove],
-    busy: &dyn Fn(ClassId, u16) -> bool,
-) -> Option<u16> {
-    let touched = |u: u16| {
-        moves.iter().any(|m| {
-            [m.dst, m.src].iter().any(|l| match *l {
+/// What a cycle's temporary must avoid, midway through a sequence.
+struct Held<'a> {
+    /// Units holding values that survive the copy.
+    busy: &'a dyn Fn(ClassId, u16) -> bool,
+    /// The parallel copy: its destinations hold, or will hold, their final content (an
+    /// identity move's too, which leaves no unit move).
+    moves: &'a [Move],
+}
+
+impl Held<'_> {
+    /// The lowest unit of `class` that is not busy, that no `pending` move reads (as a
+    /// unit of its own class or as a temporary of another) and no move writes. A unit
+    /// that moves only read is free once they ran.
+    fn free_unit(&self, class: ClassId, target: &Target, pending: &[UnitMove]) -> Option<u16> {
+        let touched = |u: u16| {
+            pending.iter().any(|o| {
+                (o.class == class && o.src == Src::Unit(u)) || o.src == Src::Other(class, u)
+            }) || self.moves.iter().any(|m| match m.dst {
                 Location::Reg {
                     class: c,
                     first,
@@ -256,11 +266,9 @@ fn free_temp(
                 } => c == class && (first..first + len).contains(&u),
                 _ => false,
             })
-        }) || pending
-            .iter()
-            .any(|o| (o.class == class && o.src == Src::Unit(u)) || o.src == Src::Other(class, u))
-    };
-    (0..target.class(class).units).find(|&u| !busy(class, u) && !touched(u))
+        };
+        (0..target.class(class).units).find(|&u| !(self.busy)(class, u) && !touched(u))
+    }
 }
 
 /// Merges runs of single-unit copies of one value whose destinations and sources are both
@@ -395,25 +403,24 @@ mod tests {
     }
 
     /// Sequentialises `moves` and compares with the parallel semantics on every unit a
-    /// move touches, and on every unit when all units are busy (no temporaries allowed).
+    /// move writes (a unit moves only read is not busy: it may serve as a temporary),
+    /// and on every unit when all units are busy (no temporaries allowed).
     fn check(moves: &[Move], swap: bool, busy_all: bool) -> Vec<InstKind> {
         let regs: Vec<u32> = (100..112).collect();
         let t = target(swap);
         let busy = |_: ClassId, _: u16| busy_all;
         let seq = sequentialise(moves, &t, &busy, 0);
         let (got, want) = (simulate(&seq, regs.clone()), parallel(moves, &regs));
-        let touched = |u: usize| {
-            moves.iter().any(|m| {
-                [m.dst, m.src].iter().any(|l| match *l {
-                    Location::Reg { first, len, .. } => {
-                        (usize::from(first)..usize::from(first + len)).contains(&u)
-                    }
-                    _ => false,
-                })
+        let written = |u: usize| {
+            moves.iter().any(|m| match m.dst {
+                Location::Reg { first, len, .. } => {
+                    (usize::from(first)..usize::from(first + len)).contains(&u)
+                }
+                _ => false,
             })
         };
         for u in 0..regs.len() {
-            if busy_all || touched(u) {
+            if busy_all || written(u) {
                 assert_eq!(got[u], want[u], "unit {u}: {seq:?}");
             }
         }
@@ -505,6 +512,21 @@ mod tests {
         let all_busy = |_: ClassId, _: u16| true;
         let seq = sequentialise(&moves, &t, &all_busy, 0);
         assert!(matches!(seq[0], InstKind::Spill(_)), "{seq:?}");
+    }
+
+    /// A full file but for a unit a chain move reads: once that move ran, the unit breaks
+    /// the cycle, with no slot.
+    #[test]
+    fn cycle_uses_a_unit_an_earlier_move_only_read() {
+        let moves = [mv(0, 1, 1, 0), mv(1, 0, 1, 1), mv(3, 2, 1, 2)];
+        let regs: Vec<u32> = (100..112).collect();
+        let busy = |_: ClassId, u: u16| u != 2;
+        let seq = sequentialise(&moves, &target(false), &busy, 0);
+        assert_eq!(seq.len(), 4, "{seq:?}");
+        assert!(seq.iter().all(|i| matches!(i, InstKind::ParallelCopy(_))));
+        let (got, want) = (simulate(&seq, regs.clone()), parallel(&moves, &regs));
+        assert_eq!((got[0], got[1], got[3]), (want[0], want[1], want[3]));
+        assert_eq!(got[4..], want[4..]);
     }
 
     /// Two values exchanged, each also copied elsewhere (a loop's back edge, predicates

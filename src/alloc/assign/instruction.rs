@@ -569,7 +569,7 @@ impl Assigner<'_> {
             return;
         }
         let taken = |c: ClassId, u: u16| {
-            u >= self.regs.limit(c)
+            u >= self.temps[c.index()]
                 || (held.contains(&c) && self.regs.occupant(c, u).is_some())
                 || busy.iter().any(|&l| {
                     matches!(l, Location::Reg { class, first, len } if class == c && (first..first + len).contains(&u))

@@ -44,7 +44,8 @@ pub struct Assigned {
     pub order: Vec<Block>,
 }
 
-/// Assigns registers within `budget` to every value of `f`, whose pressure fits it. `f`
+/// Assigns registers within `budget` to every value of `f`, whose pressure fits it; copy
+/// temporaries stay within `temps` (per class, at least `budget`). `f`
 /// is moved, not copied: its instructions are taken out, the assigner reads the rest and
 /// records what it changes (instructions, phi and terminator locations) on the side,
 /// and the function is completed with them at the end.
@@ -52,7 +53,7 @@ pub fn assign(
     mut f: Function,
     target: &Target,
     a: &Analysis,
-    budget: &[u16],
+    (budget, temps): (&[u16], &[u16]),
     policy: Policy,
 ) -> Result<Assigned, AllocError> {
     let spread: Vec<u16> = target
@@ -76,6 +77,7 @@ pub fn assign(
             target,
             a,
             regs: RegFile::new(target, budget, &spread, policy),
+            temps,
             loc: vec![None; f.values.len()],
             placed: Vec::new(),
             visited: vec![false; f.blocks.len()],
@@ -181,6 +183,8 @@ struct Assigner<'a> {
     target: &'a Target,
     a: &'a Analysis,
     regs: RegFile,
+    /// Per class, the units copy temporaries may take.
+    temps: &'a [u16],
     loc: Vec<Option<Location>>,
     /// Values given a location in the current block, to clear at its end.
     placed: Vec<Value>,
