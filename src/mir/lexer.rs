@@ -83,10 +83,13 @@ fn token_at(s: &str, pos: Pos) -> Result<(Tok, usize), MirError> {
     let c = s.as_bytes()[0];
     match c {
         b'%' => Ok(percent(s, pos)?),
-        b'$' => {
-            let n = word_len(&s[1..]);
-            Ok((Tok::Phys(s[1..1 + n].to_string()), 1 + n))
-        }
+        b'$' => match word_len(&s[1..]) {
+            0 => Err(MirError {
+                pos,
+                message: "expected a physical register name after `$`".to_string(),
+            }),
+            n => Ok((Tok::Phys(s[1..1 + n].to_string()), 1 + n)),
+        },
         b'@' | b'!' => {
             let n = word_len(&s[1..]);
             Ok((Tok::Ref(s[..1 + n].to_string()), 1 + n))
@@ -221,5 +224,17 @@ mod tests {
         assert_eq!(toks("2228234 /* regdef:VGPR_32 */").len(), 1);
         let e = lex_line("  %1 = FOO ^", 7).unwrap_err();
         assert_eq!((e.pos.line, e.pos.col), (7, 12));
+    }
+
+    /// A `$` names a physical register: alone it is an error, not a register named "".
+    #[test]
+    fn a_dollar_without_a_name_is_an_error() {
+        let e = lex_line("    S_NOP 0, implicit $, ec", 3).unwrap_err();
+        assert_eq!((e.pos.line, e.pos.col), (3, 23));
+        assert!(
+            e.message.contains("physical register name"),
+            "{}",
+            e.message
+        );
     }
 }
