@@ -29,7 +29,12 @@ pub(crate) fn check_structure(o: &Function, a: &Function, sink: &mut Sink) {
                 .in_original();
         }
     }
-    let m = Matcher { o, a, original };
+    let m = Matcher {
+        o,
+        a,
+        original,
+        preds: predecessors(a),
+    };
     for (ai, ab) in a.blocks.iter().enumerate() {
         match m.original[ai] {
             Some(oi) => m.check_block(oi, ai, sink),
@@ -39,6 +44,19 @@ pub(crate) fn check_structure(o: &Function, a: &Function, sink: &mut Sink) {
             }
         }
     }
+}
+
+/// Per block of `f`, the blocks whose terminator names it, each once.
+fn predecessors(f: &Function) -> Vec<Vec<usize>> {
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); f.blocks.len()];
+    for (p, b) in f.blocks.iter().enumerate() {
+        for s in b.term.successors() {
+            if preds[s.index()].last() != Some(&p) {
+                preds[s.index()].push(p);
+            }
+        }
+    }
+    preds
 }
 
 fn name_index(f: &Function) -> FxHashMap<&str, usize> {
@@ -53,22 +71,17 @@ struct Matcher<'a> {
     o: &'a Function,
     a: &'a Function,
     original: Vec<Option<usize>>,
+    /// Per allocated block, its predecessors.
+    preds: Vec<Vec<usize>>,
 }
 
 impl Matcher<'_> {
-    fn preds_in_a(&self, b: usize) -> Vec<usize> {
-        (0..self.a.blocks.len())
-            .filter(|&p| self.a.blocks[p].term.successors().any(|s| s.index() == b))
-            .collect()
-    }
-
     fn is_split_edge(&self, ai: usize) -> bool {
         let block = &self.a.blocks[ai];
         let Terminator::Jump { target, .. } = block.term else {
             return false;
         };
-        let preds = self.preds_in_a(ai);
-        let (Some(to), [from]) = (self.original[target.index()], preds.as_slice()) else {
+        let (Some(to), [from]) = (self.original[target.index()], self.preds[ai].as_slice()) else {
             return false;
         };
         let Some(from) = self.original[*from] else {
@@ -95,7 +108,7 @@ impl Matcher<'_> {
     fn phi_pred(&self, p: usize) -> Option<usize> {
         match self.original[p] {
             Some(o) => Some(o),
-            None => match self.preds_in_a(p).as_slice() {
+            None => match self.preds[p].as_slice() {
                 [q] => self.original[*q],
                 _ => None,
             },
