@@ -33,11 +33,11 @@ use crate::program::{Op, Value};
 /// pass finds only what an earlier move made possible.
 const PASSES: usize = 4;
 
-/// Moves the operations of `order` (indices into `ops`, respecting `deps`) up to where the
-/// operands they free die, wherever that raises the demand nowhere; operations marked in
-/// `stay` keep their place.
+/// Moves the operations of `order` (indices into `ops`, respecting `deps`; `readers` of
+/// the same `ops`) up to where the operands they free die, wherever that raises the demand
+/// nowhere; operations marked in `stay` keep their place.
 pub fn hoist(
-    ops: &[&Op],
+    (ops, readers): (&[&Op], &Readers),
     deps: &Deps,
     stay: &[bool],
     order: &mut Vec<u32>,
@@ -45,7 +45,6 @@ pub fn hoist(
     live: &mut Live<'_>,
 ) {
     live.reset(live_end);
-    let readers = Readers::of_ops(ops);
     let mut position = positions(order);
     for _ in 0..PASSES {
         let mut moved = false;
@@ -54,7 +53,7 @@ pub fn hoist(
             if stay[x as usize] {
                 continue;
             }
-            if let Some(target) = target(ops, deps, &readers, &position, x, live) {
+            if let Some(target) = target(ops, deps, readers, &position, x, live) {
                 let op = order.remove(i);
                 order.insert(target, op);
                 for (k, &n) in order.iter().enumerate().take(i + 1).skip(target) {
@@ -133,13 +132,14 @@ fn is_unconstrained(op: &Op) -> bool {
 }
 
 /// Per value, the operations of the block that read it.
-struct Readers {
+#[derive(Debug)]
+pub struct Readers {
     /// `(value, operation)` pairs, sorted.
     pairs: Vec<(Value, u32)>,
 }
 
 impl Readers {
-    fn of_ops(ops: &[&Op]) -> Readers {
+    pub fn of_ops(ops: &[&Op]) -> Readers {
         let mut pairs: Vec<(Value, u32)> = ops
             .iter()
             .enumerate()
@@ -180,7 +180,7 @@ mod tests {
         let before = super::super::peak::peak(&ops, &emitted, &[], &mut live);
         let mut order = emitted;
         hoist(
-            &ops,
+            (&ops, &Readers::of_ops(&ops)),
             &deps,
             &vec![false; ops.len()],
             &mut order,

@@ -284,13 +284,16 @@ fn best_order(
     candidates.extend(
         scheduled.map(|(heuristic, weights)| list::schedule(&problem, heuristic, weights, live)),
     );
-    let copies: Vec<bool> = ops
-        .iter()
-        .map(|op| op.defs.iter().any(|d| remats.is_copy(d.value)))
-        .collect();
+    let hoister = (hoisting == Hoisting::On).then(|| {
+        let copies: Vec<bool> = ops
+            .iter()
+            .map(|op| op.defs.iter().any(|d| remats.is_copy(d.value)))
+            .collect();
+        (hoist::Readers::of_ops(&ops), copies)
+    });
     for mut order in candidates {
-        if hoisting == Hoisting::On {
-            hoist::hoist(&ops, &deps, &copies, &mut order, live_end, live);
+        if let Some((readers, copies)) = &hoister {
+            hoist::hoist((&ops, readers), &deps, copies, &mut order, live_end, live);
         }
         let s = score(&peak::peak(&ops, &order, live_end, live), budget);
         if best.as_ref().is_none_or(|(b, _)| s < *b) {
