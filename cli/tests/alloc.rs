@@ -625,3 +625,53 @@ b2:
     };
     allocate_verified(&p, &opts);
 }
+
+/// Where `v` is defined in the first function of `a`.
+fn def_location(a: &Program, name: &str) -> chromatic::Location {
+    let f = &a.functions[0];
+    let ops = f
+        .blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .filter_map(|i| i.op());
+    let defs = ops.flat_map(|op| &op.defs);
+    let d = defs.into_iter().find(|d| f.value(d.value).name == name);
+    d.and_then(|d| d.loc).expect("defined and placed")
+}
+
+/// A pinned value may never move, so it is placed away from the register a later fixed
+/// operand needs while it lives (here `v1`), at every budget down to the lowest legal.
+#[test]
+fn pinned_value_leaves_free_the_registers_fixed_operands_claim_while_it_lives() {
+    let src = "target generic v=8\nfunc @f {\nentry:\n  %a:v2 = start 0 pinned\n  %x:v1 = load 0 reads\n  %y:v1 = use %x fixed(v1)\n  %d:v2 = wait %a barrier\n  store %y, %d writes\n  ret\n}\n";
+    let p = parse(src).unwrap();
+    for budget in [None, Some(8), Some(4)] {
+        let opts = AllocOptions {
+            budget: budget.map(|k| vec![("v".into(), k)]).unwrap_or_default(),
+            ..AllocOptions::default()
+        };
+        let (a, _) = allocate_verified(&p, &opts);
+        let chromatic::Location::Reg { first, len, .. } = def_location(&a, "a") else {
+            panic!("%a in a register:\n{}", print(&a));
+        };
+        assert!(!(first..first + len).contains(&1), "{}", print(&a));
+    }
+}
+
+/// A pinned value read by a fixed use in another block is defined in that register,
+/// also when its definition is itself a constrained instruction.
+#[test]
+fn pinned_value_is_defined_where_its_own_fixed_use_reads_it() {
+    let src = "target generic v=8\nfunc @f {\nentry:\n  %x:v1 = load 0 reads\n  %a:v2 = start %x fixed(v0) pinned\n  %y:v1 = load 1 reads\n  jump loop\nloop:\n  %i:v1 = phi [entry: %y], [loop: %j]\n  %j:v1 = use %i fixed(v2)\n  %c:v1 = load 2 reads\n  branch uniform %c, loop, exit\nexit:\n  %d:v2 = wait %a fixed(v[4:5]) barrier\n  store %d writes\n  ret\n}\n";
+    let (a, _) = allocate_verified(&parse(src).unwrap(), &AllocOptions::default());
+    let at = chromatic::print::location(&a.target, def_location(&a, "a"));
+    assert_eq!(at, "v[4:5]", "{}", print(&a));
+}
+
+/// Where a pinned value is needed in a register another fixed operand claims while it
+/// lives, no allocation exists: the program is refused, naming the value.
+#[test]
+fn pinned_value_needed_in_a_claimed_register_is_rejected() {
+    let src = "target generic v=8\nfunc @f {\nentry:\n  %a:v2 = start 0 pinned\n  %x:v1 = load 0 reads\n  %y:v1 = use %x fixed(v4)\n  %d:v2 = wait %a fixed(v[4:5]) barrier\n  store %y, %d writes\n  ret\n}\n";
+    rejected(src, "`%a` is pinned in v[0:1]");
+}

@@ -161,6 +161,24 @@ impl RegFile {
         }
     }
 
+    /// The window [`find_free`](Self::find_free) gives if `allowed` accepts its first
+    /// unit, else the lowest free window whose first unit `allowed` accepts.
+    pub fn find_free_where(
+        &self,
+        class: ClassId,
+        size: u16,
+        align: u16,
+        allowed: impl Fn(u16) -> bool,
+    ) -> Option<u16> {
+        let first = self.find_free(class, size, align)?;
+        if allowed(first) {
+            return Some(first);
+        }
+        let last = self.limit(class).checked_sub(size)?;
+        let fits = |p: u16| p.is_multiple_of(align) && self.is_free(class, p, size) && allowed(p);
+        (0..=last).step_by(usize::from(align)).find(|&p| fits(p))
+    }
+
     /// Round-robin moves past a window just taken.
     pub fn advance(&mut self, loc: Location) {
         if let Location::Reg { class, first, len } = loc {

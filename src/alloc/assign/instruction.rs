@@ -193,7 +193,9 @@ impl Assigner<'_> {
 
     /// A free window for `d`: its `prefer`red operand's register if that is free, else
     /// its place in a tuple it is part of ([`parts`](super::parts)), else its phi affinity, else the
-    /// policy's first.
+    /// policy's first. A pinned value also wishes for the register a fixed use of its own
+    /// reads, and avoids the registers fixed operands claim while it lives
+    /// ([`foresight`](super::foresight)) wherever a window allows.
     fn free_window(&self, op: &Op, d: &Def) -> Option<Location> {
         let data = self.f.value(d.value);
         let preferred = d
@@ -201,8 +203,10 @@ impl Assigner<'_> {
             .and_then(|p| op.operands.get(usize::from(p))?.as_use())
             .and_then(|u| self.loc[u.value.index()]);
         let part = self.parts.wish(self.f, op, d.value, &self.loc);
+        let own_fixed_use = self.foresight.wished(d.value);
         let align = self.align_of(d.value);
-        for wished in [preferred, part, self.affinity(d.value)]
+        let unclaimed = |first: u16| !self.foresight.is_claimed(d.value, first, data.size);
+        for wished in [own_fixed_use, preferred, part, self.affinity(d.value)]
             .into_iter()
             .flatten()
         {
@@ -211,12 +215,16 @@ impl Assigner<'_> {
                     && len == data.size
                     && first.is_multiple_of(align)
                     && self.regs.is_free(class, first, len)
+                    && unclaimed(first)
                 {
                     return Some(wished);
                 }
             }
         }
-        let first = self.regs.find_free(data.class, data.size, align)?;
+        let first = self
+            .regs
+            .find_free_where(data.class, data.size, align, unclaimed)
+            .or_else(|| self.regs.find_free(data.class, data.size, align))?;
         Some(self.reg_of(d.value, first))
     }
 
@@ -295,6 +303,9 @@ impl Assigner<'_> {
         buf.moves.clear();
         buf.after.clear();
         buf.busy.clear();
+        if let Some(message) = self.pinned_elsewhere(ops, pins) {
+            return Err(self.error(pos, message));
+        }
         self.classes_of(ops, pins, &mut buf.classes);
         for k in 0..buf.classes.len() {
             let class = buf.classes[k];
@@ -543,6 +554,24 @@ impl Assigner<'_> {
         }
     }
 
+    /// A pinned value that a fixed operand or `pins` wants in another register than the
+    /// one it was placed in: it may not move, so the constraint cannot be met.
+    fn pinned_elsewhere(&self, ops: Operands, pins: &[(Value, Location)]) -> Option<String> {
+        let fixed = ops.operands.iter().filter_map(Operand::as_use);
+        let wanted = fixed.filter_map(|u| Some((u.value, u.fixed?)));
+        let (v, want, at) = wanted.chain(pins.iter().copied()).find_map(|(v, want)| {
+            let at = self.loc[v.index()]?;
+            (self.pinned[v.index()] && at != want).then_some((v, want, at))
+        })?;
+        let show = |l| crate::print::location(self.target, l);
+        Some(format!(
+            "`%{}` is pinned in {} (it may not move while it lives), but this instruction needs it in {}",
+            self.f.value(v).name,
+            show(at),
+            show(want)
+        ))
+    }
+
     fn unmet(&self, class: ClassId, pos: Pos) -> AllocError {
         self.error(
             pos,
@@ -586,12 +615,38 @@ impl Assigner<'_> {
     fn wish_affinities(&self, built: &mut Built, ops: Operands) {
         for (item, role) in built.problem.items.iter_mut().zip(&built.roles) {
             let Role::Def(d) = *role else { continue };
+            let v = ops.defs[d].value;
+            let wish = if self.pinned[v.index()] {
+                self.pinned_wish(v)
+            } else {
+                self.affinity(v)
+            };
             if item.prefer.is_none() {
-                if let Some(Location::Reg { first, .. }) = self.affinity(ops.defs[d].value) {
+                if let Some(Location::Reg { first, .. }) = wish {
                     item.prefer = Some(first);
                 }
             }
         }
+    }
+
+    /// Where a pinned definition had best go ([`foresight`](super::foresight)): where a
+    /// fixed use of its own reads it, else the first free window no fixed operand claims
+    /// while it lives, else its phi affinity.
+    fn pinned_wish(&self, v: Value) -> Option<Location> {
+        let data = self.f.value(v);
+        let unclaimed = |first: u16| !self.foresight.is_claimed(v, first, data.size);
+        let own = self.foresight.wished(v).filter(|l| match *l {
+            Location::Reg { first, .. } => unclaimed(first),
+            _ => false,
+        });
+        let free = || {
+            let align = self.align_of(v);
+            let first = self
+                .regs
+                .find_free_where(data.class, data.size, align, unclaimed)?;
+            Some(self.reg_of(v, first))
+        };
+        own.or_else(free).or_else(|| self.affinity(v))
     }
 }
 
