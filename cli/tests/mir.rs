@@ -134,6 +134,48 @@ fn agpr_copy_cycles_go_through_a_free_vgpr() {
     assert_eq!(run.status.code(), Some(0), "{}", stdout(&run));
 }
 
+const CARRIED_PAIRS: &str = "corpus/amd/loop_carried_pairs-gfx942.mir";
+
+/// A loop carrying four VGPR pairs as 32-bit PHIs regrouped by `REG_SEQUENCE`, whose
+/// results go back as sub-register copies while the pairs are read whole after the loop:
+/// the PHIs become pair PHIs and the copies go, so the back edge holds each pair once.
+/// 11 VGPRs (LLVM 19: 12); 17 while the copies were values of their own.
+#[test]
+fn loop_carried_parts_are_one_tuple_phi() {
+    let out_path = temp_file("carried_pairs.chr", "");
+    let out = chromatic(&["alloc", CARRIED_PAIRS, "--stats", "-o", &out_path]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let stats = stdout(&out);
+    let columns: Vec<&str> = stats
+        .lines()
+        .map(str::split_whitespace)
+        .find_map(|mut words| (words.next() == Some("v")).then(|| words.take(2).collect()))
+        .unwrap_or_else(|| panic!("{stats}"));
+    assert_eq!(columns, ["11", "11"], "max_live and regs_used: {stats}");
+    let text = std::fs::read_to_string(&out_path).expect("allocation written");
+    let pair_phis = text
+        .lines()
+        .filter(|l| l.contains(":v2@") && l.contains(" = phi "))
+        .count();
+    assert_eq!(pair_phis, 4, "{text}");
+    let verified = chromatic(&["verify", CARRIED_PAIRS, &out_path]);
+    assert_eq!(verified.status.code(), Some(0), "{}", stdout(&verified));
+    let run = chromatic(&["run", CARRIED_PAIRS, "--against", &out_path]);
+    assert_eq!(run.status.code(), Some(0), "{}", stdout(&run));
+    let compared = chromatic(&[
+        "mir",
+        CARRIED_PAIRS,
+        "--manifest",
+        "corpus/amd/manifest.tsv",
+    ]);
+    assert!(
+        stdout(&compared)
+            .contains("vgpr_file 11  occupancy 8  llvm s=14 v=12 a=0  vgpr_file 12  occupancy 8"),
+        "{}",
+        stdout(&compared)
+    );
+}
+
 #[test]
 fn malformed_mir_is_a_positioned_error() {
     let text = std::fs::read_to_string(root().join(SAXPY)).expect("kernel");

@@ -53,7 +53,9 @@ pub enum OperandKind {
     Phys(String),
     Imm(i64),
     Block(u32),
-    /// Anything allocation does not read: sub-register indices, IR references, symbols,
+    /// `%subreg.NAME`: the sub-register index a `REG_SEQUENCE` puts its source at.
+    SubRegIndex(String),
+    /// Anything allocation does not read: IR references, symbols,
     /// strings, floats, `target-flags(...)`.
     Other,
 }

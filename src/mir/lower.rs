@@ -32,8 +32,9 @@
 use super::ast::{BlockAst, FunctionAst, InstAst, OperandAst, OperandKind};
 use super::classes::{class_of, phys_location};
 use super::implicit;
-use super::parts::{plan, Part};
+use super::parts::{plan, units, Part};
 use super::ties::tied_operand;
+use super::tuple_phis::{form_tuple_phis, TupleParts};
 use super::MirError;
 use crate::program::{
     Block, BlockData, BranchKind, Def, Effect, Function, Inst, InstKind, Location, Op, Operand,
@@ -54,6 +55,7 @@ pub fn lower_function(f: &FunctionAst, target: &Target, wave: u16) -> Result<Fun
         tail: vec![Vec::new(); f.blocks.len()],
         parts: HashMap::new(),
         alias: HashMap::new(),
+        tuple_parts: TupleParts::default(),
     };
     for (i, b) in f.blocks.iter().enumerate() {
         if l.blocks.insert(b.number, Block(i as u32)).is_some() {
@@ -75,6 +77,7 @@ pub fn lower_function(f: &FunctionAst, target: &Target, wave: u16) -> Result<Fun
         values: l.values,
     };
     super::undef_phis::merge_undef_congruent_phis(&mut function);
+    form_tuple_phis(&mut function, &l.tuple_parts);
     drop_undefined_values(&mut function);
     Ok(function)
 }
@@ -120,6 +123,8 @@ struct Lowering<'a> {
     /// Virtual registers defined by a `COPY` of a value of their class and size: the value
     /// they stand for.
     alias: HashMap<u32, Value>,
+    /// Part copies, split elements and `REG_SEQUENCE` layouts ([`super::tuple_phis`]).
+    tuple_parts: TupleParts,
 }
 
 /// Opcodes that end a block.
@@ -209,6 +214,7 @@ impl Lowering<'_> {
                 .into_iter()
                 .map(|p| {
                     let v = self.new_value(format!("{id}.{}", p.sub), class, p.len, pos);
+                    self.tuple_parts.part_of.insert(v, p.first);
                     (p, v)
                 })
                 .collect();
@@ -447,6 +453,11 @@ impl Lowering<'_> {
             )
         };
         let v = self.new_value(name, class, size, arg.pos);
+        if let Some((first, len)) = sub.as_deref().and_then(units) {
+            if len == size && !arg.flags.undef {
+                self.tuple_parts.part_of.insert(v, first);
+            }
+        }
         let op = Op {
             opcode: opcode.into(),
             defs: vec![Def::new(v, arg.pos)],
@@ -675,6 +686,7 @@ impl Lowering<'_> {
         if inst.opcode == "COPY" {
             self.fix_live_in(inst, block, &mut defs, &mut operands)?;
         }
+        self.note_parts(inst, &sources, &defs);
         self.tie(inst, &sources, &mut defs, &mut operands, out)?;
         let writes_special = inst
             .defs
@@ -711,6 +723,37 @@ impl Lowering<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Records a copy of one part of a tuple kept whole (`%b = COPY %t.sub1`) and the
+    /// layout of a `REG_SEQUENCE` of whole registers, for [`super::tuple_phis`].
+    fn note_parts(&mut self, inst: &InstAst, sources: &[&OperandAst], defs: &[Def]) {
+        let [def] = defs else {
+            return;
+        };
+        match (inst.opcode.as_str(), sources) {
+            ("COPY", [source]) => {
+                let OperandKind::VReg {
+                    id, sub: Some(sub), ..
+                } = &source.kind
+                else {
+                    return;
+                };
+                let Some((first, len)) = units(sub) else {
+                    return;
+                };
+                let kept_whole = !self.parts.contains_key(id);
+                if kept_whole && !source.flags.undef && len == self.values[def.value.index()].size {
+                    self.tuple_parts.part_of.insert(def.value, first);
+                }
+            }
+            ("REG_SEQUENCE", _) => {
+                if let Some(layout) = sequence_layout(sources) {
+                    self.tuple_parts.sequences.insert(def.value, layout);
+                }
+            }
+            _ => {}
+        }
     }
 
     /// `%x = COPY $sgprN` in the entry block: `%x` is defined in `$sgprN`.
@@ -818,6 +861,25 @@ fn forwardable(inst: &InstAst) -> Option<(u32, &OperandAst)> {
     let source = inst.operands.first()?;
     let reads_vreg = matches!(source.kind, OperandKind::VReg { .. }) && !source.flags.undef;
     reads_vreg.then_some((id, source))
+}
+
+/// The units of each source of a `REG_SEQUENCE` whose sources are all whole registers
+/// placed by a sub-register index of consecutive units.
+fn sequence_layout(sources: &[&OperandAst]) -> Option<Vec<(u16, u16)>> {
+    sources
+        .chunks(2)
+        .map(|pair| match pair {
+            [source, index] => match (&source.kind, &index.kind) {
+                (OperandKind::VReg { sub: None, .. }, OperandKind::SubRegIndex(name))
+                    if !source.flags.undef =>
+                {
+                    units(name)
+                }
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
 }
 
 /// What an instruction may not be reordered across, besides the fixed registers it

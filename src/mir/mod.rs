@@ -19,7 +19,10 @@
 //!   sub-register liveness);
 //! - [`lower`]: blocks, PHIs, operations and terminators of the program model;
 //! - [`undef_phis`]: PHIs equal but where one is `undef` merged, as LLVM's coalescer
-//!   joins them.
+//!   joins them;
+//! - [`tuple_phis`]: PHIs of a tuple's parts that a `REG_SEQUENCE` regroups, whose
+//!   arguments on an edge are one tuple's parts, made one PHI of the tuple, as LLVM's
+//!   coalescer joins sub-register copies into the tuple.
 //!
 //! The AMD facts (register files, alignment, the unified VGPR/AGPR file and its occupancy)
 //! are in `docs/TARGETS.md`.
@@ -33,6 +36,7 @@ mod lower;
 pub mod parse;
 pub mod parts;
 pub mod ties;
+mod tuple_phis;
 mod undef_phis;
 
 use crate::program::{Pos, Program};

@@ -351,6 +351,10 @@ fn operand(group: &[Token], first: Option<&Token>) -> Result<OperandAst, MirErro
         Tok::Phys(name) => OperandKind::Phys(name.clone()),
         Tok::Number { value: Some(v), .. } => OperandKind::Imm(*v),
         Tok::Block(b) => OperandKind::Block(*b),
+        Tok::Ref(r) => match r.strip_prefix("%subreg.") {
+            Some(index) => OperandKind::SubRegIndex(index.to_string()),
+            None => OperandKind::Other,
+        },
         _ => OperandKind::Other,
     };
     Ok(OperandAst {
