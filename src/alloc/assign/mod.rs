@@ -26,6 +26,7 @@ mod parts;
 
 use super::regfile::{Policy, RegFile};
 use super::AllocError;
+use crate::analysis::rows::Rows;
 use crate::analysis::Analysis;
 use crate::program::*;
 use crate::target::Target;
@@ -160,17 +161,15 @@ fn mark_pinned(defs: &[Def], mask: &mut [bool]) {
         .for_each(|d| mask[d.value.index()] = true);
 }
 
-/// Per value, the phis that take it as an argument.
-fn phi_uses(f: &Function) -> std::collections::HashMap<Value, Vec<(Block, usize)>> {
-    let mut uses: std::collections::HashMap<Value, Vec<(Block, usize)>> = Default::default();
+/// Per value, the phis (block, index) that take it as an argument, in block order.
+fn phi_uses(f: &Function) -> Rows<(Block, usize)> {
+    let mut uses = Vec::new();
     for b in f.block_ids() {
         for (k, phi) in f.block(b).phis.iter().enumerate() {
-            for arg in &phi.args {
-                uses.entry(arg.value).or_default().push((b, k));
-            }
+            uses.extend(phi.args.iter().map(|arg| (arg.value, (b, k))));
         }
     }
-    uses
+    Rows::grouped(f.values.len(), uses)
 }
 
 /// Reverse post-order of the linear CFG, unreachable regions too (`Graph::rpo_all`).
@@ -199,7 +198,7 @@ struct Assigner<'a> {
     term_reads: Vec<Vec<Option<Location>>>,
     block: Block,
     /// Per value: the phis (block, index) that take it as an argument.
-    phi_uses: std::collections::HashMap<Value, Vec<(Block, usize)>>,
+    phi_uses: Rows<(Block, usize)>,
     /// Per value: whether it is `pinned` (it never moves once placed).
     pinned: Vec<bool>,
     /// Split elements and collects that keep tuples in place.
@@ -211,7 +210,7 @@ impl Assigner<'_> {
     /// Where `v` would best go: the register of a phi, already placed, that takes it as
     /// an argument (the edge then needs no copy; ACO's phi affinity).
     fn affinity(&self, v: Value) -> Option<Location> {
-        let uses = self.phi_uses.get(&v)?;
+        let uses = self.phi_uses.row(v);
         uses.iter().find_map(|&(b, k)| self.phi_locs[b.index()][k])
     }
 
@@ -229,13 +228,14 @@ impl Assigner<'_> {
         }
         self.terminator(b, &mut out)?;
         self.insts[b.index()] = out;
-        self.exit[b.index()] = self
-            .a
-            .liveness
-            .live_out(b)
-            .iter()
-            .filter_map(|&v| Some((v, self.loc[v.index()]?)))
-            .collect();
+        let live_out = self.a.liveness.live_out(b);
+        let mut exit = Vec::with_capacity(live_out.len());
+        exit.extend(
+            live_out
+                .iter()
+                .filter_map(|&v| Some((v, self.loc[v.index()]?))),
+        );
+        self.exit[b.index()] = exit;
         self.visited[b.index()] = true;
         for v in std::mem::take(&mut self.placed) {
             self.loc[v.index()] = None;
