@@ -60,8 +60,8 @@ impl Assigner<'_> {
         mut op: Op,
         pos: Pos,
         out: &mut Vec<Inst>,
+        buf: &mut Buffers,
     ) -> Result<(), AllocError> {
-        let mut buf = std::mem::take(&mut self.buffers);
         buf.killed.clear();
         buf.killed.extend(self.a.liveness.kills_at(b, i as u32));
         let killed = std::mem::take(&mut buf.killed);
@@ -73,7 +73,7 @@ impl Assigner<'_> {
                 defs: &op.defs,
                 operands: &op.operands,
             };
-            self.solve(ops, &killed, &[], pos, out, &mut buf)?;
+            self.solve(ops, &killed, &[], pos, out, buf)?;
         }
         for (operand, l) in op.operands.iter_mut().zip(&buf.placed.reads) {
             if let Operand::Value(u) = operand {
@@ -93,7 +93,6 @@ impl Assigner<'_> {
             pos,
         });
         buf.killed = killed;
-        self.buffers = buf;
         Ok(())
     }
 
@@ -243,22 +242,25 @@ impl Assigner<'_> {
     /// where their values are. A divergent branch whose join belongs to an enclosing
     /// branch first returns uniform values to where they left that branch
     /// ([`Divergence::conform`](crate::analysis::divergence::Divergence::conform)).
-    pub(super) fn terminator(&mut self, b: Block, out: &mut Vec<Inst>) -> Result<(), AllocError> {
+    pub(super) fn terminator(
+        &mut self,
+        b: Block,
+        out: &mut Vec<Inst>,
+        buf: &mut Buffers,
+    ) -> Result<(), AllocError> {
         let term = &self.f.block(b).term;
         let (uses, pos) = (term.uses(), term.pos());
         let operands: Vec<Operand> = uses.iter().map(|u| Operand::Value(*u)).collect();
         let pins = self.conformance(b);
-        let mut buf = std::mem::take(&mut self.buffers);
         if uses.iter().any(|u| u.fixed.is_some()) || !pins.is_empty() {
             let ops = Operands::uses_only(&operands);
-            self.solve(ops, &[], &pins, pos, out, &mut buf)?;
+            self.solve(ops, &[], &pins, pos, out, buf)?;
         } else {
             self.reads_in_place(&operands, &mut buf.placed.reads);
         }
         let reads = &mut self.term_reads[b.index()];
         reads.clear();
         reads.extend_from_slice(&buf.placed.reads[..uses.len()]);
-        self.buffers = buf;
         Ok(())
     }
 

@@ -95,10 +95,10 @@ pub fn assign(
             phi_uses: phi_uses(&f),
             pinned,
             parts,
-            buffers: instruction::Buffers::default(),
         };
+        let mut buffers = instruction::Buffers::default();
         for &b in &order {
-            s.block(b)?;
+            s.block(b, &mut buffers)?;
         }
         Changes {
             insts: s.insts,
@@ -203,7 +203,6 @@ struct Assigner<'a> {
     pinned: Vec<bool>,
     /// Split elements and collects that keep tuples in place.
     parts: parts::Parts,
-    buffers: instruction::Buffers,
 }
 
 impl Assigner<'_> {
@@ -214,7 +213,9 @@ impl Assigner<'_> {
         uses.iter().find_map(|&(b, k)| self.phi_locs[b.index()][k])
     }
 
-    fn block(&mut self, b: Block) -> Result<(), AllocError> {
+    /// Assigns block `b`; `buf` holds the buffers one instruction's assignment reuses
+    /// from the one before.
+    fn block(&mut self, b: Block, buf: &mut instruction::Buffers) -> Result<(), AllocError> {
         self.block = b;
         self.regs.clear();
         self.place_entry(b)?;
@@ -222,11 +223,11 @@ impl Assigner<'_> {
         let mut out = Vec::with_capacity(insts.len());
         for (i, inst) in insts.into_iter().enumerate() {
             match inst.kind {
-                InstKind::Op(op) => self.op(b, i, op, inst.pos, &mut out)?,
+                InstKind::Op(op) => self.op(b, i, op, inst.pos, &mut out, buf)?,
                 _ => return Err(self.error(inst.pos, "the input is already allocated".into())),
             }
         }
-        self.terminator(b, &mut out)?;
+        self.terminator(b, &mut out, buf)?;
         self.insts[b.index()] = out;
         let live_out = self.a.liveness.live_out(b);
         let mut exit = Vec::with_capacity(live_out.len());
