@@ -21,7 +21,7 @@
 //! everything goes. One builder serves both, so the two cannot disagree.
 
 use super::packing::{Item, Problem, Span};
-use crate::program::{Def, Location, Operand, Use, Value};
+use crate::program::{Def, Location, Operand, Use, Value, ValueData};
 use crate::target::{ClassId, Target};
 
 /// What an item stands for.
@@ -61,6 +61,47 @@ pub struct Built {
     pub reads: Vec<Option<usize>>,
     /// Per definition (other classes: `None`): its item.
     pub defs: Vec<Option<usize>>,
+    /// The builder's working lists for fixed uses, kept for the next instruction.
+    fixed: FixedUses,
+}
+
+/// What the builder collects about an instruction's fixed uses of one class.
+#[derive(Clone, Debug, Default)]
+struct FixedUses {
+    /// Value operands of the class: (operand index, use).
+    uses: Vec<(usize, Use)>,
+    /// Registers late definitions of the class are fixed to.
+    late_fixed: Vec<Location>,
+    /// The values read from a fixed register, sorted, each once.
+    values: Vec<Value>,
+    /// The distinct fixed registers one value is read from, in operand order.
+    regs: Vec<Location>,
+}
+
+impl FixedUses {
+    fn collect(&mut self, ctx: &Context, ops: Operands) {
+        self.uses.clear();
+        self.uses.extend(uses_of(ctx, ops));
+        self.late_fixed.clear();
+        let late = ops.defs.iter().filter(|d| !d.early_clobber);
+        self.late_fixed.extend(late.filter_map(|d| d.fixed));
+        self.values.clear();
+        let fixed = self.uses.iter().filter(|(_, u)| u.fixed.is_some());
+        self.values.extend(fixed.map(|(_, u)| u.value));
+        self.values.sort();
+        self.values.dedup();
+    }
+}
+
+/// The distinct fixed registers `v` is read from in `uses`, into `regs`.
+fn registers_of(uses: &[(usize, Use)], v: Value, regs: &mut Vec<Location>) {
+    regs.clear();
+    let of_v = uses.iter().filter(|(_, u)| u.value == v);
+    for loc in of_v.filter_map(|(_, u)| u.fixed) {
+        if !regs.contains(&loc) {
+            regs.push(loc);
+        }
+    }
 }
 
 /// What the builder needs to know about values.
@@ -68,8 +109,8 @@ pub struct Context<'a> {
     pub target: &'a Target,
     pub class: ClassId,
     pub units: u16,
-    /// Class and size of a value.
-    pub shape: &'a dyn Fn(Value) -> (ClassId, u16),
+    /// The function's values (class and size of each).
+    pub values: &'a [ValueData],
     /// Whether a value stays in a register after the instruction.
     pub lives_on: &'a dyn Fn(Value) -> bool,
 }
@@ -84,12 +125,18 @@ impl std::fmt::Debug for Context<'_> {
 }
 
 impl Context<'_> {
+    /// Class and size of a value.
+    fn shape(&self, v: Value) -> (ClassId, u16) {
+        let data = &self.values[v.index()];
+        (data.class, data.size)
+    }
+
     fn of_class(&self, v: Value) -> bool {
-        (self.shape)(v).0 == self.class
+        self.shape(v).0 == self.class
     }
 
     fn item(&self, v: Value, span: Span) -> Item {
-        let size = (self.shape)(v).1;
+        let size = self.shape(v).1;
         Item::new(size, self.align(size), span)
     }
 
@@ -169,7 +216,7 @@ impl Builder<'_, '_, '_> {
     fn residents(&mut self, residents: &[(Value, Option<u16>)]) {
         let mut aligned: Option<(u16, u16)> = None;
         for &(v, at) in residents {
-            let (class, size) = (self.ctx.shape)(v);
+            let (class, size) = self.ctx.shape(v);
             if class != self.ctx.class {
                 continue;
             }
@@ -190,21 +237,6 @@ impl Builder<'_, '_, '_> {
         }
     }
 
-    /// Value operands of the class: (operand index, use).
-    fn uses(&self) -> Vec<(usize, Use)> {
-        uses_of(self.ctx, self.ops).collect()
-    }
-
-    /// Registers late definitions of the class are fixed to.
-    fn late_fixed(&self) -> Vec<Location> {
-        self.ops
-            .defs
-            .iter()
-            .filter(|d| !d.early_clobber)
-            .filter_map(|d| d.fixed)
-            .collect()
-    }
-
     /// Fixed uses: each value's item is pinned to one of its fixed registers (the one it
     /// sits in, if any) unless it lives on where a late fixed definition overwrites it;
     /// every other fixed register is read through a copy pinned there.
@@ -212,31 +244,16 @@ impl Builder<'_, '_, '_> {
         if !uses_of(self.ctx, self.ops).any(|(_, u)| u.fixed.is_some()) {
             return;
         }
-        let late_fixed = self.late_fixed();
-        let uses = self.uses();
-        let mut values: Vec<Value> = uses
-            .iter()
-            .filter(|(_, u)| u.fixed.is_some())
-            .map(|(_, u)| u.value)
-            .collect();
-        values.sort();
-        values.dedup();
-        for v in values {
+        let mut fixed = std::mem::take(&mut self.built.fixed);
+        fixed.collect(self.ctx, self.ops);
+        for &v in &fixed.values {
             let Some(vi) = self.item_of(v) else { continue };
+            registers_of(&fixed.uses, v, &mut fixed.regs);
             let lives = (self.ctx.lives_on)(v);
+            let late_fixed = &fixed.late_fixed;
             let overwritten = |loc: Location| lives && late_fixed.iter().any(|&d| overlaps(d, loc));
-            let mut regs: Vec<Location> = Vec::new();
-            for loc in uses
-                .iter()
-                .filter(|(_, u)| u.value == v)
-                .filter_map(|(_, u)| u.fixed)
-            {
-                if !regs.contains(&loc) {
-                    regs.push(loc);
-                }
-            }
             let current = self.built.problem.items[vi].current;
-            let mut candidates = regs.iter().copied().filter(|&l| !overwritten(l));
+            let mut candidates = fixed.regs.iter().copied().filter(|&l| !overwritten(l));
             let home = candidates
                 .clone()
                 .find(|&l| self.ctx.first_of(l) == current)
@@ -244,7 +261,7 @@ impl Builder<'_, '_, '_> {
             if let Some(home) = home {
                 self.built.problem.items[vi].pinned = self.ctx.first_of(home);
             }
-            for loc in regs {
+            for &loc in &fixed.regs {
                 let reader = if Some(loc) == home {
                     vi
                 } else {
@@ -252,13 +269,14 @@ impl Builder<'_, '_, '_> {
                     copy.pinned = self.ctx.first_of(loc);
                     self.push(copy, Role::Copy(v))
                 };
-                for (k, u) in &uses {
+                for (k, u) in &fixed.uses {
                     if u.value == v && u.fixed == Some(loc) {
                         self.built.reads[*k] = Some(reader);
                     }
                 }
             }
         }
+        self.built.fixed = fixed;
     }
 
     /// Uses without a fixed register read their value's item.
@@ -382,13 +400,12 @@ mod tests {
             residents.iter().map(|n| (named(n), None)).collect();
         let dying: Vec<Value> = dying.iter().map(|n| named(n)).collect();
         let op = f.blocks[0].insts.last().unwrap().op().unwrap().clone();
-        let shape = |v: Value| (f.value(v).class, f.value(v).size);
         let lives_on = |v: Value| !dying.contains(&v);
         let ctx = Context {
             target: &p.target,
             class: ClassId(0),
             units,
-            shape: &shape,
+            values: &f.values,
             lives_on: &lives_on,
         };
         build(

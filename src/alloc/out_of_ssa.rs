@@ -38,28 +38,12 @@ pub fn lower(
     a: &Analysis,
     temps: &[u16],
 ) -> Result<Function, AllocError> {
-    let mut sites: BTreeMap<Site, SiteMoves> = BTreeMap::new();
-    for &s in asg.order.iter().filter(|&&s| a.cfg.is_reachable(s)) {
-        for p in edge_preds(a, s) {
-            for m in edge_moves(&asg, target, a, (p, s)) {
-                let site = site_for(&asg.func, a, (p, s), &m, target)?;
-                let (moves, edges) = sites.entry(site).or_default();
-                add_move(moves, m, &asg.func, p)?;
-                if !edges.contains(&(p, s)) {
-                    edges.push((p, s));
-                }
-            }
-        }
-    }
+    let sites = gather(&asg, target, a)?;
     let mut func = asg.func;
+    let mut busy = Busy::new(target, temps);
     for (site, (moves, edges)) in sites {
-        let busy = busy_units(&func, target, a, temps, site, &asg.entry);
-        let insts = sequentialise(
-            &moves,
-            target,
-            &|c, u| busy[c.index()][usize::from(u)],
-            TEMP_SLOT,
-        );
+        busy.fill(&func, a, site, &asg.entry);
+        let insts = sequentialise(&moves, target, &|c, u| busy.holds(c, u), TEMP_SLOT);
         let pos = func.block(edges[0].1).pos;
         let insts = insts.into_iter().map(|kind| Inst { kind, pos });
         match site {
@@ -70,6 +54,31 @@ pub fn lower(
         }
     }
     Ok(func)
+}
+
+/// The moves of every edge, gathered at their sites (edge by edge, in visiting order).
+fn gather(
+    asg: &Assigned,
+    target: &Target,
+    a: &Analysis,
+) -> Result<BTreeMap<Site, SiteMoves>, AllocError> {
+    let mut sites: BTreeMap<Site, SiteMoves> = BTreeMap::new();
+    let (mut preds, mut moves) = (Vec::new(), Vec::new());
+    for &s in asg.order.iter().filter(|&&s| a.cfg.is_reachable(s)) {
+        edge_preds(a, s, &mut preds);
+        for &p in &preds {
+            edge_moves(asg, target, a, (p, s), &mut moves);
+            for &m in &moves {
+                let site = site_for(&asg.func, a, (p, s), &m, target)?;
+                let (moves, edges) = sites.entry(site).or_default();
+                add_move(moves, m, &asg.func, p)?;
+                if !edges.contains(&(p, s)) {
+                    edges.push((p, s));
+                }
+            }
+        }
+    }
+    Ok(sites)
 }
 
 /// Adds `m` to the moves of a site unless it is there already; two different moves into
@@ -94,14 +103,15 @@ fn add_move(moves: &mut Vec<Move>, m: Move, func: &Function, p: Block) -> Result
     Ok(())
 }
 
-/// Predecessors of `s` on logical or linear edges, each once, in block order.
-fn edge_preds(a: &Analysis, s: Block) -> Vec<Block> {
-    let mut preds: Vec<Block> = a.cfg.preds(s).to_vec();
-    preds.extend(a.divergence.linear.preds(s));
-    preds.sort();
+/// Predecessors of `s` on logical or linear edges, each once, in block order, into
+/// `preds`.
+fn edge_preds(a: &Analysis, s: Block, preds: &mut Vec<Block>) {
+    preds.clear();
+    preds.extend_from_slice(a.cfg.preds(s));
+    preds.extend_from_slice(a.divergence.linear.preds(s));
+    preds.sort_unstable();
     preds.dedup();
     preds.retain(|p| a.cfg.is_reachable(*p));
-    preds
 }
 
 fn lookup(state: &BoundaryState, v: Value) -> Option<Location> {
@@ -115,15 +125,22 @@ fn is_uniform(target: &Target, func: &Function, v: Value) -> bool {
     target.class(func.value(v).class).uniform
 }
 
-/// The moves the edge `p → s` needs: phi arguments on a logical edge, and live-ins whose
-/// location differs (per-lane values on logical edges, uniform ones on linear edges).
-fn edge_moves(asg: &Assigned, target: &Target, a: &Analysis, (p, s): (Block, Block)) -> Vec<Move> {
+/// The moves the edge `p → s` needs, into `moves`: phi arguments on a logical edge, and
+/// live-ins whose location differs (per-lane values on logical edges, uniform ones on
+/// linear edges).
+fn edge_moves(
+    asg: &Assigned,
+    target: &Target,
+    a: &Analysis,
+    (p, s): (Block, Block),
+    moves: &mut Vec<Move>,
+) {
     let func = &asg.func;
     let exit = &asg.exit[p.index()];
     let logical = a.cfg.preds(s).contains(&p);
     let linear = a.divergence.linear.preds(s).contains(&p);
     let phis = &func.block(s).phis;
-    let mut moves: Vec<Move> = Vec::new();
+    moves.clear();
     if logical {
         for phi in phis {
             let arg = phi.args.iter().find(|arg| arg.block == p);
@@ -152,7 +169,6 @@ fn edge_moves(asg: &Assigned, target: &Target, a: &Analysis, (p, s): (Block, Blo
         }
     }
     moves.retain(|m| m.dst != m.src);
-    moves
 }
 
 /// The end of `p` when it ends in a jump, else the top of `s` when `p` is its only
@@ -191,52 +207,77 @@ fn site_for(
     }
 }
 
-/// Units holding a value after a site's copies, per class: the values live into the
-/// blocks that run next (every logical and linear successor of the block whose end holds
-/// the copies, or the block whose top does), and the operands of a terminator that runs
-/// after them. A unit the copies only read is free once they have read it, so it may
-/// break a cycle (`parallel_copy`). Units from `temps` on count as busy so that
-/// temporaries stay below.
-fn busy_units(
-    func: &Function,
-    target: &Target,
-    a: &Analysis,
-    temps: &[u16],
-    site: Site,
-    entry: &[BoundaryState],
-) -> Vec<Vec<bool>> {
-    let mut busy: Vec<Vec<bool>> = target
-        .class_ids()
-        .map(|c: ClassId| {
-            let units = usize::from(target.class(c).units);
-            (0..units)
-                .map(|u| u >= usize::from(temps[c.index()]))
-                .collect()
-        })
-        .collect();
-    let mut held: Vec<Location> = Vec::new();
-    let mut next: Vec<Block> = match site {
-        Site::End(p) => {
-            held.extend(func.block(p).term.uses().iter().filter_map(|u| u.loc));
-            let mut succs = a.cfg.succs(p).to_vec();
-            succs.extend(a.divergence.linear.succs(p));
-            succs
-        }
-        Site::Start(s) => vec![s],
-    };
-    next.sort();
-    next.dedup();
-    for s in next {
-        held.extend(entry[s.index()].iter().map(|&(_, l)| l));
-    }
-    for l in held {
-        if let Location::Reg { class, first, len } = l {
-            for u in first..first + len {
-                if let Some(b) = busy[class.index()].get_mut(usize::from(u)) {
-                    *b = true;
+/// Units holding a value after a site's copies, per class as bits (bit `u % 64` of word
+/// `u / 64` for unit `u`), refilled site by site: the values live into the blocks that
+/// run next (every logical and linear successor of the block whose end holds the copies,
+/// or the block whose top does), and the operands of a terminator that runs after them.
+/// A unit the copies only read is free once they have read it, so it may break a cycle
+/// (`parallel_copy`). Units from `temps` on count as busy so that temporaries stay below.
+struct Busy {
+    /// Per class: the units from `temps` on, the state before any value is marked.
+    empty: Vec<Vec<u64>>,
+    held: Vec<Vec<u64>>,
+}
+
+impl Busy {
+    fn new(target: &Target, temps: &[u16]) -> Busy {
+        let empty: Vec<Vec<u64>> = target
+            .class_ids()
+            .map(|c: ClassId| {
+                let units = usize::from(target.class(c).units);
+                let mut words = vec![0u64; units.div_ceil(64)];
+                for u in usize::from(temps[c.index()])..units {
+                    words[u / 64] |= 1 << (u % 64);
                 }
+                words
+            })
+            .collect();
+        Busy {
+            held: empty.clone(),
+            empty,
+        }
+    }
+
+    /// The units held after the copies at `site`.
+    fn fill(&mut self, func: &Function, a: &Analysis, site: Site, entry: &[BoundaryState]) {
+        for (held, empty) in self.held.iter_mut().zip(&self.empty) {
+            held.copy_from_slice(empty);
+        }
+        match site {
+            Site::End(p) => {
+                for l in func.block(p).term.uses().iter().filter_map(|u| u.loc) {
+                    self.mark(l);
+                }
+                let next = a.cfg.succs(p).iter().chain(a.divergence.linear.succs(p));
+                for s in next {
+                    self.mark_all(&entry[s.index()]);
+                }
+            }
+            Site::Start(s) => self.mark_all(&entry[s.index()]),
+        }
+    }
+
+    fn mark_all(&mut self, state: &BoundaryState) {
+        for &(_, l) in state {
+            self.mark(l);
+        }
+    }
+
+    fn mark(&mut self, l: Location) {
+        let Location::Reg { class, first, len } = l else {
+            return;
+        };
+        let words = &mut self.held[class.index()];
+        for u in usize::from(first)..usize::from(first) + usize::from(len) {
+            if let Some(w) = words.get_mut(u / 64) {
+                *w |= 1 << (u % 64);
             }
         }
     }
-    busy
+
+    /// Whether `unit` of `class` holds a value after the copies.
+    fn holds(&self, class: ClassId, unit: u16) -> bool {
+        let u = usize::from(unit);
+        self.held[class.index()][u / 64] & (1 << (u % 64)) != 0
+    }
 }

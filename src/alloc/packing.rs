@@ -523,7 +523,7 @@ fn same_shape(a: &Item, b: &Item) -> bool {
 /// exactly when [`canonical`] finds none.
 pub fn near(p: &Problem, order: Order) -> Option<Vec<u16>> {
     let grid = pinned_grid(p)?;
-    let mut kept = Kept::new(p, grid);
+    let mut kept = Kept::new(p, grid, Placement::default());
     if kept.place_movers(order, true) {
         return Some(kept.at);
     }
@@ -535,16 +535,31 @@ pub fn near(p: &Problem, order: Order) -> Option<Vec<u16>> {
 /// their units (held at both instants, bit `u % 64` of word `u / 64` for unit `u`).
 /// [`near`] would keep such a value where it is unless it lies under a pinned item or an
 /// item finds no room without displacing it; so when no pinned item lies on `still` and
-/// every item not kept finds room first fit, this is [`near`]'s answer for the problem
-/// with those values as items, at the cost of the few items the instruction touches.
-/// `None` otherwise: then the caller asks [`near`] with every item.
-pub fn near_around(p: &Problem, still: &[u64], order: Order) -> Option<Vec<u16>> {
-    let mut grid = pinned_grid(p)?;
+/// every item not kept finds room first fit, `out.at` gets [`near`]'s answer for the
+/// problem with those values as items, at the cost of the few items the instruction
+/// touches (and `out`'s buffers from the call before). False otherwise: then the caller
+/// asks [`near`] with every item.
+pub fn near_around(p: &Problem, still: &[u64], order: Order, out: &mut Placement) -> bool {
+    let Some(mut grid) = pinned_grid(p) else {
+        return false;
+    };
     if !grid.hold_both(still) {
-        return None;
+        return false;
     }
-    let mut kept = Kept::new(p, grid);
-    kept.place_movers(order, false).then_some(kept.at)
+    let mut kept = Kept::new(p, grid, std::mem::take(out));
+    let placed = kept.place_movers(order, false);
+    *out = Placement {
+        at: kept.at,
+        placed: kept.placed,
+    };
+    placed
+}
+
+/// A placement's buffers: the position of each item, and whether it has one yet.
+#[derive(Debug, Default)]
+pub struct Placement {
+    pub at: Vec<u16>,
+    placed: Vec<bool>,
 }
 
 /// Assignment's placement in progress: which items keep their current position.
@@ -557,15 +572,12 @@ struct Kept<'a> {
 
 impl<'a> Kept<'a> {
     /// Pinned items placed, then every item that can stay where it is.
-    fn new(p: &'a Problem, mut grid: Grid) -> Kept<'a> {
-        let mut at: Vec<u16> = vec![0; p.items.len()];
-        let mut placed = vec![false; p.items.len()];
-        for (i, item) in p.items.iter().enumerate() {
-            if let Some(pos) = item.pinned {
-                at[i] = pos;
-                placed[i] = true;
-            }
-        }
+    fn new(p: &'a Problem, mut grid: Grid, buffers: Placement) -> Kept<'a> {
+        let Placement { mut at, mut placed } = buffers;
+        at.clear();
+        at.extend(p.items.iter().map(|it| it.pinned.unwrap_or(0)));
+        placed.clear();
+        placed.extend(p.items.iter().map(|it| it.pinned.is_some()));
         for (i, item) in p.items.iter().enumerate() {
             if let (None, Some(pos)) = (item.pinned, item.current) {
                 if grid.fits(item, pos) {
@@ -996,9 +1008,11 @@ mod tests {
                     small.items.push(*item);
                 }
             }
-            let Some(at) = near_around(&small, &still, Order::Lowest) else {
+            let mut placement = Placement::default();
+            if !near_around(&small, &still, Order::Lowest, &mut placement) {
                 continue;
-            };
+            }
+            let at = placement.at;
             answered += 1;
             let full = near(&whole, Order::Lowest).expect("near answers where near_around does");
             let mut rest = at.iter();

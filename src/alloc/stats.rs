@@ -109,11 +109,12 @@ pub fn collect(
     );
     let mut storage = Storage::default();
     let mut access = Accesses::default();
+    let mut recent = Recent::default();
     for (b, block) in allocated.blocks.iter().enumerate() {
         count_copies(block, freq[b], &mut classes);
         count_spill_code(block, freq[b], &target.costs, &mut classes);
         access.of_block(block);
-        count_false_deps(&access, &mut classes);
+        recent.count_false_deps(&access, &mut classes);
         let phis = block.phis.iter().filter_map(|p| p.def.loc);
         let term = block.term.uses().iter().filter_map(|u| u.loc);
         for l in phis.chain(access.locs.iter().copied()).chain(term) {
@@ -282,36 +283,78 @@ fn push_accesses(inst: &Inst, locs: &mut Vec<Location>) -> usize {
     }
 }
 
-/// Whether two register ranges share a unit.
-fn overlaps(a: Location, b: Location) -> bool {
-    match (a, b) {
-        (
-            Location::Reg {
-                class: c1,
-                first: f1,
-                len: l1,
-            },
-            Location::Reg {
-                class: c2,
-                first: f2,
-                len: l2,
-            },
-        ) => c1 == c2 && f1 < f2 + l2 && f2 < f1 + l1,
-        _ => false,
-    }
+/// Per class and unit, the last instructions (numbered across the function from 1; 0
+/// for none) that read or wrote it, latest first: as many as a false dependency can
+/// reach back. Counting against them costs the units an instruction touches, not the
+/// locations of the instructions before it.
+#[derive(Default)]
+struct Recent {
+    units: Vec<Vec<[u32; FALSE_DEP_WINDOW - 1]>>,
+    /// Instructions numbered so far, in earlier blocks.
+    seen: u32,
 }
 
-fn count_false_deps(access: &Accesses, classes: &mut [ClassStats]) {
-    for j in 0..access.insts.len() {
-        for k in j.saturating_sub(FALSE_DEP_WINDOW - 1)..j {
-            let earlier = || access.reads(k).iter().chain(access.writes(k));
+impl Recent {
+    /// Counts the false dependencies of one block's instructions: per instruction and
+    /// register it writes, the instructions of the block at most `FALSE_DEP_WINDOW - 1`
+    /// before it that read or wrote a unit of that register.
+    fn count_false_deps(&mut self, access: &Accesses, classes: &mut [ClassStats]) {
+        let first = self.seen + 1;
+        for j in 0..access.insts.len() {
+            let now = first + j as u32;
             for &w in access.writes(j) {
-                if earlier().any(|&x| overlaps(w, x)) {
-                    if let Some(c) = w.reg_class() {
-                        classes[c.index()].false_deps += 1;
-                    }
+                let Location::Reg { class, .. } = w else {
+                    continue;
+                };
+                let earlier = self.touched_since(w, now, first);
+                classes[class.index()].false_deps += earlier.count_ones();
+            }
+            for &x in access.reads(j).iter().chain(access.writes(j)) {
+                self.note(x, now);
+            }
+        }
+        self.seen += access.insts.len() as u32;
+    }
+
+    /// The instructions from `first` on, before `now`, that touched a unit of `w`: bit
+    /// `now - k - 1` for instruction `k`.
+    fn touched_since(&mut self, w: Location, now: u32, first: u32) -> u32 {
+        let mut earlier = 0;
+        for last in self.units_of(w) {
+            for &k in last.iter() {
+                if k >= first && k < now && now - k < FALSE_DEP_WINDOW as u32 {
+                    earlier |= 1 << (now - k - 1);
                 }
             }
         }
+        earlier
+    }
+
+    /// Records that instruction `now` touched the units of `x`.
+    fn note(&mut self, x: Location, now: u32) {
+        for last in self.units_of(x) {
+            if last[0] != now {
+                for i in (1..last.len()).rev() {
+                    last[i] = last[i - 1];
+                }
+                last[0] = now;
+            }
+        }
+    }
+
+    /// The records of the units of a register range (none for other locations).
+    fn units_of(&mut self, l: Location) -> &mut [[u32; FALSE_DEP_WINDOW - 1]] {
+        let Location::Reg { class, first, len } = l else {
+            return &mut [];
+        };
+        if self.units.len() <= class.index() {
+            self.units.resize(class.index() + 1, Vec::new());
+        }
+        let units = &mut self.units[class.index()];
+        let (first, end) = (usize::from(first), usize::from(first) + usize::from(len));
+        if units.len() < end {
+            units.resize(end, [0; FALSE_DEP_WINDOW - 1]);
+        }
+        &mut units[first..end]
     }
 }

@@ -18,11 +18,12 @@ impl Assigner<'_> {
         for class in self.target.class_ids() {
             self.place_entry_class(b, class)?;
         }
-        let mut entry: BoundaryState = self
-            .placed
-            .iter()
-            .filter_map(|&v| Some((v, self.loc[v.index()]?)))
-            .collect();
+        let mut entry: BoundaryState = Vec::with_capacity(self.placed.len());
+        entry.extend(
+            self.placed
+                .iter()
+                .filter_map(|&v| Some((v, self.loc[v.index()]?))),
+        );
         entry.sort_by_key(|&(v, _)| v);
         self.entry[b.index()] = entry;
         self.free_dead_phis(b);
@@ -32,25 +33,18 @@ impl Assigner<'_> {
     fn place_entry_class(&mut self, b: Block, class: ClassId) -> Result<(), super::AllocError> {
         let f = self.f;
         let of_class = |v: &Value| f.value(*v).class == class;
-        let live_in: Vec<Value> = self
-            .a
-            .liveness
-            .live_in(b)
-            .iter()
-            .copied()
-            .filter(of_class)
-            .collect();
-        let phis: Vec<(usize, Value)> = f
-            .block(b)
-            .phis
+        let all_live_in = self.a.liveness.live_in(b);
+        let all_phis = &f.block(b).phis;
+        if !all_live_in.iter().any(of_class) && !all_phis.iter().any(|p| of_class(&p.def.value)) {
+            return Ok(());
+        }
+        let live_in: Vec<Value> = all_live_in.iter().copied().filter(of_class).collect();
+        let phis: Vec<(usize, Value)> = all_phis
             .iter()
             .enumerate()
             .map(|(k, phi)| (k, phi.def.value))
             .filter(|(_, v)| of_class(v))
             .collect();
-        if live_in.is_empty() && phis.is_empty() {
-            return Ok(());
-        }
         let anchored = self.target.class(class).uniform && self.a.divergence.anchor(b).is_some();
         let mut items = Vec::with_capacity(live_in.len() + phis.len());
         for &v in &live_in {

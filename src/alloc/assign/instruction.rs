@@ -45,6 +45,8 @@ pub(super) struct Buffers {
     /// Units held by values a solve leaves out of its problem.
     still: Vec<u64>,
     built: Built,
+    /// Where the items of the class solved last go.
+    placement: packing::Placement,
     moves: Vec<Move>,
     after: Vec<(Value, Location)>,
     busy: Vec<Location>,
@@ -58,8 +60,8 @@ impl Assigner<'_> {
         mut op: Op,
         pos: Pos,
         out: &mut Vec<Inst>,
+        buf: &mut Buffers,
     ) -> Result<(), AllocError> {
-        let mut buf = std::mem::take(&mut self.buffers);
         buf.killed.clear();
         buf.killed.extend(self.a.liveness.kills_at(b, i as u32));
         let killed = std::mem::take(&mut buf.killed);
@@ -71,7 +73,7 @@ impl Assigner<'_> {
                 defs: &op.defs,
                 operands: &op.operands,
             };
-            self.solve(ops, &killed, &[], pos, out, &mut buf)?;
+            self.solve(ops, &killed, &[], pos, out, buf)?;
         }
         for (operand, l) in op.operands.iter_mut().zip(&buf.placed.reads) {
             if let Operand::Value(u) = operand {
@@ -91,7 +93,6 @@ impl Assigner<'_> {
             pos,
         });
         buf.killed = killed;
-        self.buffers = buf;
         Ok(())
     }
 
@@ -249,22 +250,25 @@ impl Assigner<'_> {
     /// where their values are. A divergent branch whose join belongs to an enclosing
     /// branch first returns uniform values to where they left that branch
     /// ([`Divergence::conform`](crate::analysis::divergence::Divergence::conform)).
-    pub(super) fn terminator(&mut self, b: Block, out: &mut Vec<Inst>) -> Result<(), AllocError> {
+    pub(super) fn terminator(
+        &mut self,
+        b: Block,
+        out: &mut Vec<Inst>,
+        buf: &mut Buffers,
+    ) -> Result<(), AllocError> {
         let term = &self.f.block(b).term;
         let (uses, pos) = (term.uses(), term.pos());
         let operands: Vec<Operand> = uses.iter().map(|u| Operand::Value(*u)).collect();
         let pins = self.conformance(b);
-        let mut buf = std::mem::take(&mut self.buffers);
         if uses.iter().any(|u| u.fixed.is_some()) || !pins.is_empty() {
             let ops = Operands::uses_only(&operands);
-            self.solve(ops, &[], &pins, pos, out, &mut buf)?;
+            self.solve(ops, &[], &pins, pos, out, buf)?;
         } else {
             self.reads_in_place(&operands, &mut buf.placed.reads);
         }
         let reads = &mut self.term_reads[b.index()];
         reads.clear();
         reads.extend_from_slice(&buf.placed.reads[..uses.len()]);
-        self.buffers = buf;
         Ok(())
     }
 
@@ -310,19 +314,18 @@ impl Assigner<'_> {
         for k in 0..buf.classes.len() {
             let class = buf.classes[k];
             let problem = Problem { ops, killed, pins };
-            let at = match self.solve_around(class, problem, buf) {
-                Some(at) => at,
-                None => self
+            if !self.solve_around(class, problem, buf) {
+                buf.placement.at = self
                     .solve_whole(class, problem, buf)
-                    .ok_or_else(|| self.unmet(class, pos))?,
-            };
+                    .ok_or_else(|| self.unmet(class, pos))?;
+            }
             let mut sink = Solution {
                 placed: &mut buf.placed,
                 moves: &mut buf.moves,
                 after: &mut buf.after,
                 busy: &mut buf.busy,
             };
-            self.apply(ops, &buf.built, &at, &mut sink);
+            self.apply(ops, &buf.built, &buf.placement.at, &mut sink);
         }
         self.emit(&buf.moves, &buf.busy, &buf.classes, pos, out);
         for &(v, l) in &buf.after {
@@ -353,22 +356,25 @@ impl Assigner<'_> {
     /// The class's problem with only the values the instruction touches as items (its
     /// operands, the values `pins` names, the values under a pinned item), the others
     /// held still by the register file's bit mask; solved by [`packing::near_around`]
-    /// into `buf.built`, with the answer [`solve_whole`](Self::solve_whole) would give.
-    /// `None` when that answer may move a value left out, or the register file is not
-    /// as the values' locations say.
-    fn solve_around(
-        &mut self,
-        class: ClassId,
-        problem: Problem,
-        buf: &mut Buffers,
-    ) -> Option<Vec<u16>> {
-        self.touched_residents(class, problem, &mut buf.residents)?;
+    /// into `buf.built`, with the answer [`solve_whole`](Self::solve_whole) would give,
+    /// in `buf.placement`. False when that answer may move a value left out, or the
+    /// register file is not as the values' locations say.
+    fn solve_around(&mut self, class: ClassId, problem: Problem, buf: &mut Buffers) -> bool {
+        if self
+            .touched_residents(class, problem, &mut buf.residents)
+            .is_none()
+        {
+            return false;
+        }
         self.prepare(class, problem, &buf.residents, &mut buf.built);
-        if self.add_residents_under_pins(class, &buf.built, &mut buf.residents)? {
-            self.prepare(class, problem, &buf.residents, &mut buf.built);
+        match self.add_residents_under_pins(class, &buf.built, &mut buf.residents) {
+            None => return false,
+            Some(true) => self.prepare(class, problem, &buf.residents, &mut buf.built),
+            Some(false) => {}
         }
         self.left_alone(class, &buf.residents, &mut buf.still);
-        packing::near_around(&buf.built.problem, &buf.still, self.regs.order(class))
+        let order = self.regs.order(class);
+        packing::near_around(&buf.built.problem, &buf.still, order, &mut buf.placement)
     }
 
     /// The problem of one class: built, pins and pinned values fixed, affinities wished.
@@ -482,14 +488,12 @@ impl Assigner<'_> {
         residents: &[(Value, Option<u16>)],
         built: &mut Built,
     ) {
-        let f = self.f;
-        let shape = |v: Value| (f.value(v).class, f.value(v).size);
         let lives_on = |v: Value| !killed.contains(&v);
         let ctx = Context {
             target: self.target,
             class,
             units: self.regs.limit(class),
-            shape: &shape,
+            values: &self.f.values,
             lives_on: &lives_on,
         };
         operands::build_into(&ctx, residents, ops, built);

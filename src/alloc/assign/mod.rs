@@ -27,6 +27,7 @@ mod parts;
 
 use super::regfile::{Policy, RegFile};
 use super::AllocError;
+use crate::analysis::rows::Rows;
 use crate::analysis::Analysis;
 use crate::program::*;
 use crate::target::Target;
@@ -97,10 +98,10 @@ pub fn assign(
             pinned,
             foresight,
             parts,
-            buffers: instruction::Buffers::default(),
         };
+        let mut buffers = instruction::Buffers::default();
         for &b in &order {
-            s.block(b)?;
+            s.block(b, &mut buffers)?;
         }
         Changes {
             insts: s.insts,
@@ -163,17 +164,15 @@ fn mark_pinned(defs: &[Def], mask: &mut [bool]) {
         .for_each(|d| mask[d.value.index()] = true);
 }
 
-/// Per value, the phis that take it as an argument.
-fn phi_uses(f: &Function) -> std::collections::HashMap<Value, Vec<(Block, usize)>> {
-    let mut uses: std::collections::HashMap<Value, Vec<(Block, usize)>> = Default::default();
+/// Per value, the phis (block, index) that take it as an argument, in block order.
+fn phi_uses(f: &Function) -> Rows<(Block, usize)> {
+    let mut uses = Vec::new();
     for b in f.block_ids() {
         for (k, phi) in f.block(b).phis.iter().enumerate() {
-            for arg in &phi.args {
-                uses.entry(arg.value).or_default().push((b, k));
-            }
+            uses.extend(phi.args.iter().map(|arg| (arg.value, (b, k))));
         }
     }
-    uses
+    Rows::grouped(f.values.len(), uses)
 }
 
 /// Reverse post-order of the linear CFG, unreachable regions too (`Graph::rpo_all`).
@@ -202,25 +201,26 @@ struct Assigner<'a> {
     term_reads: Vec<Vec<Option<Location>>>,
     block: Block,
     /// Per value: the phis (block, index) that take it as an argument.
-    phi_uses: std::collections::HashMap<Value, Vec<(Block, usize)>>,
+    phi_uses: Rows<(Block, usize)>,
     /// Per value: whether it is `pinned` (it never moves once placed).
     pinned: Vec<bool>,
     /// Per pinned value: the registers fixed operands claim while it lives.
     foresight: foresight::Foresight,
     /// Split elements and collects that keep tuples in place.
     parts: parts::Parts,
-    buffers: instruction::Buffers,
 }
 
 impl Assigner<'_> {
     /// Where `v` would best go: the register of a phi, already placed, that takes it as
     /// an argument (the edge then needs no copy; ACO's phi affinity).
     fn affinity(&self, v: Value) -> Option<Location> {
-        let uses = self.phi_uses.get(&v)?;
+        let uses = self.phi_uses.row(v);
         uses.iter().find_map(|&(b, k)| self.phi_locs[b.index()][k])
     }
 
-    fn block(&mut self, b: Block) -> Result<(), AllocError> {
+    /// Assigns block `b`; `buf` holds the buffers one instruction's assignment reuses
+    /// from the one before.
+    fn block(&mut self, b: Block, buf: &mut instruction::Buffers) -> Result<(), AllocError> {
         self.block = b;
         self.regs.clear();
         self.place_entry(b)?;
@@ -228,19 +228,20 @@ impl Assigner<'_> {
         let mut out = Vec::with_capacity(insts.len());
         for (i, inst) in insts.into_iter().enumerate() {
             match inst.kind {
-                InstKind::Op(op) => self.op(b, i, op, inst.pos, &mut out)?,
+                InstKind::Op(op) => self.op(b, i, op, inst.pos, &mut out, buf)?,
                 _ => return Err(self.error(inst.pos, "the input is already allocated".into())),
             }
         }
-        self.terminator(b, &mut out)?;
+        self.terminator(b, &mut out, buf)?;
         self.insts[b.index()] = out;
-        self.exit[b.index()] = self
-            .a
-            .liveness
-            .live_out(b)
-            .iter()
-            .filter_map(|&v| Some((v, self.loc[v.index()]?)))
-            .collect();
+        let live_out = self.a.liveness.live_out(b);
+        let mut exit = Vec::with_capacity(live_out.len());
+        exit.extend(
+            live_out
+                .iter()
+                .filter_map(|&v| Some((v, self.loc[v.index()]?))),
+        );
+        self.exit[b.index()] = exit;
         self.visited[b.index()] = true;
         for v in std::mem::take(&mut self.placed) {
             self.loc[v.index()] = None;

@@ -27,6 +27,7 @@ use crate::analysis::Analysis;
 use crate::program::{Block, Def, Function, InstKind, Operand, Use, Value};
 use crate::target::{AlignRule, ClassId, Target};
 use std::borrow::Cow;
+use std::cell::RefCell;
 
 /// One class's demand at a budget.
 #[derive(Debug)]
@@ -47,6 +48,17 @@ pub struct Demand<'a> {
     /// Units per value, 0 for values of other classes: one compact array read at every
     /// instruction for every value in registers.
     units: Vec<u16>,
+    /// Buffers of the packing test, reused from one instruction to the next.
+    scratch: RefCell<Packing>,
+}
+
+/// What the packing test builds at each instruction it decides.
+#[derive(Debug, Default)]
+struct Packing {
+    built: operands::Built,
+    /// The values in registers the instruction reads (classes of single units).
+    touched: Vec<Value>,
+    residents: Vec<(Value, Option<u16>)>,
 }
 
 impl<'a> Demand<'a> {
@@ -76,6 +88,7 @@ impl<'a> Demand<'a> {
             singles,
             gap_free,
             units,
+            scratch: RefCell::default(),
         }
     }
 
@@ -135,15 +148,22 @@ impl<'a> Demand<'a> {
     where
         W: IntoIterator<Item = &'v Value> + Copy,
     {
+        let mut scratch = self.scratch.borrow_mut();
+        let Packing {
+            built,
+            touched,
+            residents,
+        } = &mut *scratch;
         if !self.singles {
-            return packing::fits(&self.problem(defs, ops, w, lives).problem);
+            self.build_problem((defs, ops), w, lives, residents, built);
+            return packing::fits(&built.problem);
         }
         let read = |v: &Value| {
             ops.iter()
                 .filter_map(Operand::as_use)
                 .any(|u| u.value == *v)
         };
-        let mut touched = Vec::new();
+        touched.clear();
         let mut beside = packing::Beside::default();
         for v in w {
             if read(v) {
@@ -154,8 +174,8 @@ impl<'a> Demand<'a> {
                 beside.early += 1;
             }
         }
-        let problem = self.problem(defs, ops, &touched, lives).problem;
-        packing::singles_fit_beside(&problem, beside)
+        self.build_problem((defs, ops), &*touched, lives, residents, built);
+        packing::singles_fit_beside(&built.problem, beside)
     }
 
     /// Units over the budget at the early and late instants, by the sums.
@@ -248,34 +268,32 @@ impl<'a> Demand<'a> {
         self.gap_free && live_units + def_units <= u32::from(self.budget)
     }
 
-    fn problem<'v, W>(
+    /// The instruction's packing problem with `w` in registers, into `built` (`residents`
+    /// is a buffer).
+    fn build_problem<'v, W>(
         &self,
-        defs: &[Def],
-        ops: &[Operand],
+        (defs, ops): (&[Def], &[Operand]),
         w: W,
         lives: &dyn Fn(Value) -> bool,
-    ) -> operands::Built
-    where
+        residents: &mut Vec<(Value, Option<u16>)>,
+        built: &mut operands::Built,
+    ) where
         W: IntoIterator<Item = &'v Value> + Copy,
     {
-        let f = self.f;
-        let shape = |v: Value| (f.value(v).class, f.value(v).size);
         let ctx = Context {
             target: self.target,
             class: self.class,
             units: self.budget,
-            shape: &shape,
+            values: &self.f.values,
             lives_on: lives,
         };
-        let residents: Vec<(Value, Option<u16>)> = w.into_iter().map(|&v| (v, None)).collect();
-        operands::build(
-            &ctx,
-            &residents,
-            Operands {
-                defs,
-                operands: ops,
-            },
-        )
+        residents.clear();
+        residents.extend(w.into_iter().map(|&v| (v, None)));
+        let ops = Operands {
+            defs,
+            operands: ops,
+        };
+        operands::build_into(&ctx, residents, ops, built);
     }
 
     /// Whether every instruction and terminator of `b` fits with every live value of the
@@ -477,7 +495,9 @@ mod tests {
                     .filter(|&v| demand.of_class(v))
                     .collect();
                 let lives = |v: Value| !a.liveness.is_killed_at(b, point, v);
-                fits &= packing::fits(&demand.problem(defs, &ops, &w, &lives).problem);
+                let mut built = operands::Built::default();
+                demand.build_problem((defs, &ops), &w, &lives, &mut Vec::new(), &mut built);
+                fits &= packing::fits(&built.problem);
             });
         }
         fits

@@ -277,14 +277,13 @@ pub fn instruction_need(
     // Every resident takes units of its own at the early instant: no smaller budget fits.
     let held: u32 = residents.iter().map(|&v| u32::from(f.value(v).size)).sum();
     let residents: Vec<(Value, Option<u16>)> = residents.iter().map(|&v| (v, None)).collect();
-    let shape = |v: Value| (f.value(v).class, f.value(v).size);
     let never = |v: Value| through.contains(&v);
     let units = target.class(class).units;
     let ctx = Context {
         target,
         class,
         units,
-        shape: &shape,
+        values: &f.values,
         lives_on: &never,
     };
     // The problem is the same at every budget but for its units: built once.
