@@ -213,7 +213,10 @@ fn ptx_sample_registers_stay_within_max_live_plus_one() {
         );
         checked += 1;
     }
-    assert_eq!(checked, 22, "every kernel's predicates fit their 7 registers");
+    assert_eq!(
+        checked, 22,
+        "every kernel's predicates fit their 7 registers"
+    );
 }
 
 /// The main job walks `.ptx` files too; every sample kernel allocates, verifies and runs.

@@ -43,17 +43,19 @@ use std::collections::HashMap;
 /// The most rounds run.
 const ROUNDS: usize = 4;
 
-/// Recomputes values across blocks in `f` (valid SSA) while that lowers its score; the
-/// copies are recorded in `remats`.
+/// Recomputes values across blocks in `f` (valid SSA, analysed by `analysis`) while that
+/// lowers its score; the copies are recorded in `remats`. Returns the function and its
+/// analysis.
 pub fn rematerialise(
     f: &Function,
+    analysis: Analysis,
     target: &Target,
     budget: &[u16],
     goal: Goal,
     remats: &mut Remats,
-) -> Function {
+) -> (Function, Analysis) {
     let mut func = f.clone();
-    let mut analysis = Analysis::new(&func, target);
+    let mut analysis = analysis;
     let mut best = score(&func, &analysis, target, budget);
     for _ in 0..ROUNDS {
         let before = (func.clone(), remats.clone());
@@ -68,7 +70,7 @@ pub fn rematerialise(
         }
         (best, analysis) = (now, next);
     }
-    func
+    (func, analysis)
 }
 
 /// Units over budget at the classes' maxima, the maxima, then units over budget summed over

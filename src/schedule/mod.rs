@@ -106,20 +106,18 @@ fn schedule(
     goal: Goal,
     remat: bool,
 ) -> Scheduled {
-    let max_live_emitted = {
-        let analysis = Analysis::new(emitted, target);
-        target
-            .class_ids()
-            .map(|c| analysis.pressure.max_live(c))
-            .collect()
-    };
+    let analysis = Analysis::new(emitted, target);
+    let max_live_emitted = target
+        .class_ids()
+        .map(|c| analysis.pressure.max_live(c))
+        .collect();
     let mut remats = Remats::new(emitted);
-    let f = &if remat {
-        across::rematerialise(emitted, target, budget, goal, &mut remats)
+    let (f, analysis) = if remat {
+        across::rematerialise(emitted, analysis, target, budget, goal, &mut remats)
     } else {
-        emitted.clone()
+        (emitted.clone(), analysis)
     };
-    let analysis = Analysis::new(f, target);
+    let f = &f;
     let mut func = f.clone();
     let mut live = Live::new(f, target);
     let mut blocks_reordered = 0;
