@@ -285,8 +285,8 @@ pub enum InstKind {
     /// Spill location back to a register.
     Reload(Move),
     /// Recompute the definition of `value` into `dst`: a `remat` operation (no `uses`), or
-    /// a pure operation of the same block run again on `uses`, its value operands in order
-    /// (`docs/FORMAT.md`, "Rematerialisation").
+    /// a pure operation run again on `uses`, its value operands in order, where they still
+    /// hold the values it read (`docs/FORMAT.md`, "Rematerialisation").
     Remat {
         dst: Location,
         value: Value,

@@ -18,13 +18,16 @@
 //! they start with, so a hoisted order can end higher after them; the attempt with the
 //! lower score after rematerialisation is kept, and hoisting never makes a block worse.
 //!
-//! After reordering, [`remat`] recomputes cheap pure values next to later uses where that
-//! lowers a block's peak further.
+//! Before reordering, [`across`] recomputes cheap pure values held across blocks in the
+//! blocks that read them, where that lowers the function's pressure. After reordering,
+//! [`remat`] recomputes cheap pure values next to later uses where that lowers a block's
+//! peak further.
 //!
 //! Liveness at block boundaries does not change under a legal reorder (the values a block
 //! reads before defining them are the same), so blocks are scheduled independently against
 //! the function's liveness.
 
+pub mod across;
 pub mod deps;
 pub mod hoist;
 pub mod list;
@@ -83,8 +86,9 @@ pub struct Scheduled {
     pub remats: Remats,
 }
 
-/// Schedules every block of `f` (valid SSA) for register pressure under `budget`, then
-/// rematerialises where that lowers a block's peak further.
+/// Rematerialises values held across blocks where that lowers the pressure of `f` (valid
+/// SSA), schedules every block for register pressure under `budget`, then rematerialises
+/// where that lowers a block's peak further.
 pub fn schedule_function(f: &Function, target: &Target, budget: &[u16], goal: Goal) -> Scheduled {
     schedule(f, target, budget, goal, true)
 }
@@ -95,16 +99,28 @@ pub fn reorder_function(f: &Function, target: &Target, budget: &[u16], goal: Goa
     schedule(f, target, budget, goal, false)
 }
 
-fn schedule(f: &Function, target: &Target, budget: &[u16], goal: Goal, remat: bool) -> Scheduled {
-    let analysis = Analysis::new(f, target);
+fn schedule(
+    emitted: &Function,
+    target: &Target,
+    budget: &[u16],
+    goal: Goal,
+    remat: bool,
+) -> Scheduled {
+    let analysis = Analysis::new(emitted, target);
     let max_live_emitted = target
         .class_ids()
         .map(|c| analysis.pressure.max_live(c))
         .collect();
+    let mut remats = Remats::new(emitted);
+    let (f, analysis) = if remat {
+        across::rematerialise(emitted, analysis, target, budget, goal, &mut remats)
+    } else {
+        (emitted.clone(), analysis)
+    };
+    let f = &f;
     let mut func = f.clone();
     let mut live = Live::new(f, target);
     let mut blocks_reordered = 0;
-    let mut remats = Remats::new(f);
     let weightings = weightings(target);
     for (b, block) in f.blocks.iter().enumerate() {
         let live_end = live_at_end(block, analysis.liveness.live_out(crate::Block(b as u32)));

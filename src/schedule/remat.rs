@@ -87,6 +87,18 @@ impl Remats {
         }
     }
 
+    /// A fresh value of `f` for a copy of `v`, recorded as recomputing `v`'s original.
+    pub fn new_copy(&mut self, f: &mut Function, v: Value) -> Value {
+        let copy = Value(f.values.len() as u32);
+        let data = f.value(v).clone();
+        f.values.push(ValueData {
+            name: format!("{}.remat{}", data.name, self.origin.len()),
+            ..data
+        });
+        self.origin.push(self.root(v));
+        copy
+    }
+
     /// Keeps each copy in `ops` after the original definition it recomputes, when that is
     /// in the block too: an operation reading the copy then comes after the definition of
     /// the value it reads, as in the original program (the verifier's order rule).
@@ -584,13 +596,7 @@ fn copies(f: &mut Function, b: usize, remat: &Remat, remats: &mut Remats) -> Vec
         let InstKind::Op(op) = &mut inst.kind else {
             continue;
         };
-        let copy = Value(f.values.len() as u32);
-        let data = f.value(v).clone();
-        f.values.push(ValueData {
-            name: format!("{}.remat{}", data.name, remats.origin.len()),
-            ..data
-        });
-        remats.origin.push(remats.root(v));
+        let copy = remats.new_copy(f, v);
         let mut def = op.defs[d];
         def.value = copy;
         op.defs = vec![def];

@@ -196,9 +196,10 @@ pub(crate) enum Recompute<'f> {
     No,
     /// Anywhere: a `remat` operation (no value operands).
     Anywhere,
-    /// In block `block` (by name), from the values `operands` (its value operands, in
-    /// order): a pure operation.
-    InBlock {
+    /// From the values `operands` (its value operands, in order): a pure operation of
+    /// block `block` (by name), in that block or wherever the operands still hold the
+    /// values it read (`fresh.rs`).
+    Pure {
         block: &'f str,
         operands: Vec<chromatic::Value>,
     },
@@ -219,7 +220,7 @@ fn recomputable<'f>(o: &'f Function, target: &Target, canonical: &[u32]) -> Vec<
             let rule = if op.remat {
                 Recompute::Anywhere
             } else if is_pure(o, target, op) {
-                Recompute::InBlock {
+                Recompute::Pure {
                     block: &b.name,
                     operands: op
                         .uses()

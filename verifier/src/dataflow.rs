@@ -12,6 +12,7 @@ use crate::cfg::{Cfg, Edge};
 use crate::check::Recompute;
 use crate::constraints::class_spilled;
 use crate::error::{ErrorKind, Point};
+use crate::fresh::Fresh;
 use crate::keys::{is_uniform_register, moves_of, Keys};
 use crate::sink::{Operand, Sink};
 use crate::unit::{units, Unit};
@@ -77,6 +78,8 @@ pub(crate) struct Flow<'a> {
     pub value_map: &'a [Option<u32>],
     /// Per original value: how a `remat` may recompute it.
     pub recompute: &'a [Recompute<'a>],
+    /// Where original values are defined, for recomputations in other blocks.
+    fresh: Fresh<'a>,
     keys: Keys,
     /// Whether some branch of the function is divergent.
     divergent: bool,
@@ -110,6 +113,7 @@ impl<'a> Flow<'a> {
             cfg,
             value_map,
             recompute,
+            fresh: Fresh::new(a, &cfg.succs, value_map, o.values.len()),
             keys: Keys::new(a, target, cfg, divergent),
             divergent,
             pinned: &[],
@@ -441,7 +445,7 @@ impl<'a> Flow<'a> {
 
     /// A recomputation: every operand must hold its value, then `dst` holds the value.
     fn remat(&self, r: &Remat<'_>, state: &mut State, at: &At, sink: Option<&mut Sink>) {
-        let refusal = self.remat_refusal(r, at.block);
+        let refusal = self.remat_refusal(r, at);
         if let Some(sink) = sink {
             for (k, u) in r.uses.iter().enumerate() {
                 if let Some(loc) = u.loc {
@@ -466,28 +470,33 @@ impl<'a> Flow<'a> {
         }
     }
 
-    /// Why `r` in allocated block `b` does not recompute its value, if it does not: the
-    /// value's definition may not be recomputed, or not in this block, or `r` reads other
-    /// values than the definition's operands.
-    fn remat_refusal(&self, r: &Remat<'_>, b: usize) -> Option<String> {
-        let how = self.value_map[r.value.index()].map(|o| &self.recompute[o as usize]);
+    /// Why `r` at `at` does not recompute its value, if it does not: the value's
+    /// definition may not be recomputed, or `r` reads other values than the definition's
+    /// operands, or it is in a block the definition's does not dominate (`fresh.rs`).
+    fn remat_refusal(&self, r: &Remat<'_>, at: &At) -> Option<String> {
+        let how = self.value_map[r.value.index()].map(|o| (o, &self.recompute[o as usize]));
         let operands_given: Vec<Option<u32>> = r
             .uses
             .iter()
             .map(|u| self.value_map[u.value.index()])
             .collect();
         match how {
-            Some(Recompute::Anywhere) if r.uses.is_empty() => None,
-            Some(Recompute::Anywhere) => Some("a `remat` operation reads no values".into()),
-            Some(Recompute::InBlock { block, operands }) => {
+            Some((_, Recompute::Anywhere)) if r.uses.is_empty() => None,
+            Some((_, Recompute::Anywhere)) => Some("a `remat` operation reads no values".into()),
+            Some((original, Recompute::Pure { block, operands })) => {
                 let expected: Vec<Option<u32>> =
                     operands.iter().map(|v| Some(v.index() as u32)).collect();
-                if *block != self.a.blocks[b].name.as_str() {
-                    Some(format!("its pure definition is in block `{block}`"))
-                } else if operands_given != expected {
+                if operands_given != expected {
                     Some("it must read the operands of its definition, in order".into())
-                } else {
+                } else if *block == self.a.blocks[at.block].name.as_str()
+                    || self.fresh.dominated(original, at.block)
+                {
                     None
+                } else {
+                    Some(format!(
+                        "its pure definition is in block `{block}`, which does not dominate \
+                         this one: an operand may have been defined again since it ran"
+                    ))
                 }
             }
             _ => Some("its definition is neither a `remat` operation nor a pure operation".into()),

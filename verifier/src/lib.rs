@@ -44,7 +44,8 @@
 //! swap, spill, reload) reads every source before writing, copying labels unit by unit, so
 //! a copy from ⊥ gives ⊥ (regalloc2 kept the destination's old value), and a label a move
 //! may not carry into its destination (below) gives ⊥ there; a remat writes its value's
-//! labels if the original defines it by a `remat` op. A write to a register clobbers its
+//! labels if the original defines it by a `remat` op, or by a pure op whose operands it
+//! reads, in that op's block or in a block that block dominates (`fresh.rs`). A write to a register clobbers its
 //! lanes, a write to a lane its register. At a block's entry every phi's location holds
 //! the phi, and every phi argument is checked at the end of its predecessor (on each edge
 //! of the CFG the phi's class follows). Phis of one block with the same class, size and
@@ -97,6 +98,7 @@ pub mod check;
 mod constraints;
 mod dataflow;
 pub mod error;
+mod fresh;
 pub mod interp;
 mod keys;
 pub mod mutate;
