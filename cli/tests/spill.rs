@@ -708,7 +708,7 @@ fn spill_cost_rises_with_one_more_register_no_more_often_than_measured() {
             steps += s;
         }
     }
-    assert!(rises <= 1, "corpus: {rises} of {steps} steps");
+    assert_eq!(rises, 0, "corpus: {rises} of {steps} steps");
     let (mut rises, mut steps) = (0, 0);
     for seed in 0..1000 {
         let p = generate_from_seed(seed, &GenConfig::default());
@@ -718,5 +718,5 @@ fn spill_cost_rises_with_one_more_register_no_more_often_than_measured() {
             steps += s;
         }
     }
-    assert!(rises <= 81, "generated: {rises} of {steps} steps");
+    assert!(rises <= 67, "generated: {rises} of {steps} steps");
 }
