@@ -1174,7 +1174,8 @@ impl Belady<'_, '_> {
     }
 
     /// Elsewhere: values in registers at the end of every visited predecessor, then those
-    /// in some, each group by next use (B&H §4.3). A phi counts as in registers where its
+    /// in some, each group by next use (B&H §4.3), rematerialisable values last (Mesa
+    /// ACO's spiller prefers them too: a remat costs less than any reload). A phi counts as in registers where its
     /// argument is. A value (not a phi) in registers at the end of only some predecessors
     /// is a candidate only when reloading it on the others' edges is cheaper than
     /// reloading it once in the block: where the sides of a divergent branch both run,
@@ -1208,7 +1209,8 @@ impl Belady<'_, '_> {
                 some.push(v);
             }
         }
-        let by_distance = |v: &Value| (self.entry_distance(b, *v), *v);
+        let remat = &self.input.flags.remat;
+        let by_distance = |v: &Value| (remat[v.index()], self.entry_distance(b, *v), *v);
         all.sort_by_key(by_distance);
         some.sort_by_key(by_distance);
         all.extend(some);
