@@ -692,12 +692,13 @@ fn cost_rises(p: &Program, class: chromatic::ClassId) -> (usize, usize) {
     (rises, costs.len().saturating_sub(1))
 }
 
-/// Issue-14 goal, not met yet: the spill cost should never rise when the budget grows by
-/// one. Belady's choices are greedy (a cheap eviction at one budget can force a costlier
-/// one later that a tighter budget avoids; one register more can leave a parallel copy
-/// without a free temporary), so it does on 1 of the corpus's 118 steps and on 81 of
-/// 1,799 steps over 1,000 generated programs (every class, every budget from the lowest
-/// legal one to MaxLive). This ratchet fails when either count grows.
+/// Issue-14 goal, met on the corpus, not yet on generated programs: the spill cost should
+/// never rise when the budget grows by one. Belady's choices are greedy (a cheap eviction
+/// at one budget can force a costlier one later that a tighter budget avoids; one register
+/// more can leave a parallel copy without a free temporary), so it does on none of the
+/// corpus's 123 steps and on 64 of 1,799 steps over 1,000 generated programs (every class,
+/// every budget from the lowest legal one to MaxLive). This ratchet fails when either
+/// count grows.
 #[test]
 fn spill_cost_rises_with_one_more_register_no_more_often_than_measured() {
     let (mut rises, mut steps) = (0, 0);
@@ -708,7 +709,7 @@ fn spill_cost_rises_with_one_more_register_no_more_often_than_measured() {
             steps += s;
         }
     }
-    assert!(rises <= 1, "corpus: {rises} of {steps} steps");
+    assert_eq!(rises, 0, "corpus: {rises} of {steps} steps");
     let (mut rises, mut steps) = (0, 0);
     for seed in 0..1000 {
         let p = generate_from_seed(seed, &GenConfig::default());
@@ -718,5 +719,5 @@ fn spill_cost_rises_with_one_more_register_no_more_often_than_measured() {
             steps += s;
         }
     }
-    assert!(rises <= 81, "generated: {rises} of {steps} steps");
+    assert!(rises <= 64, "generated: {rises} of {steps} steps");
 }

@@ -31,6 +31,9 @@ pub struct Divergence {
     /// Per divergent branch block: the anchor of its join when that is another branch
     /// (see [`Divergence::conform`]).
     conform: Vec<Option<Block>>,
+    /// Linear edges the wave takes only when no lane takes a side, sorted (see
+    /// [`Divergence::is_skip`]).
+    skips: Vec<(Block, Block)>,
 }
 
 impl Divergence {
@@ -42,6 +45,7 @@ impl Divergence {
         let mut anchors = vec![None; cfg.len()];
         let mut conform = vec![None; cfg.len()];
         let mut stamp = vec![u32::MAX; cfg.len()];
+        let mut skips = Vec::new();
         for &b in cfg.rpo() {
             let Terminator::Branch {
                 kind: BranchKind::Divergent,
@@ -62,20 +66,37 @@ impl Divergence {
                 let owner = *anchors[j.index()].get_or_insert(b);
                 conform[b.index()] = Some(owner).filter(|&o| o != b);
             }
+            skips.push((b, else_block));
             for exit in then_region_exits(cfg, b, (then_block, else_block, join), &mut stamp) {
                 if !succs[exit.index()].contains(&else_block) {
                     succs[exit.index()].push(else_block);
                 }
+                skips.extend(
+                    join.filter(|j| cfg.succs(exit).contains(j))
+                        .map(|j| (exit, j)),
+                );
             }
         }
         joins.sort();
         joins.dedup();
+        skips.sort();
+        skips.dedup();
         Divergence {
             linear: Graph::from_succs(succs, Block(0)),
             joins,
             anchors,
             conform,
+            skips,
         }
+    }
+
+    /// Whether the linear edge `from → to` is taken only when no lane takes a side of a
+    /// divergent branch: the branch block's edge to its else-arm (no lane takes the
+    /// then-side) and a then-side's edge to the join (no lane takes the else-side). The
+    /// wave otherwise runs the side, so a distance measured along such an edge is that
+    /// of a rare path.
+    pub fn is_skip(&self, from: Block, to: Block) -> bool {
+        self.skips.binary_search(&(from, to)).is_ok()
     }
 
     pub fn is_join(&self, b: Block) -> bool {
@@ -168,6 +189,9 @@ mod tests {
         assert_eq!(d.linear.succs(Block(1)), [Block(2)]);
         assert_eq!(d.linear.preds(Block(3)), [Block(0), Block(2)]);
         assert_eq!(d.joins, [Block(4)]);
+        assert!(d.is_skip(Block(0), Block(3)) && d.is_skip(Block(2), Block(4)));
+        assert!(!d.is_skip(Block(0), Block(1)) && !d.is_skip(Block(2), Block(3)));
+        assert!(!d.is_skip(Block(3), Block(4)));
     }
 
     #[test]

@@ -95,13 +95,15 @@ pub struct Input<'a> {
 /// Runs MIN over every block of the class.
 pub fn decide(input: &Input) -> Result<Decisions, AllocError> {
     let uses = Uses::new(input.f, input.class);
+    let uniform = input.target.class(input.class).uniform;
+    let divergence = &input.a.divergence;
     let next = NextUse::new(
         input.f,
         input.class,
         &uses,
-        input.graph,
-        input.loops,
+        (input.graph, input.loops),
         &input.a.liveness,
+        &|b, s| uniform && divergence.is_skip(b, s),
     );
     let mut b = Belady {
         input,
@@ -1172,7 +1174,8 @@ impl Belady<'_, '_> {
     }
 
     /// Elsewhere: values in registers at the end of every visited predecessor, then those
-    /// in some, each group by next use (B&H §4.3). A phi counts as in registers where its
+    /// in some, each group by next use (B&H §4.3), rematerialisable values last (Mesa
+    /// ACO's spiller prefers them too: a remat costs less than any reload). A phi counts as in registers where its
     /// argument is. A value (not a phi) in registers at the end of only some predecessors
     /// is a candidate only when reloading it on the others' edges is cheaper than
     /// reloading it once in the block: where the sides of a divergent branch both run,
@@ -1206,7 +1209,8 @@ impl Belady<'_, '_> {
                 some.push(v);
             }
         }
-        let by_distance = |v: &Value| (self.entry_distance(b, *v), *v);
+        let remat = &self.input.flags.remat;
+        let by_distance = |v: &Value| (remat[v.index()], self.entry_distance(b, *v), *v);
         all.sort_by_key(by_distance);
         some.sort_by_key(by_distance);
         all.extend(some);
@@ -1439,9 +1443,7 @@ impl Belady<'_, '_> {
                     continue;
                 }
                 let after = self
-                    .input
-                    .graph
-                    .succs(b)
+                    .running_succs(b)
                     .iter()
                     .map(|s| runs[s.index()])
                     .min()
@@ -1459,13 +1461,30 @@ impl Belady<'_, '_> {
     /// How many positions after the end of `b` stay over the budget: the shortest run
     /// among its successors ([`Self::crowded_from_entry`]).
     fn crowded_after(&self, b: Block) -> u64 {
-        self.input
-            .graph
-            .succs(b)
+        self.running_succs(b)
             .iter()
             .map(|s| self.crowded[s.index()])
             .min()
             .unwrap_or(0)
+    }
+
+    /// The successors of `b` the wave runs next: on the linear CFG, not the edges taken
+    /// only when no lane takes a divergent side (`Divergence::is_skip`), unless every
+    /// edge is one.
+    fn running_succs(&self, b: Block) -> Vec<Block> {
+        let succs = self.input.graph.succs(b);
+        let divergence = &self.input.a.divergence;
+        let uniform = self.input.target.class(self.input.class).uniform;
+        let running: Vec<Block> = succs
+            .iter()
+            .copied()
+            .filter(|&s| !uniform || !divergence.is_skip(b, s))
+            .collect();
+        if running.is_empty() {
+            succs.to_vec()
+        } else {
+            running
+        }
     }
     fn candidate(&self, b: Block, i: u32, v: Value, ask: &Ask) -> Option<Candidate> {
         if self.pinned.contains(&v) {

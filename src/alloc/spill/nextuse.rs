@@ -10,6 +10,12 @@
 //! Belady's rule evicts it first and reloads it after the loop. The distances at block
 //! ends are a backward fixpoint over the CFG (unreachable regions included), with one
 //! sorted map per block.
+//!
+//! On the linear CFG of uniform values, the edges a wave takes only when no lane takes a
+//! side of a divergent branch (`Divergence::is_skip`) do not count while another edge
+//! leads to the use: the wave runs the then-side before the else-arm and the else-side
+//! before the join, so a value read only in the else-arm is next used after the whole
+//! then-side, not right after the branch.
 
 use crate::analysis::cfg::Graph;
 use crate::analysis::liveness::Liveness;
@@ -98,14 +104,15 @@ pub struct NextUse {
 }
 
 impl NextUse {
-    /// `graph` is the CFG the class's liveness follows, `loops` its loops.
+    /// `graph` is the CFG the class's liveness follows, `loops` its loops; `skip` says
+    /// which of its edges run only when no lane takes a divergent side.
     pub fn new(
         f: &Function,
         class: ClassId,
         uses: &Uses,
-        graph: &Graph,
-        loops: &Loops,
+        (graph, loops): (&Graph, &Loops),
         liveness: &Liveness,
+        skip: &dyn Fn(Block, Block) -> bool,
     ) -> NextUse {
         let len: Vec<u64> = f.blocks.iter().map(|b| b.insts.len() as u64 + 1).collect();
         let mut out: Vec<Vec<(Value, u64)>> = f
@@ -127,18 +134,24 @@ impl NextUse {
             for &b in &post {
                 for k in 0..out[b.index()].len() {
                     let v = out[b.index()][k].0;
-                    let d = graph
+                    let live: Vec<Block> = graph
                         .succs(b)
                         .iter()
-                        .filter(|s| liveness.live_in(**s).binary_search(&v).is_ok())
-                        .map(|&s| {
-                            let from_entry = match uses.next(s, v, 0) {
-                                Some(p) => u64::from(p),
-                                None => len[s.index()].saturating_add(lookup(&out[s.index()], v)),
-                            };
-                            from_entry.saturating_add(exit_penalty(loops, b, s))
-                        })
+                        .copied()
+                        .filter(|s| liveness.live_in(*s).binary_search(&v).is_ok())
+                        .collect();
+                    let run = live.iter().copied().filter(|&s| !skip(b, s));
+                    let through = |s: Block| {
+                        let from_entry = match uses.next(s, v, 0) {
+                            Some(p) => u64::from(p),
+                            None => len[s.index()].saturating_add(lookup(&out[s.index()], v)),
+                        };
+                        from_entry.saturating_add(exit_penalty(loops, b, s))
+                    };
+                    let d = run
+                        .map(through)
                         .min()
+                        .or_else(|| live.iter().map(|&s| through(s)).min())
                         .unwrap_or(NEVER);
                     if d < out[b.index()][k].1 {
                         out[b.index()][k].1 = d;
@@ -202,7 +215,9 @@ exit:
         let a = Analysis::new(f, &p.target);
         let class = ClassId(0);
         let uses = Uses::new(f, class);
-        let nu = NextUse::new(f, class, &uses, &a.cfg, &a.loops, &a.liveness);
+        let nu = NextUse::new(f, class, &uses, (&a.cfg, &a.loops), &a.liveness, &|_, _| {
+            false
+        });
         let (x, y) = (Value(0), Value(1));
         assert_eq!(nu.at_end(Block(0), y), 0);
         assert!(nu.at_end(Block(0), x) > LOOP_EXIT);
