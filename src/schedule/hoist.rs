@@ -36,6 +36,10 @@ const PASSES: usize = 4;
 /// Moves the operations of `order` (indices into `ops`, respecting `deps`; `readers` of
 /// the same `ops`) up to where the operands they free die, wherever that raises the demand
 /// nowhere; operations marked in `stay` keep their place.
+///
+/// A pass visits the operations in the order the pass started with (an operation moves
+/// only above the one visited, so what is still to visit keeps its place). The order is
+/// a [`Sequence`], so a move costs the same however far the operation goes.
 pub fn hoist(
     (ops, readers): (&[&Op], &Readers),
     deps: &Deps,
@@ -45,81 +49,178 @@ pub fn hoist(
     live: &mut Live<'_>,
 ) {
     live.reset(live_end);
-    let mut position = positions(order);
+    let mut sequence = Sequence::new(order);
+    let mut units = Units::new(live.units.len());
     for _ in 0..PASSES {
         let mut moved = false;
-        for i in 0..order.len() {
-            let x = order[i];
+        for &x in order.iter() {
             if stay[x as usize] {
                 continue;
             }
-            if let Some(target) = target(ops, deps, readers, &position, x, live) {
-                let op = order.remove(i);
-                order.insert(target, op);
-                for (k, &n) in order.iter().enumerate().take(i + 1).skip(target) {
-                    position[n as usize] = k;
-                }
+            if let Some(after) = target((ops, readers, deps), &sequence, x, live, &mut units) {
+                sequence.move_after(x, after);
                 moved = true;
             }
         }
         if !moved {
             break;
         }
+        sequence.write_into(order);
     }
 }
 
-fn positions(order: &[u32]) -> Vec<usize> {
-    let mut position = vec![0; order.len()];
-    for (k, &n) in order.iter().enumerate() {
-        position[n as usize] = k;
+/// Units per class that an operation's move frees and defines: one buffer for every
+/// operation.
+struct Units {
+    freed: Vec<u32>,
+    defined: Vec<u32>,
+}
+
+impl Units {
+    fn new(classes: usize) -> Units {
+        Units {
+            freed: vec![0; classes],
+            defined: vec![0; classes],
+        }
     }
-    position
 }
 
 /// Where operation `x` should move to, when it frees operands and moving it up raises the
 /// demand nowhere: just after its predecessors and the last other readers of the operands
-/// that die at it.
+/// that die at it (`Some(None)`: to the front).
 fn target(
-    ops: &[&Op],
-    deps: &Deps,
-    readers: &Readers,
-    position: &[usize],
+    (ops, readers, deps): (&[&Op], &Readers, &Deps),
+    sequence: &Sequence,
     x: u32,
     live_end: &Live<'_>,
-) -> Option<usize> {
+    units: &mut Units,
+) -> Option<Option<u32>> {
     let op = ops[x as usize];
     if !is_unconstrained(op) {
         return None;
     }
-    let at = position[x as usize];
-    let mut freed = vec![0u32; live_end.units.len()];
-    let mut floor: Option<usize> = deps.preds[x as usize]
-        .iter()
-        .map(|&p| position[p as usize])
-        .max();
+    let later = |a: u32, b: u32| if sequence.before(a, b) { b } else { a };
+    let latest = |a: Option<u32>, b: Option<u32>| match (a, b) {
+        (Some(a), Some(b)) => Some(later(a, b)),
+        _ => a.or(b),
+    };
+    let Units { freed, defined } = units;
+    freed.iter_mut().for_each(|f| *f = 0);
+    defined.iter_mut().for_each(|d| *d = 0);
+    let mut floor = deps.preds[x as usize].iter().copied().reduce(later);
     for (i, u) in op.uses().enumerate() {
         let v = u.value;
         if op.uses().take(i).any(|w| w.value == v) || live_end.contains(v) {
             continue;
         }
-        let others = readers
-            .of(v)
-            .filter(|&r| r != x)
-            .map(|r| position[r as usize]);
-        let last_other = others.max();
-        if last_other.is_some_and(|p| p > at) {
+        let last_other = readers.of(v).filter(|&r| r != x).reduce(later);
+        if last_other.is_some_and(|p| sequence.before(x, p)) {
             continue;
         }
         freed[live_end.class(v)] += live_end.size(v);
-        floor = floor.max(last_other);
+        floor = latest(floor, last_other);
     }
-    let mut defined = vec![0u32; freed.len()];
     for d in &op.defs {
         defined[live_end.class(d.value)] += live_end.size(d.value);
     }
-    let never_raises = defined.iter().zip(&freed).all(|(d, f)| d <= f);
-    let target = floor.map_or(0, |p| p + 1);
-    (never_raises && freed.iter().any(|&f| f > 0) && target < at).then_some(target)
+    let never_raises = defined.iter().zip(freed.iter()).all(|(d, f)| d <= f);
+    let moves = sequence.previous(x) != floor;
+    (never_raises && freed.iter().any(|&f| f > 0) && moves).then_some(floor)
+}
+
+/// An order of operations as a doubly linked list whose labels compare as positions do:
+/// moving an operation relinks it and labels it between its new neighbours, relabelling
+/// the whole list only when they leave no gap (order maintenance after Dietz & Sleator,
+/// "Two algorithms for maintaining order in a list", STOC 1987, in its simplest form).
+struct Sequence {
+    first: Option<u32>,
+    next: Vec<Option<u32>>,
+    previous: Vec<Option<u32>>,
+    label: Vec<u64>,
+}
+
+/// The gap between neighbours' labels after (re)labelling: 32 moves between the same two
+/// neighbours before the list is labelled again.
+const SPACING: u64 = 1 << 32;
+
+impl Sequence {
+    fn new(order: &[u32]) -> Sequence {
+        let n = order.len();
+        let mut s = Sequence {
+            first: order.first().copied(),
+            next: vec![None; n],
+            previous: vec![None; n],
+            label: vec![0; n],
+        };
+        for pair in order.windows(2) {
+            s.next[pair[0] as usize] = Some(pair[1]);
+            s.previous[pair[1] as usize] = Some(pair[0]);
+        }
+        s.relabel();
+        s
+    }
+
+    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        std::iter::successors(self.first, |&x| self.next[x as usize])
+    }
+
+    /// Labels every operation by its position, from `SPACING` up.
+    fn relabel(&mut self) {
+        let order: Vec<u32> = self.iter().collect();
+        for (k, x) in order.into_iter().enumerate() {
+            self.label[x as usize] = (k as u64 + 1) * SPACING;
+        }
+    }
+
+    /// Whether `a` comes before `b`.
+    fn before(&self, a: u32, b: u32) -> bool {
+        self.label[a as usize] < self.label[b as usize]
+    }
+
+    fn previous(&self, x: u32) -> Option<u32> {
+        self.previous[x as usize]
+    }
+
+    /// Moves `x` to just after `after` (to the front for `None`), which comes before it.
+    fn move_after(&mut self, x: u32, after: Option<u32>) {
+        self.unlink(x);
+        let successor = match after {
+            Some(p) => self.next[p as usize],
+            None => self.first,
+        };
+        self.previous[x as usize] = after;
+        self.next[x as usize] = successor;
+        match after {
+            Some(p) => self.next[p as usize] = Some(x),
+            None => self.first = Some(x),
+        }
+        if let Some(s) = successor {
+            self.previous[s as usize] = Some(x);
+        }
+        let low = after.map_or(0, |p| self.label[p as usize]);
+        let high = successor.map_or(u64::MAX, |s| self.label[s as usize]);
+        if high - low < 2 {
+            self.relabel();
+        } else {
+            self.label[x as usize] = low + (high - low) / 2;
+        }
+    }
+
+    fn unlink(&mut self, x: u32) {
+        let (p, n) = (self.previous[x as usize], self.next[x as usize]);
+        match p {
+            Some(p) => self.next[p as usize] = n,
+            None => self.first = n,
+        }
+        if let Some(n) = n {
+            self.previous[n as usize] = p;
+        }
+    }
+
+    fn write_into(&self, order: &mut Vec<u32>) {
+        order.clear();
+        order.extend(self.iter());
+    }
 }
 
 /// Whether the demand at `op` follows the plain rule (no tied, early-clobber, pinned or
