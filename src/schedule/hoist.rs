@@ -365,6 +365,29 @@ mod tests {
         (order, before, after)
     }
 
+    /// Moves piled up at one place — the front, and just after one operation — use up
+    /// the gaps between labels many times over; the order stays the one a vector gives
+    /// and the labels stay increasing along it.
+    #[test]
+    fn crowded_moves_keep_the_order_and_its_labels() {
+        let n = 300u32;
+        let start: Vec<u32> = (0..n).collect();
+        let mut sequence = Sequence::new(&start);
+        let mut model = start;
+        for x in (n / 2..n).rev() {
+            let after = if x % 2 == 0 { None } else { Some(7) };
+            sequence.move_after(x, after);
+            model.retain(|&y| y != x);
+            let at = after.map_or(0, |a| model.iter().position(|&y| y == a).unwrap_or(0) + 1);
+            model.insert(at, x);
+            let order: Vec<u32> = sequence.iter().collect();
+            assert_eq!(order, model);
+            assert!(order.windows(2).all(|w| sequence.before(w[0], w[1])));
+        }
+        assert_eq!(sequence.previous(model[0]), None);
+        assert_eq!(sequence.previous(model[1]), Some(model[0]));
+    }
+
     /// The softmax shape: `e` and `s` summed by an `fma` before a barrier and multiplied
     /// after it, where more values are live; the product, one value, crosses the barrier
     /// instead of its two operands.
