@@ -10,7 +10,8 @@
 //! the 7 predicate registers, the distribution of spill bytes against ptxas's, and how the
 //! exported kernels assemble. Files run in parallel; output follows file and kernel order
 //! and is identical from run to run, except with `--times`, which adds the import,
-//! allocation and verification times and the slowest kernels.
+//! allocation and verification times and the slowest kernels, and the time of each
+//! allocation at the budget and the slowest of those.
 
 use crate::corpus::files_with;
 use crate::diag::Source;
@@ -104,6 +105,9 @@ struct AtBudget {
     chromatic: Option<Spill>,
     ptxas: Option<Counts>,
     error: Option<String>,
+    /// Microseconds the allocation at the budget took (with `--times`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    alloc_us: Option<u64>,
 }
 
 /// One kernel.
@@ -300,8 +304,11 @@ fn file_kernels(path: &Path, ctx: &Context, times: bool) -> Vec<Kernel> {
         row.budget = at_budget(
             &single,
             ctx,
-            ptxas,
-            at_fixed.as_ref().and_then(|c| c.get(&f.name).copied()),
+            (
+                ptxas,
+                at_fixed.as_ref().and_then(|c| c.get(&f.name).copied()),
+            ),
+            times,
         );
         rows.push(row);
     }
@@ -358,8 +365,8 @@ fn per_class(stats: &[FunctionStats], get: impl Fn(&chromatic::alloc::ClassStats
 fn at_budget(
     single: &Program,
     ctx: &Context,
-    original: Option<Counts>,
-    fixed: Option<Counts>,
+    (original, fixed): (Option<Counts>, Option<Counts>),
+    times: bool,
 ) -> Option<AtBudget> {
     let (k, ptxas) = match ctx.budget {
         Budget::None => return None,
@@ -371,7 +378,8 @@ fn at_budget(
         schedule: ctx.schedule,
         ..AllocOptions::default()
     };
-    let (chromatic, error) = match checked(single, &options, None) {
+    let mut spent = Times::default();
+    let (chromatic, error) = match checked(single, &options, Some(&mut spent)) {
         Ok((a, _)) => (Some(Spill::of(&a.functions[0])), None),
         Err(e) => (None, Some(e)),
     };
@@ -380,6 +388,7 @@ fn at_budget(
         chromatic,
         ptxas,
         error,
+        alloc_us: times.then_some(spent.alloc_us),
     })
 }
 
@@ -455,6 +464,9 @@ fn line(k: &Kernel) -> String {
             format!("{}+{}", c.spill_store_bytes, c.spill_load_bytes)
         });
         s += &format!("  at r={}: spill bytes {ours} ptxas {theirs}", b.regs);
+        if let Some(us) = b.alloc_us {
+            s += &format!(" in {us} µs");
+        }
     }
     if let Some(e) = k.exported {
         s += &format!("  exported: ptxas {}", e.regs);
@@ -567,6 +579,27 @@ fn timing(kernels: &[Kernel]) -> String {
             t.import_us,
             t.alloc_us,
             t.verify_us
+        );
+    }
+    s + &budget_timing(kernels)
+}
+
+/// The allocations at the budget: their total time and the slowest.
+fn budget_timing(kernels: &[Kernel]) -> String {
+    let mut timed: Vec<(&Kernel, u64)> = kernels
+        .iter()
+        .filter_map(|k| Some((k, k.budget.as_ref()?.alloc_us?)))
+        .collect();
+    if timed.is_empty() {
+        return String::new();
+    }
+    let total: u64 = timed.iter().map(|(_, us)| us).sum();
+    let mut s = format!("time at the budget: allocation {} ms\n", total / 1000);
+    timed.sort_by_key(|&(_, us)| std::cmp::Reverse(us));
+    for (k, us) in timed.iter().take(5) {
+        s += &format!(
+            "slowest at the budget: {} @{} ({} insts): allocation {us} µs\n",
+            k.file, k.kernel, k.instructions
         );
     }
     s

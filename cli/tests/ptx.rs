@@ -156,6 +156,48 @@ fn ptx_report_against_the_manifest() {
     assert_eq!(rows[0]["blocks_scheduled"], 1);
 }
 
+/// `--times` adds each allocation at the budget's time to its kernel's line, their total
+/// and the slowest of them; the JSON has it only then.
+#[test]
+fn ptx_times_the_allocation_at_the_budget() {
+    let args = [
+        "ptx",
+        SMALL,
+        ZEROS,
+        "--manifest",
+        "corpus/ptx/manifest.tsv",
+        "--at-ptxas",
+    ];
+    let out = chromatic(&[&args[..], &["--times"]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    for line in &lines[..2] {
+        let at = line.split("at r=").nth(1).unwrap_or_default();
+        let us = at.split(" in ").nth(1).and_then(|t| t.split(" µs").next());
+        assert!(us.is_some_and(|n| n.parse::<u64>().is_ok()), "{line}");
+    }
+    let total = lines
+        .iter()
+        .filter(|l| l.starts_with("time at the budget: allocation "));
+    assert_eq!(total.count(), 1, "{text}");
+    let slowest: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("slowest at the budget: "))
+        .collect();
+    assert_eq!(slowest.len(), 2, "{text}");
+    assert!(
+        slowest.iter().all(|l| l.contains(" insts): allocation ")),
+        "{text}"
+    );
+    let json = chromatic(&[&args[..], &["--json", "--times"]].concat());
+    let rows: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
+    assert!(rows[0]["budget"]["alloc_us"].is_u64(), "{}", rows[0]);
+    let json = chromatic(&[&args[..], &["--json"]].concat());
+    let rows: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
+    assert!(rows[0]["budget"].get("alloc_us").is_none(), "{}", rows[0]);
+}
+
 /// Triton's softmax keeps each exponential both for an `fma` sum before a barrier and for
 /// a product divided after it. At ptxas's own count (128) nothing spills once each product
 /// is hoisted to where its operands die (`src/schedule/hoist.rs`); with the products sunk

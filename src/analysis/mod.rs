@@ -35,12 +35,7 @@ impl Analysis {
         let divergence = divergence::Divergence::new(f, &cfg, &pdom);
         let loops = loops::Loops::new(&cfg, &dom);
         let freq = loops::frequencies(f, &loops);
-        let mut pressure = pressure::Builder::new(f, target);
-        let linear = &divergence.linear;
-        let liveness = liveness::Liveness::observed(f, target, &cfg, linear, |b, at, live| {
-            pressure.visit(b, at, live)
-        });
-        let pressure = pressure.finish();
+        let (liveness, pressure) = Self::values(f, target, &cfg, &divergence);
         Analysis {
             cfg,
             dom,
@@ -51,6 +46,39 @@ impl Analysis {
             liveness,
             pressure,
         }
+    }
+
+    /// The analyses of `f` where only instructions and phis changed since `earlier` was
+    /// computed — its blocks, terminators' kinds, edges and frequency annotations are as
+    /// they were (what the spiller does): the control-flow analyses, which read nothing
+    /// else, are kept; liveness and pressure are computed again.
+    pub fn same_blocks(f: &Function, target: &Target, earlier: &Analysis) -> Analysis {
+        let (liveness, pressure) = Self::values(f, target, &earlier.cfg, &earlier.divergence);
+        Analysis {
+            cfg: earlier.cfg.clone(),
+            dom: earlier.dom.clone(),
+            pdom: earlier.pdom.clone(),
+            divergence: earlier.divergence.clone(),
+            loops: earlier.loops.clone(),
+            freq: earlier.freq.clone(),
+            liveness,
+            pressure,
+        }
+    }
+
+    /// Liveness, and pressure built during its walk.
+    fn values(
+        f: &Function,
+        target: &Target,
+        cfg: &cfg::Graph,
+        divergence: &divergence::Divergence,
+    ) -> (liveness::Liveness, pressure::Pressure) {
+        let mut pressure = pressure::Builder::new(f, target);
+        let linear = &divergence.linear;
+        let liveness = liveness::Liveness::observed(f, target, cfg, linear, |b, at, live| {
+            pressure.visit(b, at, live)
+        });
+        (liveness, pressure.finish())
     }
 }
 

@@ -28,6 +28,7 @@
 use super::deps::Deps;
 use super::peak::Live;
 use crate::program::{Op, Value};
+use std::ops::Range;
 
 /// Passes over the order at most; a pass moves every operation that can move, and a later
 /// pass finds only what an earlier move made possible.
@@ -36,6 +37,10 @@ const PASSES: usize = 4;
 /// Moves the operations of `order` (indices into `ops`, respecting `deps`; `readers` of
 /// the same `ops`) up to where the operands they free die, wherever that raises the demand
 /// nowhere; operations marked in `stay` keep their place.
+///
+/// A pass visits the operations in the order the pass started with (an operation moves
+/// only above the one visited, so what is still to visit keeps its place). The order is
+/// a [`Sequence`], so a move costs the same however far the operation goes.
 pub fn hoist(
     (ops, readers): (&[&Op], &Readers),
     deps: &Deps,
@@ -45,81 +50,228 @@ pub fn hoist(
     live: &mut Live<'_>,
 ) {
     live.reset(live_end);
-    let mut position = positions(order);
+    let mut sequence = Sequence::new(order);
+    let mut units = Units::new(live.units.len());
     for _ in 0..PASSES {
         let mut moved = false;
-        for i in 0..order.len() {
-            let x = order[i];
+        for &x in order.iter() {
             if stay[x as usize] {
                 continue;
             }
-            if let Some(target) = target(ops, deps, readers, &position, x, live) {
-                let op = order.remove(i);
-                order.insert(target, op);
-                for (k, &n) in order.iter().enumerate().take(i + 1).skip(target) {
-                    position[n as usize] = k;
-                }
+            if let Some(after) = target((ops, readers, deps), &sequence, x, live, &mut units) {
+                sequence.move_after(x, after);
                 moved = true;
             }
         }
         if !moved {
             break;
         }
+        sequence.write_into(order);
     }
 }
 
-fn positions(order: &[u32]) -> Vec<usize> {
-    let mut position = vec![0; order.len()];
-    for (k, &n) in order.iter().enumerate() {
-        position[n as usize] = k;
+/// Units per class that an operation's move frees and defines: one buffer for every
+/// operation.
+struct Units {
+    freed: Vec<u32>,
+    defined: Vec<u32>,
+}
+
+impl Units {
+    fn new(classes: usize) -> Units {
+        Units {
+            freed: vec![0; classes],
+            defined: vec![0; classes],
+        }
     }
-    position
 }
 
 /// Where operation `x` should move to, when it frees operands and moving it up raises the
 /// demand nowhere: just after its predecessors and the last other readers of the operands
-/// that die at it.
+/// that die at it (`Some(None)`: to the front).
 fn target(
-    ops: &[&Op],
-    deps: &Deps,
-    readers: &Readers,
-    position: &[usize],
+    (ops, readers, deps): (&[&Op], &Readers, &Deps),
+    sequence: &Sequence,
     x: u32,
     live_end: &Live<'_>,
-) -> Option<usize> {
+    units: &mut Units,
+) -> Option<Option<u32>> {
     let op = ops[x as usize];
     if !is_unconstrained(op) {
         return None;
     }
-    let at = position[x as usize];
-    let mut freed = vec![0u32; live_end.units.len()];
-    let mut floor: Option<usize> = deps.preds[x as usize]
-        .iter()
-        .map(|&p| position[p as usize])
-        .max();
-    for (i, u) in op.uses().enumerate() {
-        let v = u.value;
-        if op.uses().take(i).any(|w| w.value == v) || live_end.contains(v) {
+    let later = |a: u32, b: u32| if sequence.before(a, b) { b } else { a };
+    let latest = |a: Option<u32>, b: Option<u32>| match (a, b) {
+        (Some(a), Some(b)) => Some(later(a, b)),
+        _ => a.or(b),
+    };
+    let Units { freed, defined } = units;
+    freed.iter_mut().for_each(|f| *f = 0);
+    defined.iter_mut().for_each(|d| *d = 0);
+    let mut floor = deps.preds[x as usize].iter().copied().reduce(later);
+    for (v, others) in readers.operands(x) {
+        let v = *v;
+        if live_end.contains(v) {
             continue;
         }
-        let others = readers
-            .of(v)
-            .filter(|&r| r != x)
-            .map(|r| position[r as usize]);
-        let last_other = others.max();
-        if last_other.is_some_and(|p| p > at) {
+        let Some(last_other) = last_other_reader(&readers.pairs[others.clone()], sequence, x)
+        else {
             continue;
-        }
+        };
         freed[live_end.class(v)] += live_end.size(v);
-        floor = floor.max(last_other);
+        floor = latest(floor, last_other);
     }
-    let mut defined = vec![0u32; freed.len()];
     for d in &op.defs {
         defined[live_end.class(d.value)] += live_end.size(d.value);
     }
-    let never_raises = defined.iter().zip(&freed).all(|(d, f)| d <= f);
-    let target = floor.map_or(0, |p| p + 1);
-    (never_raises && freed.iter().any(|&f| f > 0) && target < at).then_some(target)
+    let never_raises = defined.iter().zip(freed.iter()).all(|(d, f)| d <= f);
+    let moves = sequence.previous(x) != floor;
+    (never_raises && freed.iter().any(|&f| f > 0) && moves).then_some(floor)
+}
+
+/// The last reader other than `x` among `readers` (`(value, operation)` pairs of one
+/// value; `Some(None)`: there is none), when none of them comes after `x`; `None` when one
+/// does, and the value does not die at `x`. The readers are tried from the last in the
+/// emitted order, which is most often after `x` when one is: a value read by many
+/// operations costs one look at most of them, not a scan.
+fn last_other_reader(readers: &[(Value, u32)], sequence: &Sequence, x: u32) -> Option<Option<u32>> {
+    let mut last: Option<u32> = None;
+    for r in readers.iter().rev().map(|&(_, r)| r).filter(|&r| r != x) {
+        if sequence.before(x, r) {
+            return None;
+        }
+        last = Some(last.map_or(r, |l| if sequence.before(l, r) { r } else { l }));
+    }
+    Some(last)
+}
+
+/// An order of operations as a doubly linked list, behind a head of its own, whose labels
+/// compare as positions do: moving an operation relinks it and labels it between its new
+/// neighbours. When they leave no gap, the smallest aligned range of labels around them
+/// that is sparse enough is labelled again evenly (Bender, Cole, Demaine, Farach-Colton
+/// and Zito, "Two simplified algorithms for maintaining order in a list", ESA 2002):
+/// amortised, a logarithmic number of labels change per move, wherever moves pile up.
+struct Sequence {
+    head: u32,
+    next: Vec<Option<u32>>,
+    previous: Vec<Option<u32>>,
+    label: Vec<u64>,
+}
+
+/// Labels lie below `2^LABEL_BITS`.
+const LABEL_BITS: u32 = 62;
+
+/// A range of `2^i` labels is sparse enough to spread its members evenly when it holds
+/// fewer than `DENSITY^i` of them (`(2/T)^i` in the paper, with `T = 1.5`).
+const DENSITY: f64 = 4.0 / 3.0;
+
+impl Sequence {
+    fn new(order: &[u32]) -> Sequence {
+        let head = order.len() as u32;
+        let n = order.len() + 1;
+        let mut s = Sequence {
+            head,
+            next: vec![None; n],
+            previous: vec![None; n],
+            label: vec![0; n],
+        };
+        let linked: Vec<u32> = std::iter::once(head).chain(order.iter().copied()).collect();
+        for pair in linked.windows(2) {
+            s.next[pair[0] as usize] = Some(pair[1]);
+            s.previous[pair[1] as usize] = Some(pair[0]);
+        }
+        let spacing = (1u64 << LABEL_BITS) / n as u64;
+        for (k, &x) in linked.iter().enumerate() {
+            s.label[x as usize] = k as u64 * spacing;
+        }
+        s
+    }
+
+    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        std::iter::successors(self.next[self.head as usize], |&x| self.next[x as usize])
+    }
+
+    /// Whether `a` comes before `b`.
+    fn before(&self, a: u32, b: u32) -> bool {
+        self.label[a as usize] < self.label[b as usize]
+    }
+
+    /// The operation just before `x` (`None` at the front).
+    fn previous(&self, x: u32) -> Option<u32> {
+        self.previous[x as usize].filter(|&p| p != self.head)
+    }
+
+    /// Moves `x` to just after `after` (to the front for `None`), which comes before it.
+    fn move_after(&mut self, x: u32, after: Option<u32>) {
+        self.unlink(x);
+        let after = after.unwrap_or(self.head);
+        let successor = self.next[after as usize];
+        self.previous[x as usize] = Some(after);
+        self.next[x as usize] = successor;
+        self.next[after as usize] = Some(x);
+        if let Some(s) = successor {
+            self.previous[s as usize] = Some(x);
+        }
+        let low = self.label[after as usize];
+        let high = successor.map_or(1 << LABEL_BITS, |s| self.label[s as usize]);
+        if high - low >= 2 {
+            self.label[x as usize] = low + (high - low) / 2;
+        } else {
+            self.spread_around(x, low);
+        }
+    }
+
+    /// Labels `x`, linked where its neighbours leave no gap (the one before it labelled
+    /// `anchor`): the smallest aligned range of labels around `anchor` that holds few
+    /// enough operations, `x` counted, is labelled again evenly (the whole range of labels
+    /// at the latest, which holds every operation).
+    fn spread_around(&mut self, x: u32, anchor: u64) {
+        let (mut left, mut right, mut count) = (x, x, 1u64);
+        let mut allowed = 1.0;
+        for bits in 1..=LABEL_BITS {
+            allowed *= DENSITY;
+            let width = 1u64 << bits;
+            let low = anchor & !(width - 1);
+            let within = |l: u64| l >= low && l - low < width;
+            while let Some(p) =
+                self.previous[left as usize].filter(|&p| within(self.label[p as usize]))
+            {
+                left = p;
+                count += 1;
+            }
+            while let Some(n) =
+                self.next[right as usize].filter(|&n| within(self.label[n as usize]))
+            {
+                right = n;
+                count += 1;
+            }
+            if bits == LABEL_BITS || (count as f64) < allowed {
+                let gap = width / count;
+                let mut at = Some(left);
+                for k in 0..count {
+                    let Some(e) = at else { break };
+                    self.label[e as usize] = low + k * gap;
+                    at = self.next[e as usize];
+                }
+                return;
+            }
+        }
+    }
+
+    fn unlink(&mut self, x: u32) {
+        let (p, n) = (self.previous[x as usize], self.next[x as usize]);
+        if let Some(p) = p {
+            self.next[p as usize] = n;
+        }
+        if let Some(n) = n {
+            self.previous[n as usize] = p;
+        }
+    }
+
+    fn write_into(&self, order: &mut Vec<u32>) {
+        order.clear();
+        order.extend(self.iter());
+    }
 }
 
 /// Whether the demand at `op` follows the plain rule (no tied, early-clobber, pinned or
@@ -131,11 +283,16 @@ fn is_unconstrained(op: &Op) -> bool {
         && op.uses().all(|u| u.fixed.is_none())
 }
 
-/// Per value, the operations of the block that read it.
+/// Per value, the operations of the block that read it; per operation, its distinct
+/// operands with where their readers are, found once instead of at every visit.
 #[derive(Debug)]
 pub struct Readers {
     /// `(value, operation)` pairs, sorted.
     pairs: Vec<(Value, u32)>,
+    /// Per operation (from `starts[k]` to `starts[k + 1]`): each distinct operand and the
+    /// range of `pairs` holding its readers.
+    operands: Vec<(Value, Range<usize>)>,
+    starts: Vec<usize>,
 }
 
 impl Readers {
@@ -147,16 +304,33 @@ impl Readers {
             .collect();
         pairs.sort_unstable();
         pairs.dedup();
-        Readers { pairs }
+        let mut operands = Vec::new();
+        let mut starts = Vec::with_capacity(ops.len() + 1);
+        for op in ops {
+            starts.push(operands.len());
+            for (i, u) in op.uses().enumerate() {
+                if !op.uses().take(i).any(|w| w.value == u.value) {
+                    operands.push((u.value, readers_range(&pairs, u.value)));
+                }
+            }
+        }
+        starts.push(operands.len());
+        Readers {
+            pairs,
+            operands,
+            starts,
+        }
     }
 
-    fn of(&self, v: Value) -> impl Iterator<Item = u32> + '_ {
-        let start = self.pairs.partition_point(|&(w, _)| w < v);
-        self.pairs[start..]
-            .iter()
-            .take_while(move |&&(w, _)| w == v)
-            .map(|&(_, k)| k)
+    fn operands(&self, k: u32) -> &[(Value, Range<usize>)] {
+        &self.operands[self.starts[k as usize]..self.starts[k as usize + 1]]
     }
+}
+
+/// Where the readers of `v` lie among the sorted `pairs`.
+fn readers_range(pairs: &[(Value, u32)], v: Value) -> Range<usize> {
+    let start = pairs.partition_point(|&(w, _)| w < v);
+    start..start + pairs[start..].partition_point(|&(w, _)| w == v)
 }
 
 #[cfg(test)]
@@ -189,6 +363,29 @@ mod tests {
         );
         let after = super::super::peak::peak(&ops, &order, &[], &mut live);
         (order, before, after)
+    }
+
+    /// Moves piled up at one place — the front, and just after one operation — use up
+    /// the gaps between labels many times over; the order stays the one a vector gives
+    /// and the labels stay increasing along it.
+    #[test]
+    fn crowded_moves_keep_the_order_and_its_labels() {
+        let n = 300u32;
+        let start: Vec<u32> = (0..n).collect();
+        let mut sequence = Sequence::new(&start);
+        let mut model = start;
+        for x in (n / 2..n).rev() {
+            let after = if x % 2 == 0 { None } else { Some(7) };
+            sequence.move_after(x, after);
+            model.retain(|&y| y != x);
+            let at = after.map_or(0, |a| model.iter().position(|&y| y == a).unwrap_or(0) + 1);
+            model.insert(at, x);
+            let order: Vec<u32> = sequence.iter().collect();
+            assert_eq!(order, model);
+            assert!(order.windows(2).all(|w| sequence.before(w[0], w[1])));
+        }
+        assert_eq!(sequence.previous(model[0]), None);
+        assert_eq!(sequence.previous(model[1]), Some(model[0]));
     }
 
     /// The softmax shape: `e` and `s` summed by an `fma` before a barrier and multiplied

@@ -16,6 +16,7 @@ use super::deps::Deps;
 use super::peak::Live;
 use crate::program::{Op, Value};
 use std::collections::BTreeSet;
+use std::ops::Range;
 
 /// How a ready operation is ranked (lower first).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,20 +86,25 @@ pub fn schedule(
         ready.insert(k, rank_of(k, live));
     }
     let mut order = Vec::with_capacity(n);
-    let mut changed: Vec<Value> = Vec::new();
+    let mut changed: Vec<Range<usize>> = Vec::new();
     while let Some(k) = ready.pop_best() {
         order.push(k);
         let op = problem.ops[k as usize];
+        let (defs, uses) = problem.touching.of_operation(k, op.defs.len());
         changed.clear();
-        changed.extend(
-            op.defs
-                .iter()
-                .map(|d| d.value)
-                .filter(|&v| live.contains(v)),
-        );
-        changed.extend(op.uses().map(|u| u.value).filter(|&v| !live.contains(v)));
+        let closed = op
+            .defs
+            .iter()
+            .zip(defs)
+            .filter(|(d, _)| live.contains(d.value));
+        changed.extend(closed.map(|(_, r)| r.clone()));
+        let opened = op.uses().zip(uses).filter(|(u, _)| !live.contains(u.value));
+        changed.extend(opened.map(|(_, r)| r.clone()));
         live.move_above(op);
-        for &j in changed.iter().flat_map(|&v| problem.touching.ops_of(v)) {
+        for &j in changed
+            .iter()
+            .flat_map(|r| problem.touching.ops_in(r.clone()))
+        {
             ready.rerank(j, || rank_of(j, live));
         }
         for &p in &problem.deps.preds[k as usize] {
@@ -149,11 +155,17 @@ impl Ready {
     }
 }
 
-/// Per value, the operations of the block that define or read it.
+/// Per value, the operations of the block that define or read it; per operation, where
+/// those of each of its definitions and operands lie, found once instead of at every
+/// placement.
 #[derive(Debug)]
 struct Touching {
     /// `(value, operation)` pairs, sorted.
     pairs: Vec<(Value, u32)>,
+    /// Per operation (from `starts[k]` to `starts[k + 1]`), its definitions then its
+    /// operands in order: the range of `pairs` holding the operations touching each.
+    ranges: Vec<Range<usize>>,
+    starts: Vec<usize>,
 }
 
 impl Touching {
@@ -169,15 +181,31 @@ impl Touching {
             .collect();
         pairs.sort_unstable();
         pairs.dedup();
-        Touching { pairs }
+        let mut ranges = Vec::new();
+        let mut starts = Vec::with_capacity(ops.len() + 1);
+        for op in ops {
+            starts.push(ranges.len());
+            let values = op.defs.iter().map(|d| d.value);
+            ranges.extend(values.chain(op.uses().map(|u| u.value)).map(|v| {
+                let start = pairs.partition_point(|&(w, _)| w < v);
+                start..start + pairs[start..].partition_point(|&(w, _)| w == v)
+            }));
+        }
+        starts.push(ranges.len());
+        Touching {
+            pairs,
+            ranges,
+            starts,
+        }
     }
 
-    fn ops_of(&self, v: Value) -> impl Iterator<Item = &u32> {
-        let start = self.pairs.partition_point(|&(w, _)| w < v);
-        self.pairs[start..]
-            .iter()
-            .take_while(move |&&(w, _)| w == v)
-            .map(|(_, k)| k)
+    /// The ranges of operation `k`'s `defs` definitions and of its operands.
+    fn of_operation(&self, k: u32, defs: usize) -> (&[Range<usize>], &[Range<usize>]) {
+        self.ranges[self.starts[k as usize]..self.starts[k as usize + 1]].split_at(defs)
+    }
+
+    fn ops_in(&self, range: Range<usize>) -> impl Iterator<Item = &u32> {
+        self.pairs[range].iter().map(|(_, k)| k)
     }
 }
 

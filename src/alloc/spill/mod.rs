@@ -115,7 +115,8 @@ pub fn spill(
             Some(_) => demand::fits_everywhere(&state.f, target, current, c, budget[c.index()]),
         };
         if !fits && lower_class(&mut state, current, c, budget[c.index()])? {
-            analysis = Some(Analysis::new(&state.f, target));
+            let spilled = Analysis::same_blocks(&state.f, target, current);
+            analysis = Some(spilled);
         }
         let a = analysis.as_ref().unwrap_or(a);
         if let Some((v, lanes)) = lane_target(target, c).filter(|_| !state.owners.is_empty()) {
@@ -167,7 +168,8 @@ pub fn spill(
         homes.insert(owner, Location::Slot { first, len });
     }
     if coalesce::drop_self_copies(&mut state.f, &homes) {
-        analysis = Some(Analysis::new(&state.f, target));
+        let coalesced = Analysis::same_blocks(&state.f, target, analysis.as_ref().unwrap_or(a));
+        analysis = Some(coalesced);
     }
     let plan = Plan {
         origin: state.origin,
