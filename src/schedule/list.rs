@@ -14,7 +14,7 @@
 
 use super::deps::Deps;
 use super::peak::Live;
-use crate::program::{Op, Value};
+use crate::program::{Effect, Op, Value};
 use std::collections::BTreeSet;
 
 /// How a ready operation is ranked (lower first).
@@ -28,10 +28,16 @@ pub enum Heuristic {
     Frees,
     /// The change, then its Sethi–Ullman number.
     SethiUllman,
+    /// Ordered operations (memory, barriers, control) first, then the change: each sinks
+    /// as far as its dependences let it, so a computation that only reads what the
+    /// ordered operations read is placed above them rather than below.
+    OrderedLast,
 }
 
 impl Heuristic {
-    pub const ALL: [Heuristic; 4] = [
+    /// The heuristics every block is scheduled under; [`Heuristic::OrderedLast`] is tried
+    /// in a further attempt ([`super`]).
+    pub const CLASSIC: [Heuristic; 4] = [
         Heuristic::Delta,
         Heuristic::Demand,
         Heuristic::Frees,
@@ -43,14 +49,20 @@ impl Heuristic {
 /// live after them, and what is derived from those once.
 #[derive(Debug)]
 pub struct Problem<'a> {
-    ops: &'a [&'a Op],
-    deps: &'a Deps,
-    live_end: &'a [Value],
+    pub(super) ops: &'a [&'a Op],
+    pub(super) deps: &'a Deps,
+    /// Sorted.
+    pub(super) live_end: &'a [Value],
     labels: Vec<u32>,
-    touching: Touching,
+    pub(super) touching: Touching,
 }
 
 impl<'a> Problem<'a> {
+    /// The number of operations.
+    pub fn op_count(&self) -> usize {
+        self.ops.len()
+    }
+
     pub fn new(ops: &'a [&'a Op], deps: &'a Deps, live_end: &'a [Value]) -> Problem<'a> {
         Problem {
             ops,
@@ -113,35 +125,35 @@ pub fn schedule(
 }
 
 /// A rank: lower is placed first.
-type Rank = (i64, i64, i64);
+pub(super) type Rank = (i64, i64, i64);
 
 /// The ready operations, ordered by rank.
-struct Ready {
+pub(super) struct Ready {
     by_rank: BTreeSet<(Rank, u32)>,
     rank: Vec<Option<Rank>>,
 }
 
 impl Ready {
-    fn new(n: usize) -> Ready {
+    pub(super) fn new(n: usize) -> Ready {
         Ready {
             by_rank: BTreeSet::new(),
             rank: vec![None; n],
         }
     }
 
-    fn insert(&mut self, k: u32, rank: Rank) {
+    pub(super) fn insert(&mut self, k: u32, rank: Rank) {
         self.rank[k as usize] = Some(rank);
         self.by_rank.insert((rank, k));
     }
 
-    fn pop_best(&mut self) -> Option<u32> {
+    pub(super) fn pop_best(&mut self) -> Option<u32> {
         let (_, k) = self.by_rank.pop_first()?;
         self.rank[k as usize] = None;
         Some(k)
     }
 
     /// Ranks `k` again if it is ready.
-    fn rerank(&mut self, k: u32, rank: impl FnOnce() -> Rank) {
+    pub(super) fn rerank(&mut self, k: u32, rank: impl FnOnce() -> Rank) {
         if let Some(old) = self.rank[k as usize] {
             self.by_rank.remove(&(old, k));
             self.insert(k, rank());
@@ -151,7 +163,7 @@ impl Ready {
 
 /// Per value, the operations of the block that define or read it.
 #[derive(Debug)]
-struct Touching {
+pub(super) struct Touching {
     /// `(value, operation)` pairs, sorted.
     pairs: Vec<(Value, u32)>,
 }
@@ -172,7 +184,7 @@ impl Touching {
         Touching { pairs }
     }
 
-    fn ops_of(&self, v: Value) -> impl Iterator<Item = &u32> {
+    pub(super) fn ops_of(&self, v: Value) -> impl Iterator<Item = &u32> {
         let start = self.pairs.partition_point(|&(w, _)| w < v);
         self.pairs[start..]
             .iter()
@@ -198,7 +210,14 @@ fn rank(
         Heuristic::Demand => (demand_above_live(op, weights, live), delta, latest_first),
         Heuristic::Frees => (-freed, opened, latest_first),
         Heuristic::SethiUllman => (delta, i64::from(problem.labels[k as usize]), latest_first),
+        Heuristic::OrderedLast => (i64::from(!is_ordered(op)), delta, latest_first),
     }
+}
+
+/// Whether `op` is kept in order with other operations by its effect (a `remat` operation
+/// is not, whatever its effect: it computes the same value wherever it runs).
+fn is_ordered(op: &Op) -> bool {
+    !op.remat && !matches!(op.effect, Effect::None | Effect::Carry)
 }
 
 /// Weighted units placing `op` above the live set frees (its live definitions) and opens
@@ -250,4 +269,27 @@ fn sethi_ullman(deps: &Deps) -> Vec<u32> {
             .unwrap_or(1);
     }
     labels
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schedule::top_down::tests::{peak_r, program, TWO_READERS};
+
+    /// Built from the bottom, the compare-and-select chain that only feeds the last store
+    /// lands below the barrier region, and the four loaded values cross it; with the
+    /// ordered operations placed first it is built above the region, beside the maximum.
+    #[test]
+    fn ordered_operations_placed_first_keep_a_computation_above_their_region() {
+        let p = program(TWO_READERS);
+        let weights = vec![1; p.target.classes.len()];
+        let (delta, _) = peak_r(&p, |problem, live| {
+            schedule(problem, Heuristic::Delta, &weights, live)
+        });
+        let (ordered_last, legal) = peak_r(&p, |problem, live| {
+            schedule(problem, Heuristic::OrderedLast, &weights, live)
+        });
+        assert!(legal);
+        assert_eq!((delta, ordered_last), (5, 3));
+    }
 }
