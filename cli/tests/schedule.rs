@@ -196,3 +196,81 @@ fn broken_remats_are_caught() {
     assert!(numbers[2] >= numbers[1], "{row}");
     assert_eq!(numbers[3], 0, "none missed: {row}");
 }
+
+/// The max-pool-with-indices shape by hand: six `v4` loads (a 6-wide window over four
+/// elements), a running maximum per element stored to shared memory before a `bar.sync`
+/// region (`ld.shared`, `st.global`), and a second chain over the same loaded values — a
+/// running maximum and its window index — stored after it. Built from the bottom, the
+/// index chain lands below the region and all 24 loaded values cross it; placing the
+/// ordered operations first (or scheduling from the top) builds it beside the maximum.
+fn pool_shape_ptx() -> String {
+    let window = 6;
+    let raw = |k: usize, e: usize| format!("%r{}", 4 * k + e + 1);
+    let mut s = String::from(
+        ".version 8.0\n.target sm_80\n.address_size 64\n.extern .shared .align 16 .b8 smem[];\n\n\
+         .visible .entry pool_shape(.param .u64 p_in, .param .u64 p_out, .param .u64 p_idx)\n{\n\
+         \t.reg .pred %p<200>;\n\t.reg .b32 %r<400>;\n\t.reg .b64 %rd<10>;\n\
+         \tld.param.u64 %rd1, [p_in];\n\tld.param.u64 %rd2, [p_out];\n\tld.param.u64 %rd3, [p_idx];\n",
+    );
+    for k in 0..window {
+        let regs: Vec<String> = (0..4).map(|e| raw(k, e)).collect();
+        s += &format!(
+            "\tld.global.v4.b32 {{{}}}, [%rd1+{}];\n",
+            regs.join(", "),
+            16 * k
+        );
+    }
+    let (mut r, mut p) = (100, 1);
+    let mut max: Vec<String> = (0..4).map(|e| raw(0, e)).collect();
+    for k in 1..window {
+        for (e, m) in max.iter_mut().enumerate() {
+            s += &format!("\tsetp.gt.f32 %p{p}, {}, {m};\n", raw(k, e));
+            s += &format!("\tselp.b32 %r{r}, {}, {m}, %p{p};\n", raw(k, e));
+            *m = format!("%r{r}");
+            (r, p) = (r + 1, p + 1);
+        }
+    }
+    s += &format!(
+        "\tmov.u32 %r300, smem;\n\tst.shared.v4.b32 [%r300], {{{}}};\n\tbar.sync 0;\n\
+         \tld.shared.v4.b32 {{%r301, %r302, %r303, %r304}}, [%r300];\n\
+         \tst.global.v4.b32 [%rd2], {{%r301, %r302, %r303, %r304}};\n",
+        max.join(", ")
+    );
+    let mut current: Vec<String> = (0..4).map(|e| raw(0, e)).collect();
+    let mut index: Vec<String> = Vec::new();
+    for _ in 0..4 {
+        s += &format!("\tmov.b32 %r{r}, 0;\n");
+        index.push(format!("%r{r}"));
+        r += 1;
+    }
+    for k in 1..window {
+        for e in 0..4 {
+            s += &format!("\tsetp.ge.f32 %p{p}, {}, {};\n", raw(k, e), current[e]);
+            s += &format!("\tselp.b32 %r{r}, {}, {}, %p{p};\n", raw(k, e), current[e]);
+            s += &format!("\tselp.b32 %r{}, {k}, {}, %p{p};\n", r + 1, index[e]);
+            current[e] = format!("%r{r}");
+            index[e] = format!("%r{}", r + 1);
+            (r, p) = (r + 2, p + 1);
+        }
+    }
+    s += &format!(
+        "\tst.global.v4.b32 [%rd3], {{{}}};\n\tret;\n}}\n",
+        index.join(", ")
+    );
+    s
+}
+
+#[test]
+fn a_computation_read_after_a_barrier_region_is_built_above_it() {
+    let original = temp_file("pool_shape.ptx", &pool_shape_ptx());
+    let allocated = temp_file("pool_shape.alloc.chr", "");
+    let out = chromatic(&["alloc", &original, "--stats", "-o", &allocated]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let (emitted, scheduled) = max_live_r(&text(&out.stdout));
+    assert_eq!(emitted, 30);
+    assert!(scheduled <= 18, "max_live r {emitted} -> {scheduled}");
+    let verify = chromatic(&["verify", &original, &allocated]);
+    assert_eq!(verify.status.code(), Some(0), "{}", text(&verify.stdout));
+    let run = chromatic(&["run", &original, "--against", &allocated]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stdout));
+}

@@ -14,7 +14,7 @@
 
 use super::deps::Deps;
 use super::peak::Live;
-use crate::program::{Op, Value};
+use crate::program::{Effect, Op, Value};
 use std::collections::BTreeSet;
 use std::ops::Range;
 
@@ -29,10 +29,16 @@ pub enum Heuristic {
     Frees,
     /// The change, then its Sethi–Ullman number.
     SethiUllman,
+    /// Ordered operations (memory, barriers, control) first, then the change: each sinks
+    /// as far as its dependences let it, so a computation that only reads what the
+    /// ordered operations read is placed above them rather than below.
+    OrderedLast,
 }
 
 impl Heuristic {
-    pub const ALL: [Heuristic; 4] = [
+    /// The heuristics every block is scheduled under; [`Heuristic::OrderedLast`] is tried
+    /// in a further attempt ([`super`]).
+    pub const CLASSIC: [Heuristic; 4] = [
         Heuristic::Delta,
         Heuristic::Demand,
         Heuristic::Frees,
@@ -44,14 +50,20 @@ impl Heuristic {
 /// live after them, and what is derived from those once.
 #[derive(Debug)]
 pub struct Problem<'a> {
-    ops: &'a [&'a Op],
-    deps: &'a Deps,
-    live_end: &'a [Value],
+    pub(super) ops: &'a [&'a Op],
+    pub(super) deps: &'a Deps,
+    /// Sorted.
+    pub(super) live_end: &'a [Value],
     labels: Vec<u32>,
-    touching: Touching,
+    pub(super) touching: Touching,
 }
 
 impl<'a> Problem<'a> {
+    /// The number of operations.
+    pub fn op_count(&self) -> usize {
+        self.ops.len()
+    }
+
     pub fn new(ops: &'a [&'a Op], deps: &'a Deps, live_end: &'a [Value]) -> Problem<'a> {
         Problem {
             ops,
@@ -119,35 +131,35 @@ pub fn schedule(
 }
 
 /// A rank: lower is placed first.
-type Rank = (i64, i64, i64);
+pub(super) type Rank = (i64, i64, i64);
 
 /// The ready operations, ordered by rank.
-struct Ready {
+pub(super) struct Ready {
     by_rank: BTreeSet<(Rank, u32)>,
     rank: Vec<Option<Rank>>,
 }
 
 impl Ready {
-    fn new(n: usize) -> Ready {
+    pub(super) fn new(n: usize) -> Ready {
         Ready {
             by_rank: BTreeSet::new(),
             rank: vec![None; n],
         }
     }
 
-    fn insert(&mut self, k: u32, rank: Rank) {
+    pub(super) fn insert(&mut self, k: u32, rank: Rank) {
         self.rank[k as usize] = Some(rank);
         self.by_rank.insert((rank, k));
     }
 
-    fn pop_best(&mut self) -> Option<u32> {
+    pub(super) fn pop_best(&mut self) -> Option<u32> {
         let (_, k) = self.by_rank.pop_first()?;
         self.rank[k as usize] = None;
         Some(k)
     }
 
     /// Ranks `k` again if it is ready.
-    fn rerank(&mut self, k: u32, rank: impl FnOnce() -> Rank) {
+    pub(super) fn rerank(&mut self, k: u32, rank: impl FnOnce() -> Rank) {
         if let Some(old) = self.rank[k as usize] {
             self.by_rank.remove(&(old, k));
             self.insert(k, rank());
@@ -159,7 +171,7 @@ impl Ready {
 /// those of each of its definitions and operands lie, found once instead of at every
 /// placement.
 #[derive(Debug)]
-struct Touching {
+pub(super) struct Touching {
     /// `(value, operation)` pairs, sorted.
     pairs: Vec<(Value, u32)>,
     /// Per operation (from `starts[k]` to `starts[k + 1]`), its definitions then its
@@ -207,6 +219,14 @@ impl Touching {
     fn ops_in(&self, range: Range<usize>) -> impl Iterator<Item = &u32> {
         self.pairs[range].iter().map(|(_, k)| k)
     }
+
+    pub(super) fn ops_of(&self, v: Value) -> impl Iterator<Item = &u32> {
+        let start = self.pairs.partition_point(|&(w, _)| w < v);
+        self.pairs[start..]
+            .iter()
+            .take_while(move |&&(w, _)| w == v)
+            .map(|(_, k)| k)
+    }
 }
 
 /// The sort key of operation `k` under `heuristic`, given the values live below it.
@@ -226,7 +246,14 @@ fn rank(
         Heuristic::Demand => (demand_above_live(op, weights, live), delta, latest_first),
         Heuristic::Frees => (-freed, opened, latest_first),
         Heuristic::SethiUllman => (delta, i64::from(problem.labels[k as usize]), latest_first),
+        Heuristic::OrderedLast => (i64::from(!is_ordered(op)), delta, latest_first),
     }
+}
+
+/// Whether `op` is kept in order with other operations by its effect (a `remat` operation
+/// is not, whatever its effect: it computes the same value wherever it runs).
+fn is_ordered(op: &Op) -> bool {
+    !op.remat && !matches!(op.effect, Effect::None | Effect::Carry)
 }
 
 /// Weighted units placing `op` above the live set frees (its live definitions) and opens
@@ -278,4 +305,27 @@ fn sethi_ullman(deps: &Deps) -> Vec<u32> {
             .unwrap_or(1);
     }
     labels
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schedule::top_down::tests::{peak_r, program, TWO_READERS};
+
+    /// Built from the bottom, the compare-and-select chain that only feeds the last store
+    /// lands below the barrier region, and the four loaded values cross it; with the
+    /// ordered operations placed first it is built above the region, beside the maximum.
+    #[test]
+    fn ordered_operations_placed_first_keep_a_computation_above_their_region() {
+        let p = program(TWO_READERS);
+        let weights = vec![1; p.target.classes.len()];
+        let (delta, _) = peak_r(&p, |problem, live| {
+            schedule(problem, Heuristic::Delta, &weights, live)
+        });
+        let (ordered_last, legal) = peak_r(&p, |problem, live| {
+            schedule(problem, Heuristic::OrderedLast, &weights, live)
+        });
+        assert!(legal);
+        assert_eq!((delta, ordered_last), (5, 3));
+    }
 }

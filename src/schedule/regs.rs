@@ -83,6 +83,6 @@ mod tests {
     #[test]
     fn registers_apart_do_not_order() {
         let d = deps("  %a:v1 = v_add implicit(exec)\n  %b:v1 = v_mul implicit(exec)\n  s_cmp implicit_def(scc)\n");
-        assert_eq!(d.preds, vec![vec![], vec![], vec![]]);
+        assert_eq!(d.preds, vec![Vec::<u32>::new(); 3]);
     }
 }
