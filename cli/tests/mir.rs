@@ -176,6 +176,52 @@ fn loop_carried_parts_are_one_tuple_phi() {
     );
 }
 
+const UNPACK: &str = "corpus/amd/unpack_across_barrier-gfx1100.mir";
+
+/// Sixteen bf16 values unpacked (`V_LSHLREV_B32`/`V_AND_B32`, reading `$exec`) from eight
+/// packed registers, read before a barrier and again after it: the unpacks are
+/// recomputed after the barrier from the packed registers, which the block never
+/// overwrites `$exec` around, so eight registers cross it instead of sixteen. 12 VGPRs
+/// (LLVM 19: 27); 19 while VALU operations were not recomputed. The export writes each
+/// recomputation as the original instruction reading the packed register.
+#[test]
+fn valu_unpacks_are_recomputed_across_a_barrier() {
+    let out_path = temp_file("unpack.chr", "");
+    let out = chromatic(&["alloc", UNPACK, "--stats", "-o", &out_path]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let stats = stdout(&out);
+    let columns: Vec<&str> = stats
+        .lines()
+        .map(str::split_whitespace)
+        .find_map(|mut words| (words.next() == Some("v")).then(|| words.take(2).collect()))
+        .unwrap_or_else(|| panic!("{stats}"));
+    assert_eq!(columns, ["12", "12"], "max_live and regs_used: {stats}");
+    let text = std::fs::read_to_string(&out_path).expect("allocation written");
+    let recomputed = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("remat v") && l.contains(".sub"))
+        .count();
+    assert_eq!(recomputed, 16, "{text}");
+    let verified = chromatic(&["verify", UNPACK, &out_path]);
+    assert_eq!(verified.status.code(), Some(0), "{}", stdout(&verified));
+    let run = chromatic(&["run", UNPACK, "--against", &out_path]);
+    assert_eq!(run.status.code(), Some(0), "{}", stdout(&run));
+    let mir_path = temp_file("unpack.mir", "");
+    let out = chromatic(&["alloc", UNPACK, "--emit", "mir", "-o", &mir_path]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let exported = std::fs::read_to_string(&mir_path).expect("export written");
+    let unpacks = |mir: &str| {
+        mir.lines()
+            .filter(|l| {
+                l.contains("V_LSHLREV_B32_e64 16, ") || l.contains("V_AND_B32_e64 -65536, ")
+            })
+            .count()
+    };
+    let source = std::fs::read_to_string(root().join(UNPACK)).expect("kernel");
+    assert_eq!(unpacks(&source), 16, "{source}");
+    assert_eq!(unpacks(&exported), 32, "{exported}");
+}
+
 #[test]
 fn malformed_mir_is_a_positioned_error() {
     let text = std::fs::read_to_string(root().join(SAXPY)).expect("kernel");

@@ -302,14 +302,16 @@ impl<'a> Planner<'a> {
         (!plan.copies.is_empty()).then_some(plan)
     }
 
-    /// Whether `v` is the one definition of an operation the verifier may recompute.
+    /// Whether `v` is the one definition of an operation the verifier may recompute in
+    /// another block: one that reads no fixed register, since another block may hold
+    /// another value in it (AMD `$exec` inside a divergent region).
     fn single_recomputable(&self, v: Value) -> bool {
         let Some((b, Some(i))) = self.def[v.index()] else {
             return false;
         };
-        self.f.block(b).insts[i as usize]
-            .op()
-            .is_some_and(|op| op.defs.len() == 1 && recomputable(self.f, self.target, op))
+        self.f.block(b).insts[i as usize].op().is_some_and(|op| {
+            op.defs.len() == 1 && op.regs.is_empty() && recomputable(self.f, self.target, op, &[])
+        })
     }
 
     /// Appends to `chain` the copies recomputing `v` at `at` (operands first), and to

@@ -33,7 +33,9 @@
 
 use super::peak::{step_back, Live};
 use super::{score, Goal};
-use crate::program::{Effect, Function, Inst, InstKind, Op, Operand, Use, Value, ValueData};
+use crate::program::{
+    Effect, Function, Inst, InstKind, Op, Operand, RegAccessKind, Use, Value, ValueData,
+};
 use crate::target::Target;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -48,6 +50,56 @@ const CHEAP: &[&str] = &[
     "mov", "cvt", "cvta", "add", "sub", "mul", "mad", "fma", "neg", "abs", "min", "max", "shl",
     "shr", "shf", "and", "or", "xor", "not", "lop3", "bfe", "bfi", "prmt", "selp", "setp", "set",
 ];
+
+/// AMDGPU VALU instructions (MIR names without the `V_` prefix and the `_e32`/`_e64`
+/// encoding suffix) cheap enough to recompute: full-rate single-cycle vector ALU
+/// operations on gfx9 and RDNA3 — moves, 32-bit integer add/subtract, shifts and bit
+/// operations, bit-field extract/insert, byte permute, selects on a lane mask, and `f32`
+/// add, multiply, fused multiply-add, min and max (AMD, "AMD Instinct MI300 ISA Reference
+/// Guide" and "RDNA3 Instruction Set Architecture", chapter "Vector ALU Operations").
+/// Transcendentals (`V_RCP_F32`, …), `V_MUL_LO_U32` (quarter rate), DPP and SDWA forms,
+/// cross-lane operations (`V_PERMLANE*`, `V_READLANE_B32`) and the two-address `V_*MAC*`
+/// forms are not in it.
+const CHEAP_VALU: &[&str] = &[
+    "MOV_B32",
+    "ADD_U32",
+    "SUB_U32",
+    "SUBREV_U32",
+    "ADD3_U32",
+    "LSHL_ADD_U32",
+    "ADD_LSHL_U32",
+    "LSHLREV_B32",
+    "LSHRREV_B32",
+    "ASHRREV_I32",
+    "AND_B32",
+    "OR_B32",
+    "XOR_B32",
+    "NOT_B32",
+    "OR3_B32",
+    "AND_OR_B32",
+    "XOR3_B32",
+    "BFE_U32",
+    "BFE_I32",
+    "BFI_B32",
+    "PERM_B32",
+    "CNDMASK_B32",
+    "ADD_F32",
+    "SUB_F32",
+    "MUL_F32",
+    "FMA_F32",
+    "MIN_F32",
+    "MAX_F32",
+];
+
+/// Whether `opcode` is one ALU instruction: a PTX opcode whose base is in [`CHEAP`], or an
+/// AMDGPU VALU instruction of [`CHEAP_VALU`] in its VOP2/VOP3 encoding.
+fn cheap(opcode: &str) -> bool {
+    let base = opcode.split('.').next().unwrap_or_default();
+    let valu = opcode
+        .strip_prefix("V_")
+        .and_then(|o| o.strip_suffix("_e64").or_else(|| o.strip_suffix("_e32")));
+    CHEAP.contains(&base) || valu.is_some_and(|name| CHEAP_VALU.contains(&name))
+}
 
 /// The recomputations added to a function, for [`Remats::fold`].
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -185,12 +237,18 @@ impl Remats {
 
 /// Whether def `v` of `op` may be recomputed: a `remat` operation, or a cheap pure one
 /// with operands (one definition, or a `mov` unpacking a value into parts) whose
-/// definitions and operands take no constraint and are per-lane — the definitions the
+/// definitions and operands take no constraint and are per-lane, and whose fixed
+/// registers are only read, registers its block (`block_writes`, [`written_registers`])
+/// never writes — so they hold the same value wherever in the block it runs again (AMD
+/// `$exec` and `$mode`, read by every VALU instruction). These are the definitions the
 /// verifier accepts a recomputation of.
-pub fn recomputable(f: &Function, target: &Target, op: &Op) -> bool {
+pub fn recomputable(f: &Function, target: &Target, op: &Op, block_writes: &[&str]) -> bool {
     let base = op.opcode.split('.').next().unwrap_or_default();
     let unconstrained = op.effect == Effect::None
-        && op.regs.is_empty()
+        && op
+            .regs
+            .iter()
+            .all(|r| r.kind == RegAccessKind::Read && !block_writes.contains(&r.reg.as_str()))
         && op.uses().all(|u| u.fixed.is_none())
         && op.defs.iter().all(|d| {
             d.fixed.is_none()
@@ -201,9 +259,22 @@ pub fn recomputable(f: &Function, target: &Target, op: &Op) -> bool {
         });
     let cheap = op.remat
         || (op.uses().next().is_some()
-            && CHEAP.contains(&base)
+            && cheap(&op.opcode)
             && (op.defs.len() == 1 || base == "mov"));
     unconstrained && cheap
+}
+
+/// The fixed registers some operation of `ops` writes or clobbers, sorted and distinct.
+pub fn written_registers<'o>(ops: &[&'o Op]) -> Vec<&'o str> {
+    let mut regs: Vec<&str> = ops
+        .iter()
+        .flat_map(|op| &op.regs)
+        .filter(|r| r.kind != RegAccessKind::Read)
+        .map(|r| r.reg.as_str())
+        .collect();
+    regs.sort_unstable();
+    regs.dedup();
+    regs
 }
 
 /// One round on block `b` of `f` (valid SSA, operations only; `live_end` is what is live
@@ -318,6 +389,8 @@ struct Block<'f> {
     uses_at: HashMap<Value, Vec<usize>>,
     live_end: HashSet<Value>,
     target: &'f Target,
+    /// The fixed registers the block writes ([`written_registers`]).
+    writes: Vec<&'f str>,
 }
 
 impl<'f> Block<'f> {
@@ -335,6 +408,7 @@ impl<'f> Block<'f> {
         }
         Some(Block {
             f,
+            writes: written_registers(&ops),
             ops,
             def_at,
             uses_at,
@@ -359,7 +433,7 @@ impl<'f> Block<'f> {
             && self
                 .def_at
                 .get(&v)
-                .is_some_and(|&k| recomputable(self.f, self.target, self.ops[k]))
+                .is_some_and(|&k| recomputable(self.f, self.target, self.ops[k], &self.writes))
     }
 
     /// Where to recompute `v`, live across operation `p`: at the use ending the longest
@@ -667,6 +741,69 @@ mod tests {
             2 * pairs - 1
         );
         s
+    }
+
+    /// The same shape in AMDGPU VALU operations, each reading `$exec`, with `exec_write`
+    /// (an operation writing `$exec`, or nothing) after the loads.
+    fn valu_softmax(pairs: usize, exec_write: &str) -> String {
+        let mut s = String::from("target generic s=16 v=256\nfunc @softmax {\nentry:\n");
+        s += "  %a:v1 = tid\n";
+        for k in 0..pairs {
+            s += &format!("  %p{k}:v1 = GLOBAL_LOAD_DWORD %a reads implicit(exec)\n");
+        }
+        s += exec_write;
+        for k in 0..pairs {
+            let (lo, hi) = (2 * k, 2 * k + 1);
+            s += &format!("  %f{lo}:v1 = V_LSHLREV_B32_e64 %p{k} implicit(exec)\n");
+            s += &format!("  %f{hi}:v1 = V_AND_B32_e64 %p{k} implicit(exec)\n");
+        }
+        s += "  %m0:v1 = V_MAX_F32_e64 %f0, %f1 implicit(exec, mode)\n";
+        for k in 2..2 * pairs {
+            s += &format!(
+                "  %m{}:v1 = V_MAX_F32_e64 %m{}, %f{k} implicit(exec, mode)\n",
+                k - 1,
+                k - 2
+            );
+        }
+        s += &format!(
+            "  %m:v1 = V_PERMLANEX16_B32_e64 %m{} barrier implicit(exec)\n",
+            2 * pairs - 2
+        );
+        s += "  %s0:v1 = V_SUB_F32_e64 %f0, %m implicit(exec, mode)\n";
+        for k in 1..2 * pairs {
+            s += &format!("  %e{k}:v1 = V_SUB_F32_e64 %f{k}, %m implicit(exec, mode)\n");
+            s += &format!(
+                "  %s{k}:v1 = V_ADD_F32_e64 %s{}, %e{k} implicit(exec, mode)\n",
+                k - 1
+            );
+        }
+        s += &format!(
+            "  GLOBAL_STORE_DWORD %a, %s{} writes implicit(exec)\n  ret\n}}\n",
+            2 * pairs - 1
+        );
+        s
+    }
+
+    /// Copies added and VGPR MaxLive before and after scheduling `text`.
+    fn remat_effect(text: &str) -> (usize, u32, u32) {
+        let p = crate::parse(text).unwrap_or_else(|e| panic!("{e}"));
+        let f = &p.functions[0];
+        let budget: Vec<u16> = p.target.classes.iter().map(|c| c.units).collect();
+        let s = schedule_function(f, &p.target, &budget, Goal::Minimise);
+        let v = p.target.class_by_name("v").expect("class v");
+        let before = Analysis::new(f, &p.target).pressure.max_live(v);
+        let after = Analysis::new(&s.func, &p.target).pressure.max_live(v);
+        (s.remats.added(), before, after)
+    }
+
+    #[test]
+    fn valu_unpacks_reading_exec_are_recomputed_unless_the_block_writes_exec() {
+        let (added, before, after) = remat_effect(&valu_softmax(16, ""));
+        assert!(added >= 32, "{added} copies");
+        assert!(after * 3 <= before * 2, "max_live v {before} -> {after}");
+        let written = "  %x:s1 = S_AND_SAVEEXEC_B32 %a implicit(exec) implicit_def(exec)\n";
+        let (added, _, _) = remat_effect(&valu_softmax(16, written));
+        assert_eq!(added, 0);
     }
 
     #[test]

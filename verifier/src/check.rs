@@ -197,17 +197,20 @@ pub(crate) enum Recompute<'f> {
     /// Anywhere: a `remat` operation (no value operands).
     Anywhere,
     /// From the values `operands` (its value operands, in order): a pure operation of
-    /// block `block` (by name), in that block or wherever the operands still hold the
-    /// values it read (`fresh.rs`).
+    /// block `block` (by name), in that block, or — when it reads no fixed register
+    /// (`reads_fixed`), which another block may hold another value of — wherever the
+    /// operands still hold the values it read (`fresh.rs`).
     Pure {
         block: &'f str,
+        reads_fixed: bool,
         operands: Vec<chromatic::Value>,
     },
 }
 
 /// Per original value, how a `remat` may recompute it. A pure operation is one without an
-/// effect and no fixed-register access (`docs/FORMAT.md`, "Order": it may run anywhere in
-/// its block after its operands),
+/// effect whose fixed-register accesses are reads of registers its block never writes
+/// (`docs/FORMAT.md`, "Order": it may run anywhere in its block after its operands, and
+/// such a register holds one value throughout the block),
 /// whose definitions take no fixed, tied, early-clobber or pinned constraint and are
 /// per-lane, and whose operands are not fixed: running it again in its block on the same
 /// operand values gives the same values, as the scheduler's freedom to move it does.
@@ -216,12 +219,14 @@ pub(crate) enum Recompute<'f> {
 fn recomputable<'f>(o: &'f Function, target: &Target, canonical: &[u32]) -> Vec<Recompute<'f>> {
     let mut how = vec![Recompute::No; o.values.len()];
     for b in &o.blocks {
+        let writes = written_registers(b);
         for op in b.insts.iter().filter_map(|i| i.op()) {
             let rule = if op.remat {
                 Recompute::Anywhere
-            } else if is_pure(o, target, op) {
+            } else if is_pure(o, target, op, &writes) {
                 Recompute::Pure {
                     block: &b.name,
+                    reads_fixed: !op.regs.is_empty(),
                     operands: op
                         .uses()
                         .map(|u| chromatic::Value(canonical[u.value.index()]))
@@ -238,9 +243,23 @@ fn recomputable<'f>(o: &'f Function, target: &Target, canonical: &[u32]) -> Vec<
     how
 }
 
-fn is_pure(o: &Function, target: &Target, op: &chromatic::Op) -> bool {
+/// The fixed registers some operation of `block` writes or clobbers.
+fn written_registers(block: &chromatic::BlockData) -> Vec<&str> {
+    block
+        .insts
+        .iter()
+        .filter_map(|i| i.op())
+        .flat_map(|op| &op.regs)
+        .filter(|r| r.kind != chromatic::RegAccessKind::Read)
+        .map(|r| r.reg.as_str())
+        .collect()
+}
+
+fn is_pure(o: &Function, target: &Target, op: &chromatic::Op, block_writes: &[&str]) -> bool {
     op.effect == chromatic::Effect::None
-        && op.regs.is_empty()
+        && op.regs.iter().all(|r| {
+            r.kind == chromatic::RegAccessKind::Read && !block_writes.contains(&r.reg.as_str())
+        })
         && op.uses().all(|u| u.fixed.is_none())
         && op.defs.iter().all(|d| {
             d.fixed.is_none()

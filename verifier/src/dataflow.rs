@@ -483,14 +483,26 @@ impl<'a> Flow<'a> {
         match how {
             Some((_, Recompute::Anywhere)) if r.uses.is_empty() => None,
             Some((_, Recompute::Anywhere)) => Some("a `remat` operation reads no values".into()),
-            Some((original, Recompute::Pure { block, operands })) => {
+            Some((
+                original,
+                Recompute::Pure {
+                    block,
+                    reads_fixed,
+                    operands,
+                },
+            )) => {
                 let expected: Vec<Option<u32>> =
                     operands.iter().map(|v| Some(v.index() as u32)).collect();
                 if operands_given != expected {
                     Some("it must read the operands of its definition, in order".into())
-                } else if *block == self.a.blocks[at.block].name.as_str()
-                    || self.fresh.dominated(original, at.block)
-                {
+                } else if *block == self.a.blocks[at.block].name.as_str() {
+                    None
+                } else if *reads_fixed {
+                    Some(format!(
+                        "its pure definition in block `{block}` reads fixed registers, which \
+                         hold one value only throughout that block"
+                    ))
+                } else if self.fresh.dominated(original, at.block) {
                     None
                 } else {
                     Some(format!(

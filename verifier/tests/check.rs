@@ -1515,3 +1515,33 @@ entry:
     );
     assert_eq!(errors[0].found.as_deref(), Some("%t[16]"));
 }
+
+/// A pure operation reading `$exec` (`shl`, one read of a fixed register) recomputed
+/// later in its block, the block writing `$exec` (a `cmp`) or not.
+fn recomputed_under_exec(exec_write: &str) -> (String, String) {
+    let original = format!(
+        "target generic s=8 v=8\nfunc @f {{\nentry:\n  %a:v1 = tid\n  %b:v1 = shl %a implicit(exec)\n  %c:v1 = add %b, %a\n{exec_write}  ret %b, %c\n}}\n"
+    );
+    let exec_write = exec_write.replace("%a", "%a@v0");
+    let allocated = format!(
+        "target generic s=8 v=8\nfunc @f {{\nentry:\n  %a:v1@v0 = tid\n  %b:v1@v1 = shl %a@v0 implicit(exec)\n  %c:v1@v2 = add %b@v1, %a@v0\n{exec_write}  remat v3 <- %b (%a@v0)\n  ret %b@v3, %c@v2\n}}\n"
+    );
+    (original, allocated)
+}
+
+#[test]
+fn a_read_of_a_register_its_block_never_writes_leaves_an_operation_pure() {
+    let (original, allocated) = recomputed_under_exec("");
+    assert_eq!(check(&original, &allocated), vec![]);
+    let (original, allocated) = recomputed_under_exec("  cmp %a implicit_def(exec)\n");
+    let errors = check(&original, &allocated);
+    let e = errors
+        .iter()
+        .find(|e| e.kind == ErrorKind::NotRematerialisable)
+        .unwrap_or_else(|| panic!("{errors:#?}"));
+    assert_eq!(
+        (e.block.as_str(), e.point),
+        ("entry", Point::Inst(4)),
+        "{e}"
+    );
+}

@@ -294,13 +294,7 @@ impl<'a> Writer<'a> {
             InstKind::ParallelCopy(moves) => self.parallel(moves, inst.pos, out),
             InstKind::Swap(a, b) => self.swap(*a, *b, inst.pos, out),
             InstKind::Spill(m) | InstKind::Reload(m) => self.moved(m.dst, m.src, inst.pos, out),
-            InstKind::Remat { dst, value, uses } if uses.is_empty() => {
-                self.remat(*dst, *value, inst.pos, out)
-            }
-            InstKind::Remat { .. } => Err(err(
-                inst.pos,
-                "a recomputation that reads operands (from `--schedule pressure`) has no MIR export",
-            )),
+            InstKind::Remat { dst, value, uses } => self.remat(*dst, *value, uses, inst.pos, out),
         }
     }
 
@@ -707,10 +701,13 @@ impl<'a> Writer<'a> {
     }
 
     /// The defining instruction of `value` again, writing `dst`.
+    /// The definition of `value` again, writing `dst`; a recomputation with operands
+    /// (`uses`, the definition's value operands in order) reads them where they are.
     fn remat(
         &mut self,
         dst: Location,
         value: Value,
+        uses: &[Use],
         pos: Pos,
         out: &mut Vec<Emitted>,
     ) -> Result<(), MirError> {
@@ -720,7 +717,10 @@ impl<'a> Writer<'a> {
         match self.insts_at.get(&at).filter(|i| i.opcode == op.opcode) {
             Some(ast) => {
                 let def = op.defs.iter().find(|d| d.value == value).map(|d| d.pos);
-                let locs = locations(op, def.map(|p| (p, dst)));
+                let mut locs = locations(op, def.map(|p| (p, dst)));
+                for (original, given) in op.uses().zip(uses) {
+                    locs.insert(original.pos, loc_of(given.loc, pos)?);
+                }
                 out.push(self.rewritten(ast, &locs)?);
                 Ok(())
             }
