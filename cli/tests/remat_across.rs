@@ -167,3 +167,20 @@ fn a_recomputation_its_definition_does_not_dominate_is_refused() {
     assert!(report.contains("not-rematerialisable"), "{report}");
     assert!(report.contains("does not dominate"), "{report}");
 }
+
+/// A fixed register (AMD `$exec`) may hold another value in another block, so an
+/// operation that reads one is recomputed only in its own block, even where its block
+/// dominates.
+#[test]
+fn a_recomputation_in_another_block_of_an_operation_reading_a_fixed_register_is_refused() {
+    let reads_exec = |s: &str| s.replace("add.s32 %i, 1\n", "add.s32 %i, 1 implicit(exec)\n");
+    let original = temp_file("loop_exec.chr", &reads_exec(LOOP));
+    let remat = "  remat r2 <- %y (%i@r0)\n";
+    let allocated = loop_allocated(remat, "")
+        .replace("add.s32 %i@r0, 1\n", "add.s32 %i@r0, 1 implicit(exec)\n");
+    let allocated = temp_file("loop_exec_latch.alloc.chr", &allocated);
+    let out = chromatic(&["verify", &original, &allocated]);
+    let report = text(&out.stdout) + &text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert!(report.contains("reads fixed registers"), "{report}");
+}
