@@ -64,6 +64,7 @@ pub fn import(src: &str) -> Result<Program, MirError> {
             message: "no machine function (`---` document with `name:` and `body:`)".into(),
         });
     }
+    reject_duplicate_names(&module.functions)?;
     let functions = module
         .functions
         .iter()
@@ -77,6 +78,18 @@ pub fn import(src: &str) -> Result<Program, MirError> {
         })
         .collect::<Result<_, MirError>>()?;
     Ok(Program { target, functions })
+}
+
+/// A module names each machine function once, as the printed program must.
+fn reject_duplicate_names(functions: &[ast::FunctionAst]) -> Result<(), MirError> {
+    let mut seen = std::collections::HashSet::new();
+    match functions.iter().find(|f| !seen.insert(f.name.as_str())) {
+        Some(f) => Err(MirError {
+            pos: f.pos,
+            message: format!("duplicate machine function `{}`", f.name),
+        }),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]

@@ -87,6 +87,18 @@ fn errors_are_positioned() {
     assert_eq!(e.pos.line as usize, body_line + 2);
 }
 
+/// Two machine functions of one name would print as a program that does not parse back.
+#[test]
+fn a_machine_function_named_twice_is_an_error_at_the_second() {
+    let start = KERNEL.find("---\nname:").expect("a machine function");
+    let document = KERNEL[start..].trim_end_matches("...\n");
+    let twice = format!("{}{document}", KERNEL.trim_end_matches("...\n"));
+    let e = import(&twice).unwrap_err();
+    assert_eq!(e.message, "duplicate machine function `k`");
+    let second = twice[..twice.rfind("---\nname:").unwrap()].lines().count() + 2;
+    assert_eq!(e.pos.line as usize, second, "{e}");
+}
+
 /// The opcodes of block `b` of the first function, in order.
 fn opcodes(p: &crate::Program, b: usize) -> Vec<String> {
     p.functions[0].blocks[b]

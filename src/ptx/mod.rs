@@ -86,6 +86,7 @@ pub fn target_of(arch: &str, pos: Pos) -> Result<Target, PtxError> {
 pub fn import(src: &str) -> Result<Imported, PtxError> {
     let ast = parse::parse_module(src)?;
     let target = target_of(&ast.arch, ast.arch_pos)?;
+    reject_duplicate_names(&ast.functions)?;
     let mut functions = Vec::with_capacity(ast.functions.len());
     let mut maps = Vec::with_capacity(ast.functions.len());
     for (i, f) in ast.functions.iter().enumerate() {
@@ -100,6 +101,19 @@ pub fn import(src: &str) -> Result<Imported, PtxError> {
             functions: maps,
         },
     })
+}
+
+/// A module defines each function once (ptxas refuses a second definition), as the
+/// printed program must.
+fn reject_duplicate_names(functions: &[ast::FunctionAst]) -> Result<(), PtxError> {
+    let mut seen = std::collections::HashSet::new();
+    match functions.iter().find(|f| !seen.insert(f.name.as_str())) {
+        Some(f) => Err(PtxError {
+            pos: f.pos,
+            message: format!("`{}` is defined a second time", f.name),
+        }),
+        None => Ok(()),
+    }
 }
 
 fn import_function(

@@ -344,6 +344,12 @@ fn positioned_errors_for_unsupported_input() {
         "7:3: the guard `%r1` is not a predicate"
     );
     assert_eq!(
+        error_of(&format!(
+            "{HEAD}.entry k() {{ ret; }}\n.entry k() {{ ret; }}"
+        )),
+        "5:8: `k` is defined a second time"
+    );
+    assert_eq!(
         error_of(".target sm_75\n.entry k() { ret; }"),
         "1:9: unsupported target `sm_75` (sm_80 to sm_90a are)"
     );
