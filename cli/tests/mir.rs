@@ -134,6 +134,32 @@ fn agpr_copy_cycles_go_through_a_free_vgpr() {
     assert_eq!(run.status.code(), Some(0), "{}", stdout(&run));
 }
 
+/// Allocates `kernel` in minimum-registers mode into `name`, insists that its VGPR
+/// MaxLive and registers used are both `vgprs` and that the allocation verifies and runs
+/// like the original; the allocated text.
+fn allocated_in_vgprs(kernel: &str, name: &str, vgprs: u32) -> String {
+    let out_path = temp_file(name, "");
+    let out = chromatic(&["alloc", kernel, "--stats", "-o", &out_path]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let stats = stdout(&out);
+    let columns: Vec<&str> = stats
+        .lines()
+        .map(str::split_whitespace)
+        .find_map(|mut words| (words.next() == Some("v")).then(|| words.take(2).collect()))
+        .unwrap_or_else(|| panic!("{stats}"));
+    let expected = vgprs.to_string();
+    assert_eq!(
+        columns,
+        [&expected, &expected],
+        "max_live and regs_used: {stats}"
+    );
+    let verified = chromatic(&["verify", kernel, &out_path]);
+    assert_eq!(verified.status.code(), Some(0), "{}", stdout(&verified));
+    let run = chromatic(&["run", kernel, "--against", &out_path]);
+    assert_eq!(run.status.code(), Some(0), "{}", stdout(&run));
+    std::fs::read_to_string(&out_path).expect("allocation written")
+}
+
 const CARRIED_PAIRS: &str = "corpus/amd/loop_carried_pairs-gfx942.mir";
 
 /// A loop carrying four VGPR pairs as 32-bit PHIs regrouped by `REG_SEQUENCE`, whose
@@ -142,26 +168,12 @@ const CARRIED_PAIRS: &str = "corpus/amd/loop_carried_pairs-gfx942.mir";
 /// 11 VGPRs (LLVM 19: 12); 17 while the copies were values of their own.
 #[test]
 fn loop_carried_parts_are_one_tuple_phi() {
-    let out_path = temp_file("carried_pairs.chr", "");
-    let out = chromatic(&["alloc", CARRIED_PAIRS, "--stats", "-o", &out_path]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let stats = stdout(&out);
-    let columns: Vec<&str> = stats
-        .lines()
-        .map(str::split_whitespace)
-        .find_map(|mut words| (words.next() == Some("v")).then(|| words.take(2).collect()))
-        .unwrap_or_else(|| panic!("{stats}"));
-    assert_eq!(columns, ["11", "11"], "max_live and regs_used: {stats}");
-    let text = std::fs::read_to_string(&out_path).expect("allocation written");
+    let text = allocated_in_vgprs(CARRIED_PAIRS, "carried_pairs.chr", 11);
     let pair_phis = text
         .lines()
         .filter(|l| l.contains(":v2@") && l.contains(" = phi "))
         .count();
     assert_eq!(pair_phis, 4, "{text}");
-    let verified = chromatic(&["verify", CARRIED_PAIRS, &out_path]);
-    assert_eq!(verified.status.code(), Some(0), "{}", stdout(&verified));
-    let run = chromatic(&["run", CARRIED_PAIRS, "--against", &out_path]);
-    assert_eq!(run.status.code(), Some(0), "{}", stdout(&run));
     let compared = chromatic(&[
         "mir",
         CARRIED_PAIRS,
@@ -186,26 +198,12 @@ const UNPACK: &str = "corpus/amd/unpack_across_barrier-gfx1100.mir";
 /// recomputation as the original instruction reading the packed register.
 #[test]
 fn valu_unpacks_are_recomputed_across_a_barrier() {
-    let out_path = temp_file("unpack.chr", "");
-    let out = chromatic(&["alloc", UNPACK, "--stats", "-o", &out_path]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let stats = stdout(&out);
-    let columns: Vec<&str> = stats
-        .lines()
-        .map(str::split_whitespace)
-        .find_map(|mut words| (words.next() == Some("v")).then(|| words.take(2).collect()))
-        .unwrap_or_else(|| panic!("{stats}"));
-    assert_eq!(columns, ["12", "12"], "max_live and regs_used: {stats}");
-    let text = std::fs::read_to_string(&out_path).expect("allocation written");
+    let text = allocated_in_vgprs(UNPACK, "unpack.chr", 12);
     let recomputed = text
         .lines()
         .filter(|l| l.trim_start().starts_with("remat v") && l.contains(".sub"))
         .count();
     assert_eq!(recomputed, 16, "{text}");
-    let verified = chromatic(&["verify", UNPACK, &out_path]);
-    assert_eq!(verified.status.code(), Some(0), "{}", stdout(&verified));
-    let run = chromatic(&["run", UNPACK, "--against", &out_path]);
-    assert_eq!(run.status.code(), Some(0), "{}", stdout(&run));
     let mir_path = temp_file("unpack.mir", "");
     let out = chromatic(&["alloc", UNPACK, "--emit", "mir", "-o", &mir_path]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
