@@ -582,6 +582,21 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
         };
         c.bump();
         c.expect(Tok::Punct(':'), "`:` and a class with a size, like `%x:v1`")?;
+        let (class, size) = self.class_size(c)?;
+        let fixed = self.fixed(c)?;
+        let loc = self.at_location(c)?;
+        let value = self.define(name, class, size, pos)?;
+        if let Some((loc, loc_pos)) = fixed {
+            self.check_fixed(loc, value, loc_pos)?;
+        }
+        let mut def = Def::new(value, pos);
+        def.fixed = fixed.map(|(loc, _)| loc);
+        def.loc = loc;
+        Ok(def)
+    }
+
+    /// `CLASS SIZE` after a value's `:`, like `v1`.
+    fn class_size(&self, c: &mut Cursor<'_, 'a>) -> Result<(ClassId, u16)> {
         let (class_size, cs_pos) = c.ident("a class with a size, like `v1`")?;
         let (letters, digits) = split_letters(class_size);
         let class = self.class(letters, cs_pos)?;
@@ -597,16 +612,32 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
                 ),
             );
         }
-        let fixed = self.fixed(c)?;
-        let loc = self.at_location(c)?;
-        let value = self.define(name, class, size, pos)?;
-        if let Some((loc, loc_pos)) = fixed {
-            self.check_fixed(loc, value, loc_pos)?;
+        Ok((class, size))
+    }
+
+    /// The value a `remat` recomputes: `%x`, or `%x:CLASS SIZE` for a phi the allocation
+    /// left out (a select recomputes it, `docs/FORMAT.md`), declared by its first `remat`.
+    fn remat_value(&mut self, c: &mut Cursor<'_, 'a>) -> Result<Value> {
+        let pos = c.pos();
+        let Some(Tok::Value(name)) = c.bump().map(|t| t.tok) else {
+            return err(pos, "expected a value `%name`");
+        };
+        if !c.eat(Tok::Punct(':')) {
+            return self.lookup(name, pos);
         }
-        let mut def = Def::new(value, pos);
-        def.fixed = fixed.map(|(loc, _)| loc);
-        def.loc = loc;
-        Ok(def)
+        let (class, size) = self.class_size(c)?;
+        match self.names.get(name) {
+            Some(&v)
+                if (self.values[v.index()].class, self.values[v.index()].size) == (class, size) =>
+            {
+                Ok(v)
+            }
+            Some(_) => err(
+                pos,
+                format!("`%{name}` was declared with another class or size"),
+            ),
+            None => self.define(name, class, size, pos),
+        }
     }
 
     /// `fixed(LOC)`: the location and where it starts.
@@ -960,11 +991,7 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
             "remat" => {
                 let dst = self.location(c)?;
                 c.expect(Tok::Arrow, "`<-` and the rematerialised value")?;
-                let value_pos = c.pos();
-                let Some(Tok::Value(name)) = c.bump().map(|t| t.tok) else {
-                    return err(value_pos, "expected a value `%name`");
-                };
-                let value = self.lookup(name, value_pos)?;
+                let value = self.remat_value(c)?;
                 let mut uses = Vec::new();
                 if c.eat(Tok::Punct('(')) {
                     loop {

@@ -188,7 +188,11 @@ fn function_lines(out: &mut Vec<Line>, t: &Target, f: &Function) {
         out.push(Line { text, at });
     };
     push(format!("func @{} {{", f.name), f.pos);
-    let p = Printer { t, f };
+    let p = Printer {
+        t,
+        f,
+        defined: defined_values(f),
+    };
     for block in &f.blocks {
         let label = match block.freq {
             Some(freq) => format!("{} freq={freq}:", block.name),
@@ -212,6 +216,22 @@ fn function_lines(out: &mut Vec<Line>, t: &Target, f: &Function) {
 struct Printer<'a> {
     t: &'a Target,
     f: &'a Function,
+    /// Per value, whether a phi or an operation defines it (a `remat` of any other value
+    /// declares it: a phi the allocation left out).
+    defined: Vec<bool>,
+}
+
+fn defined_values(f: &Function) -> Vec<bool> {
+    let mut defined = vec![false; f.values.len()];
+    for b in &f.blocks {
+        b.phis
+            .iter()
+            .for_each(|p| defined[p.def.value.index()] = true);
+        for op in b.insts.iter().filter_map(Inst::op) {
+            op.defs.iter().for_each(|d| defined[d.value.index()] = true);
+        }
+    }
+    defined
 }
 
 impl Printer<'_> {
@@ -283,6 +303,10 @@ impl Printer<'_> {
             InstKind::Reload(m) => format!("reload {}", self.moves(std::slice::from_ref(m))),
             InstKind::Remat { dst, value, uses } => {
                 let mut s = format!("remat {} <- {}", self.loc(*dst), self.name(*value));
+                if !self.defined[value.index()] {
+                    let v = self.f.value(*value);
+                    let _ = write!(s, ":{}{}", self.t.class(v.class).name, v.size);
+                }
                 if !uses.is_empty() {
                     let uses: Vec<String> = uses.iter().map(|u| self.use_(u)).collect();
                     let _ = write!(s, " ({})", uses.join(", "));

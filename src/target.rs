@@ -252,6 +252,22 @@ impl Target {
         &self.classes[id.index()]
     }
 
+    /// The instruction that writes a register of `class` with one of two immediates chosen
+    /// by a value of `cond_class`, where the target has one: PTX `selp.bN d, a, b, p` on
+    /// sm_80/sm_90 (NVIDIA, "PTX ISA", "Comparison and Selection Instructions: selp"),
+    /// which writes a 32- or 64-bit register and reads a predicate. A phi of constants over
+    /// a branch on such a value is then recomputed as a select where it is read
+    /// (`schedule::select`). The AMD equivalent, `V_CNDMASK_B32` under a lane mask, is not
+    /// modelled: the MIR branches of this crate test `$scc`/`$vcc`/`$exec`, not a value.
+    pub fn select_opcode(&self, class: ClassId, cond_class: ClassId) -> Option<&'static str> {
+        let nvidia = matches!(self.name.as_str(), "sm_80" | "sm_90");
+        let classes = (
+            self.class(class).name.as_str(),
+            self.class(cond_class).name.as_str(),
+        );
+        (nvidia && classes == ("r", "p")).then_some("selp")
+    }
+
     pub fn class_by_name(&self, name: &str) -> Option<ClassId> {
         self.classes
             .iter()

@@ -15,7 +15,7 @@ use chromatic_oracle::minregs::Limits as MinRegsLimits;
 use chromatic_oracle::residency;
 use chromatic_oracle::spill::{min_spill, Limits};
 use chromatic_oracle::OracleError;
-use chromatic_verifier::interp::{run, Config};
+use chromatic_verifier::interp::{run, run_allocation, Config};
 use chromatic_verifier::mutate::{mutate, Rng};
 
 /// Arbitrary bytes never panic the parser; what parses prints and re-parses to the same
@@ -634,7 +634,7 @@ pub fn verifier_mutants(data: &[u8]) {
                 ..Config::default()
             };
             run(original, &p.target, &config)
-                .first_divergence(&run(&m.allocated, &p.target, &config))
+                .first_divergence(&run_allocation(&m.allocated, original, &p.target, &config))
                 .is_some()
         });
         if changed {

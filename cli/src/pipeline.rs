@@ -3,7 +3,7 @@
 
 use chromatic::alloc::{allocate, budget_of, AllocError, AllocOptions, FunctionStats};
 use chromatic::Program;
-use chromatic_verifier::interp::{run, Config};
+use chromatic_verifier::interp::{run, run_allocation, Config};
 
 /// Seeds on which the original and the allocated program must behave alike.
 pub const SEEDS: [u64; 3] = [0, 1, 2];
@@ -59,7 +59,7 @@ pub fn traces_disagree(original: &Program, allocated: &Program) -> Option<String
             };
             let (a, b) = (
                 run(f, &original.target, &config),
-                run(g, &allocated.target, &config),
+                run_allocation(g, f, &allocated.target, &config),
             );
             if let Some(i) = a.first_divergence(&b) {
                 return Some(format!(

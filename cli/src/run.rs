@@ -8,7 +8,7 @@ use crate::diag::Source;
 use crate::options::read_program;
 use crate::Outcome;
 use chromatic::{Function, Program};
-use chromatic_verifier::interp::{run as interpret, Config, Event, Site, Trace};
+use chromatic_verifier::interp::{run as interpret, run_allocation, Config, Event, Site, Trace};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -97,7 +97,7 @@ fn compare(original: &Loaded, allocated: &Loaded, config: &Config) -> Outcome {
             continue;
         };
         let a = interpret(f, &original.program.target, config);
-        let b = interpret(g, &allocated.program.target, config);
+        let b = run_allocation(g, f, &allocated.program.target, config);
         match a.first_divergence(&b) {
             None => println!("@{}: traces agree ({} events)", f.name, a.events.len()),
             Some(i) => {

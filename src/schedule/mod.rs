@@ -28,6 +28,10 @@
 //! only when one of its orders beats every classic one before rematerialisation, and kept
 //! like the others only when it ends with a lower score, so neither makes a block worse.
 //!
+//! First of all, [`select`] replaces each phi of constants over a two-way branch by a
+//! select on the branch's condition, which the stages below move and copy like any
+//! cheap pure operation.
+//!
 //! After reordering, [`remat`] recomputes cheap pure values next to later uses where that
 //! lowers a block's peak further.
 //!
@@ -42,6 +46,7 @@ pub mod list;
 pub mod peak;
 pub mod regs;
 pub mod remat;
+pub mod select;
 pub mod top_down;
 
 use crate::analysis::Analysis;
@@ -122,7 +127,8 @@ fn schedule(
         .collect();
     let mut remats = Remats::new(emitted);
     let (f, analysis) = if remat {
-        across::rematerialise(emitted, analysis, target, budget, goal, &mut remats)
+        let (selected, analysis) = select::rematerialise(emitted, analysis, target, &mut remats);
+        across::rematerialise(&selected, analysis, target, budget, goal, &mut remats)
     } else {
         (emitted.clone(), analysis)
     };

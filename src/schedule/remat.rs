@@ -108,6 +108,8 @@ pub struct Remats {
     first_copy: usize,
     /// Per copy (from `first_copy` on), the original value it recomputes.
     origin: Vec<Value>,
+    /// Phis replaced by a select operation defining them ([`super::select`]).
+    selects: Vec<Value>,
 }
 
 impl Remats {
@@ -116,12 +118,19 @@ impl Remats {
         Remats {
             first_copy: f.values.len(),
             origin: Vec::new(),
+            selects: Vec::new(),
         }
     }
 
-    /// The operations added.
+    /// The operations added: copies, and the selects that stand for phis.
     pub fn added(&self) -> usize {
-        self.origin.len()
+        self.origin.len() + self.selects.len()
+    }
+
+    /// Records that phi `v` is now defined by a select operation, which [`Remats::fold`]
+    /// writes as a `remat` of the phi.
+    pub fn note_select(&mut self, v: Value) {
+        self.selects.push(v);
     }
 
     /// Whether `v` is one of the copies (the allocator may append values of its own
@@ -178,7 +187,7 @@ impl Remats {
     /// of a copy names its original, and each copy's value takes its original's name (as
     /// the values the allocator adds for a value do), so nothing names a copy.
     pub fn fold(&self, allocated: &mut Function) {
-        if self.origin.is_empty() {
+        if self.added() == 0 {
             return;
         }
         for block in &mut allocated.blocks {
@@ -205,7 +214,7 @@ impl Remats {
         match kind {
             InstKind::Op(op) => {
                 let copy = match op.defs.as_slice() {
-                    [d] if self.is_copy(d.value) => d.loc,
+                    [d] if self.is_copy(d.value) || self.selects.contains(&d.value) => d.loc,
                     _ => None,
                 };
                 if let Some(dst) = copy {

@@ -205,6 +205,12 @@ pub(crate) enum Recompute<'f> {
         reads_fixed: bool,
         operands: Vec<chromatic::Value>,
     },
+    /// As a select on a branch's condition: a phi of constants of block `join`, each of
+    /// `selects` naming a condition that decides it (`select.rs`).
+    Select {
+        join: &'f str,
+        selects: Vec<crate::select::Select>,
+    },
 }
 
 /// Per original value, how a `remat` may recompute it. A pure operation is one without an
@@ -237,6 +243,21 @@ fn recomputable<'f>(o: &'f Function, target: &Target, canonical: &[u32]) -> Vec<
             };
             for d in &op.defs {
                 how[d.value.index()] = rule.clone();
+            }
+        }
+    }
+    let selects = crate::select::selects(o, target);
+    for b in &o.blocks {
+        for phi in &b.phis {
+            let mut found = selects[phi.def.value.index()].clone();
+            found
+                .iter_mut()
+                .for_each(|s| s.cond = chromatic::Value(canonical[s.cond.index()]));
+            if !found.is_empty() {
+                how[phi.def.value.index()] = Recompute::Select {
+                    join: &b.name,
+                    selects: found,
+                };
             }
         }
     }

@@ -511,7 +511,38 @@ impl<'a> Flow<'a> {
                     ))
                 }
             }
+            Some((_, Recompute::Select { join, selects })) => {
+                self.select_refusal(join, selects, &operands_given, at)
+            }
             _ => Some("its definition is neither a `remat` operation nor a pure operation".into()),
+        }
+    }
+
+    /// Why a select of a phi of block `join` reading `given` at `at` does not recompute
+    /// it, if it does not: it must read the condition of a branch that decides the phi, in
+    /// a block `join` dominates (`select.rs`).
+    fn select_refusal(
+        &self,
+        join: &str,
+        selects: &[crate::select::Select],
+        given: &[Option<u32>],
+        at: &At,
+    ) -> Option<String> {
+        let reads_cond = |s: &crate::select::Select| given == [Some(s.cond.index() as u32)];
+        let join_block = self.a.blocks.iter().position(|b| b.name == join);
+        if !selects.iter().any(reads_cond) {
+            Some(
+                "a phi of constants is recomputed only by a select reading the condition of \
+                 the branch that decides its incoming edge"
+                    .into(),
+            )
+        } else if join_block.is_some_and(|j| self.fresh.dominates(j, at.block)) {
+            None
+        } else {
+            Some(format!(
+                "the phi is in block `{join}`, which does not dominate this one: the \
+                 condition may have been defined again since the edge was taken"
+            ))
         }
     }
 

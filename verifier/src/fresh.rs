@@ -61,9 +61,11 @@ impl<'a> Fresh<'a> {
 
     /// Whether the block defining original value `value` dominates block `at`.
     pub fn dominated(&self, value: u32, at: usize) -> bool {
-        let Some(d) = self.def_block[value as usize] else {
-            return false;
-        };
+        self.def_block[value as usize].is_some_and(|d| self.dominates(d, at))
+    }
+
+    /// Whether block `d` dominates block `at` (blocks of the allocated function).
+    pub fn dominates(&self, d: usize, at: usize) -> bool {
         if d == at {
             return true;
         }

@@ -24,6 +24,13 @@
 //! (a block reordered within its dependences; the verifier checks the order itself). Beside it the trace records where each event ran (block and
 //! instruction, for `chromatic run --trace` and `--against`) and the blocks in the order
 //! the wave ran them (against which `tests/linear_cfg.rs` checks the linear CFG).
+//!
+//! Selects: an allocated program run against its original ([`run_allocation`]) may
+//! recompute a phi of constants by a `remat` reading a branch condition (`select.rs`).
+//! The interpreter keeps, per lane, the outcome of the last branch it decided on each
+//! condition token; the select writes, per lane, the constant of the side that outcome
+//! took (the constant's operation run again), and an undefined token in a lane whose
+//! operand no branch decided on.
 
 use crate::cfg::Cfg;
 use crate::unit::{units, Unit};
@@ -151,7 +158,40 @@ impl Trace {
 
 /// Runs `f` (original or allocated: allocated when it carries locations).
 pub fn run(f: &Function, target: &Target, config: &Config) -> Trace {
-    let mut m = Machine::new(f, target, config);
+    run_machine(Machine::new(f, target, config))
+}
+
+/// Runs the allocation `allocated` of `original`, whose phis of constants its `remat`s may
+/// recompute as selects on the branch conditions that decide them (`select.rs`).
+pub fn run_allocation(
+    allocated: &Function,
+    original: &Function,
+    target: &Target,
+    config: &Config,
+) -> Trace {
+    let mut m = Machine::new(allocated, target, config);
+    m.selects = selects_by_name(original, target);
+    run_machine(m)
+}
+
+/// Per phi name, its selects as (condition, then-side constant, else-side constant) names.
+fn selects_by_name(o: &Function, target: &Target) -> FxHashMap<String, Vec<[String; 3]>> {
+    let name = |v: chromatic::Value| o.value(v).name.clone();
+    crate::select::selects(o, target)
+        .into_iter()
+        .enumerate()
+        .filter(|(_, s)| !s.is_empty())
+        .map(|(v, s)| {
+            let arms = s
+                .iter()
+                .map(|s| [name(s.cond), name(s.then_value), name(s.else_value)])
+                .collect();
+            (o.values[v].name.clone(), arms)
+        })
+        .collect()
+}
+
+fn run_machine(mut m: Machine<'_>) -> Trace {
     m.region(0, m.full_mask(), None);
     Trace {
         events: m.events,
@@ -219,6 +259,11 @@ struct Machine<'a> {
     term_ids: Vec<u64>,
     /// Value → (op id, def index, block, instruction) of its defining op (for remat).
     defined_by: FxHashMap<usize, (u64, usize, usize, usize)>,
+    /// Phi name → its selects as (condition, then-constant, else-constant) names.
+    selects: FxHashMap<String, Vec<[String; 3]>>,
+    /// Per lane: condition token → whether the last branch decided on it took the
+    /// then-side.
+    decided: Vec<FxHashMap<u64, bool>>,
     events: Vec<Event>,
     sites: Vec<Site>,
     path: Vec<usize>,
@@ -271,6 +316,8 @@ impl<'a> Machine<'a> {
             op_ids,
             term_ids,
             defined_by,
+            selects: FxHashMap::default(),
+            decided: vec![FxHashMap::default(); lanes],
             events: Vec::new(),
             sites: Vec::new(),
             path: Vec::new(),
@@ -385,6 +432,7 @@ impl<'a> Machine<'a> {
                 BranchKind::Divergent => mix(mix(mix(seed, token), l as u64), visit),
             };
             taken |= (outcome & 1) << l;
+            self.decided[l].insert(token, outcome & 1 == 1);
         }
         self.record(terminator(b), self.term_ids[b], mask, inputs);
         taken
@@ -483,7 +531,7 @@ impl<'a> Machine<'a> {
     /// `uses` in order (none for a `remat` op), its immediates kept.
     fn remat(&mut self, dst: Location, value: chromatic::Value, uses: &[Use], mask: u64) {
         let Some(&(id, d, b, i)) = self.defined_by.get(&value.index()) else {
-            return;
+            return self.select(dst, value, uses, mask);
         };
         let mut given = uses.iter();
         let operands: Vec<Operand> = self.f.blocks[b].insts[i]
@@ -497,6 +545,63 @@ impl<'a> Machine<'a> {
             .collect();
         let inputs = self.op_inputs(&operands, mask);
         self.define(id, d, value, Some(dst), &inputs, mask);
+    }
+
+    /// A select recomputing phi `value` into `dst`: per lane, the constant of the side the
+    /// last branch on the operand's token took; undefined where none decided on it.
+    fn select(&mut self, dst: Location, value: chromatic::Value, uses: &[Use], mask: u64) {
+        let (mut then_lanes, mut else_lanes) = (0u64, 0u64);
+        let arms = match uses {
+            [u] => self.select_arms(value, u),
+            _ => None,
+        };
+        if let (Some(_), [u]) = (&arms, uses) {
+            for l in self.active(mask).collect::<Vec<_>>() {
+                let mut tokens = Vec::new();
+                self.use_tokens(u, l, &mut tokens);
+                match self.decided[l].get(&fold(0, &tokens)) {
+                    Some(true) => then_lanes |= 1 << l,
+                    Some(false) => else_lanes |= 1 << l,
+                    None => {}
+                }
+            }
+        }
+        for l in self
+            .active(mask & !(then_lanes | else_lanes))
+            .collect::<Vec<_>>()
+        {
+            units(dst).for_each(|unit| self.set(unit, l, mix(UNDEF_UNIT, unit_hash(unit))));
+        }
+        if let Some((then_value, else_value)) = arms {
+            for (v, lanes) in [(then_value, then_lanes), (else_value, else_lanes)] {
+                if lanes != 0 {
+                    self.remat(dst, v, &[], lanes);
+                }
+            }
+        }
+    }
+
+    /// The then-side and else-side constants of a select of phi `value` reading `cond`.
+    fn select_arms(
+        &self,
+        value: chromatic::Value,
+        cond: &Use,
+    ) -> Option<(chromatic::Value, chromatic::Value)> {
+        let cond_name = &self.f.value(cond.value).name;
+        let [_, t, e] = self
+            .selects
+            .get(&self.f.value(value).name)?
+            .iter()
+            .find(|[c, _, _]| c == cond_name)?;
+        let defined = |name: &str| {
+            self.f
+                .values
+                .iter()
+                .enumerate()
+                .find(|(v, d)| d.name == name && self.defined_by.contains_key(v))
+                .map(|(v, _)| chromatic::Value(v as u32))
+        };
+        Some((defined(t)?, defined(e)?))
     }
 
     /// Per lane (all W lanes, inactive ones unused), the tokens of every operand part.

@@ -103,6 +103,7 @@ pub mod interp;
 mod keys;
 pub mod mutate;
 mod order;
+mod select;
 mod sink;
 mod structure;
 mod unit;

@@ -71,9 +71,16 @@ pub enum MutationKind {
     /// An operand of a `remat` that recomputes a pure operation reads another register of
     /// its class.
     BreakRemat,
+    /// A select recomputing a phi of constants (`select.rs`) reads another value of its
+    /// condition's class, from where that value was defined, instead of the condition of
+    /// the branch that decides the phi.
+    SelectWrongPredicate,
+    /// A select recomputing a phi of constants recomputes another phi selected by the same
+    /// condition instead: that phi's constants in its place.
+    SelectOtherConstants,
 }
 
-const KINDS: [MutationKind; 17] = [
+const KINDS: [MutationKind; 19] = [
     MutationKind::UseOtherRegister,
     MutationKind::DropCopy,
     MutationKind::SequentialCopy,
@@ -91,6 +98,8 @@ const KINDS: [MutationKind; 17] = [
     MutationKind::BranchTurnedDivergent,
     MutationKind::BreakDependence,
     MutationKind::BreakRemat,
+    MutationKind::SelectWrongPredicate,
+    MutationKind::SelectOtherConstants,
 ];
 
 /// A mutated allocation, with the original it is to be checked against when the mutation
@@ -210,12 +219,12 @@ pub fn mutate_check(
         seeds
             .iter()
             .zip(&traces)
-            .any(|(&s, t)| interp::run(f, target, &config(s)) != *t)
+            .any(|(&s, t)| interp::run_allocation(f, original, target, &config(s)) != *t)
     };
     let differ = |o: &Function, f: &Function| {
-        seeds
-            .iter()
-            .any(|&s| interp::run(o, target, &config(s)) != interp::run(f, target, &config(s)))
+        seeds.iter().any(|&s| {
+            interp::run(o, target, &config(s)) != interp::run_allocation(f, o, target, &config(s))
+        })
     };
     let base_broken = constraint_broken(allocated, target);
     let mut mutants = Vec::new();
@@ -339,6 +348,8 @@ fn apply(kind: MutationKind, f: &mut Function, target: &Target, rng: &mut Rng) -
         MutationKind::OverlappingSwap => overlapping_swap(f, rng),
         MutationKind::BreakDependence => break_dependence(f, rng),
         MutationKind::BreakRemat => break_remat(f, target, rng),
+        MutationKind::SelectWrongPredicate => select_wrong_predicate(f, rng),
+        MutationKind::SelectOtherConstants => select_other_constants(f, rng),
         _ => def_mutation(kind, f, target, rng),
     }
 }
@@ -476,6 +487,78 @@ fn break_remat(f: &mut Function, target: &Target, rng: &mut Rng) -> bool {
     };
     let k = rng.below(uses.len());
     move_register(&mut uses[k], target, rng)
+}
+
+/// The `remat`s with one operand of a value no operation or phi of `f` defines: selects
+/// of phis of constants the allocation left out.
+fn select_sites(f: &Function) -> Vec<(usize, usize)> {
+    let mut defined = vec![false; f.values.len()];
+    for b in &f.blocks {
+        b.phis
+            .iter()
+            .for_each(|p| defined[p.def.value.index()] = true);
+        for op in b.insts.iter().filter_map(|i| i.op()) {
+            op.defs.iter().for_each(|d| defined[d.value.index()] = true);
+        }
+    }
+    sites(f, |i| {
+        matches!(&i.kind, InstKind::Remat { value, uses, .. }
+            if uses.len() == 1 && !defined[value.index()])
+    })
+}
+
+fn select_wrong_predicate(f: &mut Function, rng: &mut Rng) -> bool {
+    let Some((b, i)) = choose(&select_sites(f), rng) else {
+        return false;
+    };
+    let InstKind::Remat { uses, .. } = &f.blocks[b].insts[i].kind else {
+        return false;
+    };
+    let cond = uses[0];
+    let class = f.value(cond.value).class;
+    let others: Vec<(chromatic::Value, Location)> = f
+        .blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .filter_map(|i| i.op())
+        .flat_map(|op| &op.defs)
+        .filter(|d| d.value != cond.value && f.value(d.value).class == class)
+        .filter_map(|d| d.loc.map(|loc| (d.value, loc)))
+        .collect();
+    let Some((value, loc)) = choose(&others, rng) else {
+        return false;
+    };
+    if let InstKind::Remat { uses, .. } = &mut f.blocks[b].insts[i].kind {
+        uses[0].value = value;
+        uses[0].loc = Some(loc);
+    }
+    true
+}
+
+fn select_other_constants(f: &mut Function, rng: &mut Rng) -> bool {
+    let selects: Vec<(chromatic::Value, chromatic::Value)> = select_sites(f)
+        .into_iter()
+        .filter_map(|(b, i)| match &f.blocks[b].insts[i].kind {
+            InstKind::Remat { value, uses, .. } => Some((*value, uses[0].value)),
+            _ => None,
+        })
+        .collect();
+    let Some((b, i)) = choose(&select_sites(f), rng) else {
+        return false;
+    };
+    let InstKind::Remat { value, uses, .. } = &mut f.blocks[b].insts[i].kind else {
+        return false;
+    };
+    let others: Vec<chromatic::Value> = selects
+        .iter()
+        .filter(|(v, c)| *c == uses[0].value && v != value)
+        .map(|(v, _)| *v)
+        .collect();
+    let Some(other) = choose(&others, rng) else {
+        return false;
+    };
+    *value = other;
+    true
 }
 
 fn copy_mutation(kind: MutationKind, f: &mut Function, rng: &mut Rng) -> bool {

@@ -3,7 +3,8 @@
 //! Blocks match by name. A block the original lacks must be a split edge: only artefacts
 //! and a `jump`, one predecessor, sitting on an original edge `a→b` (which becomes
 //! `a→n→b`; phis of `b` then name `n`). Terminators and phis must equal the original's
-//! modulo split edges. In each block, every original operation must appear exactly once,
+//! modulo split edges, in order, except that a phi of constants (every argument a `remat`
+//! operation's value) may be left out: a select recomputes it (`select.rs`). In each block, every original operation must appear exactly once,
 //! unchanged (opcode, defs, operands, constraints, effects); anything else added must be an
 //! artefact. The order of operations is a rule of its own (`order.rs`: any order that keeps
 //! the original's dependences).
@@ -34,6 +35,7 @@ pub(crate) fn check_structure(o: &Function, a: &Function, sink: &mut Sink) {
         a,
         original,
         preds: predecessors(a),
+        constant: crate::select::constant_values(o),
     };
     for (ai, ab) in a.blocks.iter().enumerate() {
         match m.original[ai] {
@@ -73,6 +75,8 @@ struct Matcher<'a> {
     original: Vec<Option<usize>>,
     /// Per allocated block, its predecessors.
     preds: Vec<Vec<usize>>,
+    /// Per original value, whether a `remat` operation defines it.
+    constant: Vec<bool>,
 }
 
 impl Matcher<'_> {
@@ -125,22 +129,17 @@ impl Matcher<'_> {
                 ab.term.pos(),
             );
         }
+        let kept: Vec<&chromatic::Phi> = ob
+            .phis
+            .iter()
+            .filter(|op| !self.may_drop(op) || ab.phis.iter().any(|ap| self.same_name(op, ap)))
+            .collect();
         for (i, ap) in ab.phis.iter().enumerate() {
-            let same = ob.phis.get(i).is_some_and(|op| {
-                self.same_def(&op.def, &ap.def)
-                    && op.args.len() == ap.args.len()
-                    && op.args.iter().all(|oa| {
-                        ap.args.iter().any(|aa| {
-                            self.phi_pred(aa.block.index()) == Some(oa.block.index())
-                                && self.o.value(oa.value).name == self.a.value(aa.value).name
-                        })
-                    })
-            });
-            if !same {
+            if !kept.get(i).is_some_and(|op| self.same_phi(op, ap)) {
                 sink.report(ErrorKind::PhiMismatch, &ab.name, Point::Phi(i), ap.pos);
             }
         }
-        if ob.phis.len() > ab.phis.len() {
+        if kept.len() > ab.phis.len() {
             sink.report(
                 ErrorKind::PhiMismatch,
                 &ab.name,
@@ -149,6 +148,28 @@ impl Matcher<'_> {
             );
         }
         self.check_ops(oi, ai, sink);
+    }
+
+    /// Whether an allocation may leave out original phi `phi`: its arguments are all
+    /// values of `remat` operations, so it has no effect and a `remat` may recompute it as
+    /// a select (`select.rs`); a reading of it where nothing wrote it fails the dataflow.
+    fn may_drop(&self, phi: &chromatic::Phi) -> bool {
+        phi.args.iter().all(|a| self.constant[a.value.index()])
+    }
+
+    fn same_name(&self, o: &chromatic::Phi, a: &chromatic::Phi) -> bool {
+        self.o.value(o.def.value).name == self.a.value(a.def.value).name
+    }
+
+    fn same_phi(&self, op: &chromatic::Phi, ap: &chromatic::Phi) -> bool {
+        self.same_def(&op.def, &ap.def)
+            && op.args.len() == ap.args.len()
+            && op.args.iter().all(|oa| {
+                ap.args.iter().any(|aa| {
+                    self.phi_pred(aa.block.index()) == Some(oa.block.index())
+                        && self.o.value(oa.value).name == self.a.value(aa.value).name
+                })
+            })
     }
 
     fn check_ops(&self, oi: usize, ai: usize, sink: &mut Sink) {

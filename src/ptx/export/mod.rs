@@ -885,6 +885,9 @@ impl<'a> FunctionExporter<'a> {
                 self.parallel(list)
             }
             InstKind::Spill(m) | InstKind::Reload(m) => self.transfer(m),
+            InstKind::Remat { dst, value, uses } if !self.def_op.contains_key(value) => {
+                self.select(*dst, *value, uses)
+            }
             InstKind::Remat { dst, value, uses } => {
                 let Some(&(b, i)) = self.def_op.get(value) else {
                     return err(self.alloc, "a remat of a value no operation defines");
@@ -921,6 +924,52 @@ impl<'a> FunctionExporter<'a> {
             ),
             InstKind::Op(_) => err(self.alloc, "an operation where an artefact was expected"),
         }
+    }
+
+    /// A recomputed phi of constants (`schedule::select`): `selp` of its then-side and
+    /// else-side immediates under the branch's predicate.
+    fn select(&mut self, dst: Location, value: Value, uses: &[Use]) -> Result<(), ExportError> {
+        let Some(arms) = self.select_arms(value) else {
+            return err(
+                self.alloc,
+                "a remat of a value no operation or select defines",
+            );
+        };
+        let constant = |v| crate::schedule::select::constant(self.orig, v);
+        let (Some(t), Some(e)) = (constant(arms.then_value), constant(arms.else_value)) else {
+            return err(
+                self.alloc,
+                "a select of a phi whose arguments are not immediates",
+            );
+        };
+        let (
+            Location::Reg { first: d, .. },
+            [Use {
+                loc: Some(Location::Reg { first: p, .. }),
+                ..
+            }],
+        ) = (dst, uses)
+        else {
+            return err(self.alloc, "a select outside registers");
+        };
+        let family = self.family(value, dst);
+        let bits = family.bits();
+        let mask = u64::MAX >> (64 - u32::from(bits.min(64)));
+        let r = self.name(family, d);
+        let p = self.name(Family::Pred, *p);
+        let (t, e) = (t as u64 & mask, e as u64 & mask);
+        self.line(&format!("selp.b{bits} {r}, 0x{t:X}, 0x{e:X}, {p};"));
+        Ok(())
+    }
+
+    /// The arms of the original phi `value`, if a select recomputes it.
+    fn select_arms(&self, value: Value) -> Option<crate::schedule::select::Arms> {
+        let cfg = crate::analysis::cfg::Graph::of_function(self.orig);
+        let dom = crate::analysis::dom::DomTree::new(&cfg);
+        self.orig.blocks.iter().enumerate().find_map(|(j, b)| {
+            let phi = b.phis.iter().find(|p| p.def.value == value)?;
+            crate::schedule::select::arms(self.orig, &cfg, &dom, Block(j as u32), phi)
+        })
     }
 
     /// A register-to-register move as PTX moves of whole elements.
