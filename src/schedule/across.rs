@@ -38,7 +38,7 @@ use crate::analysis::liveness::{At, LiveSet};
 use crate::analysis::Analysis;
 use crate::program::{Block, Function, Inst, InstKind, Operand, Value};
 use crate::target::{ClassId, Target};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// The most rounds run.
 const ROUNDS: usize = 4;
@@ -165,7 +165,7 @@ struct Planner<'a> {
     target: &'a Target,
     def: Vec<Option<Place>>,
     readings: Vec<Vec<Reading>>,
-    plans: HashMap<Value, Option<Plan>>,
+    plans: FxHashMap<Value, Option<Plan>>,
 }
 
 impl<'a> Planner<'a> {
@@ -219,16 +219,20 @@ impl<'a> Planner<'a> {
             target,
             def,
             readings,
-            plans: HashMap::new(),
+            plans: FxHashMap::default(),
         }
     }
 
     /// Values of class `c` live across an instruction whose demand reaches `threshold`,
     /// with a plan that takes them off it.
+    /// Each value is looked at once per hot point until one is found that the value's
+    /// recomputation takes it off, so a value live across many hot points costs a flag, not
+    /// an entry per point.
     fn relieving(&mut self, c: ClassId, threshold: u32) -> Vec<Value> {
         let (f, a) = (self.f, self.a);
-        let mut across: Vec<(Value, Point)> = Vec::new();
+        let mut relieved = vec![false; f.values.len()];
         let mut live = LiveSet::new(f, self.target);
+        let planner = &*self;
         for b in f.block_ids() {
             if a.pressure.block_max(f, b, c) < threshold {
                 continue;
@@ -242,18 +246,21 @@ impl<'a> Planner<'a> {
                     return;
                 }
                 let defined_here = |v: Value| op.defs.iter().any(|d| d.value == v);
-                across.extend(
-                    live.values()
-                        .iter()
-                        .filter(|&&v| f.value(v).class == c && !defined_here(v))
-                        .map(|&v| (v, (b, i))),
-                );
+                for &v in live.values() {
+                    if !relieved[v.index()]
+                        && f.value(v).class == c
+                        && !defined_here(v)
+                        && planner.takes_off(v, (b, i))
+                    {
+                        relieved[v.index()] = true;
+                    }
+                }
             });
         }
-        across.retain(|&(v, at)| self.takes_off(v, at));
-        let mut values: Vec<Value> = across.into_iter().map(|(v, _)| v).collect();
-        values.sort_unstable();
-        values.dedup();
+        let mut values: Vec<Value> = (0..f.values.len())
+            .filter(|&k| relieved[k])
+            .map(|k| Value(k as u32))
+            .collect();
         values.retain(|&v| self.plan(v).is_some());
         values
     }
@@ -421,7 +428,7 @@ fn copies(
     defs: &[Option<Place>],
     remats: &mut Remats,
 ) -> (Vec<Inst>, Value) {
-    let mut renamed: HashMap<Value, Value> = HashMap::new();
+    let mut renamed: FxHashMap<Value, Value> = FxHashMap::default();
     let mut out = Vec::with_capacity(chain.len());
     for &v in chain {
         let Some((b, Some(i))) = defs[v.index()] else {

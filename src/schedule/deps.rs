@@ -23,7 +23,7 @@
 
 use super::regs::RegOrder;
 use crate::program::{BlockData, Effect, Op, Value};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// The dependence graph of one block: node `k` is the block's `k`-th instruction.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,7 +45,7 @@ impl Deps {
     /// The graph of `ops` in this order.
     pub fn of_ops(ops: &[&Op]) -> Deps {
         let mut preds: Vec<Vec<u32>> = vec![Vec::new(); ops.len()];
-        let mut defined_at: HashMap<Value, u32> = HashMap::new();
+        let mut defined_at: FxHashMap<Value, u32> = FxHashMap::default();
         let mut order = OrderState::default();
         let mut regs = RegOrder::default();
         for (j, op) in ops.iter().enumerate() {

@@ -41,15 +41,22 @@ const PASSES: usize = 4;
 /// A pass visits the operations in the order the pass started with (an operation moves
 /// only above the one visited, so what is still to visit keeps its place). The order is
 /// a [`Sequence`], so a move costs the same however far the operation goes.
+///
+/// Whether an operand dies at an operation is whether the operation is its last reader,
+/// which no move changes for a value not live after the block: an operation moves only
+/// above readers of values that do not die at it (they keep a reader below it) and stays
+/// below every other reader of those that do. So the last reader of each value is found
+/// once, and an operation's operands are looked through only where it is theirs.
 pub fn hoist(
     (ops, readers): (&[&Op], &Readers),
     deps: &Deps,
     stay: &[bool],
     order: &mut Vec<u32>,
     live_end: &[Value],
-    live: &mut Live<'_>,
+    live: &mut Live,
 ) {
     live.reset(live_end);
+    let last = readers.last_readers(order);
     let mut sequence = Sequence::new(order);
     let mut units = Units::new(live.units.len());
     for _ in 0..PASSES {
@@ -58,7 +65,8 @@ pub fn hoist(
             if stay[x as usize] {
                 continue;
             }
-            if let Some(after) = target((ops, readers, deps), &sequence, x, live, &mut units) {
+            let facts = (ops, readers, &last[..], deps);
+            if let Some(after) = target(facts, &sequence, x, live, &mut units) {
                 sequence.move_after(x, after);
                 moved = true;
             }
@@ -90,10 +98,10 @@ impl Units {
 /// demand nowhere: just after its predecessors and the last other readers of the operands
 /// that die at it (`Some(None)`: to the front).
 fn target(
-    (ops, readers, deps): (&[&Op], &Readers, &Deps),
+    (ops, readers, last, deps): (&[&Op], &Readers, &[u32], &Deps),
     sequence: &Sequence,
     x: u32,
-    live_end: &Live<'_>,
+    live_end: &Live,
     units: &mut Units,
 ) -> Option<Option<u32>> {
     let op = ops[x as usize];
@@ -111,13 +119,10 @@ fn target(
     let mut floor = deps.preds[x as usize].iter().copied().reduce(later);
     for (v, others) in readers.operands(x) {
         let v = *v;
-        if live_end.contains(v) {
+        if live_end.contains(v) || last[others.start] != x {
             continue;
         }
-        let Some(last_other) = last_other_reader(&readers.pairs[others.clone()], sequence, x)
-        else {
-            continue;
-        };
+        let last_other = latest_other_reader(&readers.pairs[others.clone()], sequence, x);
         freed[live_end.class(v)] += live_end.size(v);
         floor = latest(floor, last_other);
     }
@@ -129,20 +134,14 @@ fn target(
     (never_raises && freed.iter().any(|&f| f > 0) && moves).then_some(floor)
 }
 
-/// The last reader other than `x` among `readers` (`(value, operation)` pairs of one
-/// value; `Some(None)`: there is none), when none of them comes after `x`; `None` when one
-/// does, and the value does not die at `x`. The readers are tried from the last in the
-/// emitted order, which is most often after `x` when one is: a value read by many
-/// operations costs one look at most of them, not a scan.
-fn last_other_reader(readers: &[(Value, u32)], sequence: &Sequence, x: u32) -> Option<Option<u32>> {
-    let mut last: Option<u32> = None;
-    for r in readers.iter().rev().map(|&(_, r)| r).filter(|&r| r != x) {
-        if sequence.before(x, r) {
-            return None;
-        }
-        last = Some(last.map_or(r, |l| if sequence.before(l, r) { r } else { l }));
-    }
-    Some(last)
+/// The latest reader other than `x` among `readers` (`(value, operation)` pairs of one
+/// value), `None` when there is none.
+fn latest_other_reader(readers: &[(Value, u32)], sequence: &Sequence, x: u32) -> Option<u32> {
+    readers
+        .iter()
+        .map(|&(_, r)| r)
+        .filter(|&r| r != x)
+        .reduce(|l, r| if sequence.before(l, r) { r } else { l })
 }
 
 /// An order of operations as a doubly linked list, behind a head of its own, whose labels
@@ -324,6 +323,18 @@ impl Readers {
 
     fn operands(&self, k: u32) -> &[(Value, Range<usize>)] {
         &self.operands[self.starts[k as usize]..self.starts[k as usize + 1]]
+    }
+
+    /// Per value, at the start of its readers' range in `pairs`, its last reader in
+    /// `order`.
+    fn last_readers(&self, order: &[u32]) -> Vec<u32> {
+        let mut last = vec![0; self.pairs.len()];
+        for &k in order {
+            for (_, readers) in self.operands(k) {
+                last[readers.start] = k;
+            }
+        }
+        last
     }
 }
 

@@ -15,7 +15,8 @@
 use super::deps::Deps;
 use super::peak::Live;
 use crate::program::{Effect, Op, Value};
-use std::collections::BTreeSet;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::ops::Range;
 
 /// How a ready operation is ranked (lower first).
@@ -50,8 +51,8 @@ impl Heuristic {
 /// live after them, and what is derived from those once.
 #[derive(Debug)]
 pub struct Problem<'a> {
-    pub(super) ops: &'a [&'a Op],
-    pub(super) deps: &'a Deps,
+    pub(super) ops: Vec<&'a Op>,
+    pub(super) deps: Deps,
     /// Sorted.
     pub(super) live_end: &'a [Value],
     labels: Vec<u32>,
@@ -64,13 +65,13 @@ impl<'a> Problem<'a> {
         self.ops.len()
     }
 
-    pub fn new(ops: &'a [&'a Op], deps: &'a Deps, live_end: &'a [Value]) -> Problem<'a> {
+    pub fn new(ops: Vec<&'a Op>, deps: Deps, live_end: &'a [Value]) -> Problem<'a> {
         Problem {
+            labels: sethi_ullman(&deps),
+            touching: Touching::of(&ops),
             ops,
             deps,
             live_end,
-            labels: sethi_ullman(deps),
-            touching: Touching::of(ops),
         }
     }
 }
@@ -87,13 +88,13 @@ pub fn schedule(
     problem: &Problem<'_>,
     heuristic: Heuristic,
     weights: &[i64],
-    live: &mut Live<'_>,
+    live: &mut Live,
 ) -> Vec<u32> {
     let n = problem.ops.len();
     let mut unplaced_succs: Vec<usize> = problem.deps.succs.iter().map(Vec::len).collect();
     live.reset(problem.live_end);
     let mut ready = Ready::new(n);
-    let rank_of = |k: u32, live: &Live<'_>| rank(problem, heuristic, weights, k, live);
+    let rank_of = |k: u32, live: &Live| rank(problem, heuristic, weights, k, live);
     for k in (0..n as u32).filter(|&k| unplaced_succs[k as usize] == 0) {
         ready.insert(k, rank_of(k, live));
     }
@@ -133,36 +134,44 @@ pub fn schedule(
 /// A rank: lower is placed first.
 pub(super) type Rank = (i64, i64, i64);
 
-/// The ready operations, ordered by rank.
+/// The ready operations, ordered by rank then index: a binary heap whose entries a new
+/// rank leaves behind stay in it until they come up, and are passed over then (an entry
+/// counts only while it holds its operation's current rank).
 pub(super) struct Ready {
-    by_rank: BTreeSet<(Rank, u32)>,
+    heap: BinaryHeap<Reverse<(Rank, u32)>>,
     rank: Vec<Option<Rank>>,
 }
 
 impl Ready {
     pub(super) fn new(n: usize) -> Ready {
         Ready {
-            by_rank: BTreeSet::new(),
+            heap: BinaryHeap::with_capacity(n),
             rank: vec![None; n],
         }
     }
 
     pub(super) fn insert(&mut self, k: u32, rank: Rank) {
         self.rank[k as usize] = Some(rank);
-        self.by_rank.insert((rank, k));
+        self.heap.push(Reverse((rank, k)));
     }
 
     pub(super) fn pop_best(&mut self) -> Option<u32> {
-        let (_, k) = self.by_rank.pop_first()?;
-        self.rank[k as usize] = None;
-        Some(k)
+        loop {
+            let Reverse((rank, k)) = self.heap.pop()?;
+            if self.rank[k as usize] == Some(rank) {
+                self.rank[k as usize] = None;
+                return Some(k);
+            }
+        }
     }
 
     /// Ranks `k` again if it is ready.
     pub(super) fn rerank(&mut self, k: u32, rank: impl FnOnce() -> Rank) {
         if let Some(old) = self.rank[k as usize] {
-            self.by_rank.remove(&(old, k));
-            self.insert(k, rank());
+            let new = rank();
+            if new != old {
+                self.insert(k, new);
+            }
         }
     }
 }
@@ -230,13 +239,7 @@ impl Touching {
 }
 
 /// The sort key of operation `k` under `heuristic`, given the values live below it.
-fn rank(
-    problem: &Problem<'_>,
-    heuristic: Heuristic,
-    weights: &[i64],
-    k: u32,
-    live: &Live<'_>,
-) -> Rank {
+fn rank(problem: &Problem<'_>, heuristic: Heuristic, weights: &[i64], k: u32, live: &Live) -> Rank {
     let op = problem.ops[k as usize];
     let (freed, opened) = effect_on_live(op, weights, live);
     let delta = opened - freed;
@@ -258,7 +261,7 @@ fn is_ordered(op: &Op) -> bool {
 
 /// Weighted units placing `op` above the live set frees (its live definitions) and opens
 /// (its operands not yet live, each once).
-fn effect_on_live(op: &Op, weights: &[i64], live: &Live<'_>) -> (i64, i64) {
+fn effect_on_live(op: &Op, weights: &[i64], live: &Live) -> (i64, i64) {
     let weighed = |v: Value| weights[live.class(v)] * i64::from(live.size(v));
     let freed: i64 = op
         .defs
@@ -278,7 +281,7 @@ fn effect_on_live(op: &Op, weights: &[i64], live: &Live<'_>) -> (i64, i64) {
 /// The weighted demand at `op` if it is placed next, less the live units (the same for
 /// every candidate): its dead definitions (after it) or its net new operands (before it),
 /// whichever is larger.
-fn demand_above_live(op: &Op, weights: &[i64], live: &Live<'_>) -> i64 {
+fn demand_above_live(op: &Op, weights: &[i64], live: &Live) -> i64 {
     let (freed, opened) = effect_on_live(op, weights, live);
     let dead_defs: i64 = op
         .defs

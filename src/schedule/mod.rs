@@ -38,8 +38,14 @@
 //! Liveness at block boundaries does not change under a legal reorder (the values a block
 //! reads before defining them are the same), so blocks are scheduled independently against
 //! the function's liveness.
+//!
+//! Every step that keeps only a strictly lower score — the candidate orders, the attempts,
+//! the extended attempts, the rematerialisation rounds — stops as soon as the block's score
+//! reaches that of its lower bound ([`bound`]): nothing after can beat it, so stopping
+//! there changes no result and saves the work.
 
 pub mod across;
+pub mod bound;
 pub mod deps;
 pub mod hoist;
 pub mod list;
@@ -56,6 +62,7 @@ use deps::Deps;
 use list::{Heuristic, Problem};
 use peak::Live;
 use remat::Remats;
+use std::cell::OnceCell;
 
 /// Whether to schedule before allocation (`--schedule`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -139,8 +146,10 @@ fn schedule(
     let weightings = weightings(target);
     for (b, block) in f.blocks.iter().enumerate() {
         let live_end = live_at_end(block, analysis.liveness.live_out(crate::Block(b as u32)));
+        let bound = block_bound(block, &live_end, budget, &mut live);
         let problem = BlockProblem {
             live_end: &live_end,
+            bound,
             target,
             budget,
             goal,
@@ -149,10 +158,14 @@ fn schedule(
             family: Family::Classic,
             hoisting: Hoisting::Off,
         };
+        let setup = prepare(block, &problem, &mut live, &remats);
         let start = remat::Snapshot::of(&func, b, &remats);
         let mut kept: Option<((u32, u32), bool, remat::Attempt)> = None;
         let mut classic_first = [None, None];
         for (hoisting, family) in ATTEMPTS {
+            if kept.as_ref().is_some_and(|(best, _, _)| *best <= bound) {
+                break;
+            }
             start.restore(&mut func, b, &mut remats);
             let problem = BlockProblem {
                 family,
@@ -165,7 +178,7 @@ fn schedule(
             };
             let Some((reordered, first)) = schedule_block(
                 &mut func,
-                block,
+                setup.as_ref(),
                 b,
                 &problem,
                 to_beat,
@@ -177,7 +190,7 @@ fn schedule(
             if family == Family::Classic {
                 classic_first[hoisting as usize] = first;
             }
-            let score = remat::block_score(&func, b, &live_end, target, budget);
+            let score = remat::block_score(&func, b, &live_end, budget, &mut live);
             if kept
                 .as_ref()
                 .is_none_or(|(best, _, _)| score.is_some_and(|s| s < *best))
@@ -225,24 +238,28 @@ const ATTEMPTS: [(Hoisting, Family); 4] = [
     (Hoisting::On, Family::Extended),
 ];
 
-/// Reorders block `b` of `func` (a copy of `block`, the original) and rematerialises in it
-/// when the problem asks for it; whether its order changed, and the score of the order it
-/// started from before rematerialisation. An extended attempt starts from the best order
-/// only its family measures, and is not made (`None`) unless that order's score is below
-/// `to_beat` (the classic attempt's, or the emitted order's when it had none).
+/// Reorders block `b` of `func` (a copy of the original block `setup` was made for, or
+/// the choice made without reordering it) and rematerialises in it when the problem asks
+/// for it; whether its order changed, and the score of the order it started from before
+/// rematerialisation. An extended attempt starts from the best order only its family
+/// measures, and is not made (`None`) unless that order's score is below `to_beat` (the
+/// classic attempt's, or the emitted order's when it had none).
 fn schedule_block(
     func: &mut Function,
-    block: &BlockData,
+    setup: Result<&Setup<'_>, &Chosen>,
     b: usize,
     p: &BlockProblem<'_>,
     to_beat: Option<(u32, u32)>,
-    live: &mut Live<'_>,
+    live: &mut Live,
     remats: &mut Remats,
 ) -> Option<(bool, Option<(u32, u32)>)> {
     let chosen = match p.family {
-        Family::Classic => best_order(block, p, Candidates::Classic, live, remats),
+        Family::Classic => best_order(setup, p, Candidates::Classic, live, remats),
         Family::Extended => {
-            let chosen = best_order(block, p, Candidates::Added, live, remats);
+            if to_beat.is_none_or(|t| t <= p.bound) {
+                return None;
+            }
+            let chosen = best_order(setup, p, Candidates::Added, live, remats);
             let beats = chosen.score.zip(to_beat).is_some_and(|(s, t)| s < t);
             if chosen.order.is_none() || !beats {
                 return None;
@@ -251,14 +268,14 @@ fn schedule_block(
         }
     };
     let reordered = chosen.order.is_some();
-    if let Some(order) = chosen.order {
+    if let (Some(order), Ok(setup)) = (chosen.order, setup) {
         func.blocks[b].insts = order
             .iter()
-            .map(|&k| block.insts[k as usize].clone())
+            .map(|&k| setup.block.insts[k as usize].clone())
             .collect();
     }
     if p.remat {
-        rematerialise(func, b, p, remats);
+        rematerialise(func, b, p, remats, live);
     }
     Some((reordered, chosen.score))
 }
@@ -270,6 +287,9 @@ const REMAT_ROUNDS: usize = 8;
 #[derive(Clone, Copy)]
 struct BlockProblem<'a> {
     live_end: &'a [Value],
+    /// The score of the block's lower bound ([`bound`]): no order or rematerialisation
+    /// scores below it.
+    bound: (u32, u32),
     target: &'a Target,
     budget: &'a [u16],
     goal: Goal,
@@ -283,29 +303,40 @@ struct BlockProblem<'a> {
 /// Rounds of recomputation ([`remat::round`]), each followed by rescheduling the block
 /// (the derived values' first ranges shrink once their definitions can sink to their
 /// first uses), kept while they lower the block's score.
-fn rematerialise(func: &mut Function, b: usize, p: &BlockProblem<'_>, remats: &mut Remats) {
-    let Some(mut best) = remat::block_score(func, b, p.live_end, p.target, p.budget) else {
+fn rematerialise(
+    func: &mut Function,
+    b: usize,
+    p: &BlockProblem<'_>,
+    remats: &mut Remats,
+    live: &mut Live,
+) {
+    let Some(mut best) = remat::block_score(func, b, p.live_end, p.budget, live) else {
         return;
     };
     let mut kept = remat::Snapshot::of(func, b, remats);
     for _ in 0..REMAT_ROUNDS {
-        if !remat::round(func, b, p.live_end, p.target, p.budget, p.goal, remats) {
+        if best <= p.bound {
+            break;
+        }
+        let against = (p.budget, p.goal);
+        if !remat::round(func, b, p.live_end, p.target, against, remats, live) {
             break;
         }
         let block = func.blocks[b].clone();
-        let mut live = Live::new(func, p.target);
         let candidates = match p.family {
             Family::Classic => Candidates::Classic,
             Family::Extended => Candidates::All,
         };
-        let order = best_order(&block, p, candidates, &mut live, remats).order;
+        live.fit(func);
+        let setup = prepare(&block, p, live, remats);
+        let order = best_order(setup.as_ref(), p, candidates, live, remats).order;
         if let Some(order) = order {
             func.blocks[b].insts = order
                 .iter()
                 .map(|&k| block.insts[k as usize].clone())
                 .collect();
         }
-        let Some(now) = remat::block_score(func, b, p.live_end, p.target, p.budget) else {
+        let Some(now) = remat::block_score(func, b, p.live_end, p.budget, live) else {
             break;
         };
         if now >= best {
@@ -353,6 +384,7 @@ enum Candidates {
 }
 
 /// The order chosen for a block.
+#[derive(Clone, Debug)]
 struct Chosen {
     /// The best order measured, when it beats the emitted one; `None` to keep that.
     order: Option<Vec<u32>>,
@@ -362,58 +394,105 @@ struct Chosen {
     score: Option<(u32, u32)>,
 }
 
-/// The best order of `block` among `candidates`.
-fn best_order(
-    block: &BlockData,
-    p: &BlockProblem<'_>,
-    candidates: Candidates,
-    live: &mut Live<'_>,
+/// A block's operations and what every order of them is measured with, made once for
+/// every attempt at the block (each starts from the same block and the same copies).
+struct Setup<'b> {
+    block: &'b BlockData,
+    problem: Problem<'b>,
+    emitted_score: (u32, u32),
+    /// What hoisting needs: the operations' readers, and which operations are
+    /// rematerialisation's copies; made at the first hoisted attempt.
+    hoisting: OnceCell<(hoist::Readers, Vec<bool>)>,
+}
+
+/// The setup of `block` for reordering, or the choice made without reordering it: keep a
+/// block of a non-operation or fewer than two operations, one that fits the budget under
+/// [`Goal::StopAtBudget`] (neither scored), or one whose emitted order reaches its lower
+/// bound already.
+fn prepare<'b>(
+    block: &'b BlockData,
+    p: &BlockProblem<'b>,
+    live: &mut Live,
     remats: &Remats,
-) -> Chosen {
+) -> Result<Setup<'b>, Chosen> {
     let keep = Chosen {
         order: None,
         score: None,
     };
-    let (live_end, budget, goal, hoisting) = (p.live_end, p.budget, p.goal, p.hoisting);
     let Some(ops) = block
         .insts
         .iter()
         .map(|i| i.op())
         .collect::<Option<Vec<&Op>>>()
     else {
-        return keep;
+        return Err(keep);
     };
     if ops.len() < 2 {
-        return keep;
+        return Err(keep);
     }
     let emitted: Vec<u32> = (0..ops.len() as u32).collect();
-    let emitted_score = score(&peak::peak(&ops, &emitted, live_end, live), budget);
-    if goal == Goal::StopAtBudget && emitted_score.0 == 0 {
-        return keep;
+    let emitted_score = score(&peak::peak(&ops, &emitted, p.live_end, live), p.budget);
+    if p.goal == Goal::StopAtBudget && emitted_score.0 == 0 {
+        return Err(keep);
+    }
+    if emitted_score <= p.bound {
+        return Err(Chosen {
+            order: None,
+            score: Some(emitted_score),
+        });
     }
     let mut deps = Deps::of_ops(&ops);
     remats.order_copies(&ops, &mut deps);
-    let problem = Problem::new(&ops, &deps, live_end);
-    let orders = candidate_orders(&problem, candidates, hoisting, p.weightings, live);
+    Ok(Setup {
+        block,
+        problem: Problem::new(ops, deps, p.live_end),
+        emitted_score,
+        hoisting: OnceCell::new(),
+    })
+}
+
+/// The best order of the block `setup` was made for among `candidates` (the choice made
+/// without reordering for `Err`).
+fn best_order(
+    setup: Result<&Setup<'_>, &Chosen>,
+    p: &BlockProblem<'_>,
+    candidates: Candidates,
+    live: &mut Live,
+    remats: &Remats,
+) -> Chosen {
+    let setup = match setup {
+        Ok(setup) => setup,
+        Err(keep) => return keep.clone(),
+    };
+    let (live_end, budget, hoisting) = (p.live_end, p.budget, p.hoisting);
+    let (problem, emitted_score) = (&setup.problem, setup.emitted_score);
+    let (ops, deps) = (&problem.ops, &problem.deps);
+    let orders = candidate_orders(candidates, hoisting, p.weightings);
     let hoister = (hoisting == Hoisting::On).then(|| {
-        let copies: Vec<bool> = ops
-            .iter()
-            .map(|op| op.defs.iter().any(|d| remats.is_copy(d.value)))
-            .collect();
-        (hoist::Readers::of_ops(&ops), copies)
+        setup.hoisting.get_or_init(|| {
+            let copies: Vec<bool> = ops
+                .iter()
+                .map(|op| op.defs.iter().any(|d| remats.is_copy(d.value)))
+                .collect();
+            (hoist::Readers::of_ops(ops), copies)
+        })
     });
     let mut best: Option<((u32, u32), Vec<u32>)> = None;
-    for mut order in orders {
-        if let Some((readers, copies)) = &hoister {
-            hoist::hoist((&ops, readers), &deps, copies, &mut order, live_end, live);
+    for candidate in orders {
+        let mut order = candidate.order(problem, p.weightings, live);
+        if let Some((readers, copies)) = hoister {
+            hoist::hoist((ops, readers), deps, copies, &mut order, live_end, live);
         }
-        let s = score(&peak::peak(&ops, &order, live_end, live), budget);
+        let s = score(&peak::peak(ops, &order, live_end, live), budget);
         if best.as_ref().is_none_or(|(b, _)| s < *b) {
             best = Some((s, order));
         }
+        if s <= p.bound {
+            break;
+        }
     }
     match best {
-        Some((s, order)) if s < emitted_score && order != emitted => Chosen {
+        Some((s, order)) if s < emitted_score && !is_emitted(&order) => Chosen {
             order: Some(order),
             score: Some(s),
         },
@@ -424,43 +503,70 @@ fn best_order(
     }
 }
 
-/// The orders `candidates` names, before hoisting.
+/// Whether `order` is the emitted order.
+fn is_emitted(order: &[u32]) -> bool {
+    order.iter().enumerate().all(|(k, &n)| n as usize == k)
+}
+
+/// One candidate order of a block, made only when it is measured.
+#[derive(Clone, Copy, Debug)]
+enum Candidate {
+    Emitted,
+    /// Bottom-up under a heuristic and the class weighting of that index.
+    BottomUp(Heuristic, usize),
+    /// Top-down under a tie rule and the class weighting of that index.
+    TopDown(top_down::Tie, usize),
+}
+
+impl Candidate {
+    /// The order, before hoisting.
+    fn order(self, problem: &Problem<'_>, weightings: &[Vec<i64>], live: &mut Live) -> Vec<u32> {
+        match self {
+            Candidate::Emitted => (0..problem.op_count() as u32).collect(),
+            Candidate::BottomUp(heuristic, w) => {
+                list::schedule(problem, heuristic, &weightings[w], live)
+            }
+            Candidate::TopDown(tie, w) => top_down::schedule(problem, tie, &weightings[w], live),
+        }
+    }
+}
+
+/// The orders `candidates` names, in the order they are measured.
 fn candidate_orders(
-    problem: &Problem<'_>,
     candidates: Candidates,
     hoisting: Hoisting,
     weightings: &[Vec<i64>],
-    live: &mut Live<'_>,
-) -> Vec<Vec<u32>> {
-    let mut orders: Vec<Vec<u32>> = Vec::new();
+) -> Vec<Candidate> {
+    let mut orders = Vec::new();
     let classic = matches!(candidates, Candidates::Classic | Candidates::All);
     let added = matches!(candidates, Candidates::Added | Candidates::All);
     if classic && hoisting == Hoisting::On {
-        orders.push((0..problem.op_count() as u32).collect());
+        orders.push(Candidate::Emitted);
     }
-    for weights in weightings {
+    for w in 0..weightings.len() {
         if classic {
-            orders.extend(
-                Heuristic::CLASSIC
-                    .into_iter()
-                    .map(|heuristic| list::schedule(problem, heuristic, weights, live)),
-            );
+            orders.extend(Heuristic::CLASSIC.map(|h| Candidate::BottomUp(h, w)));
         }
         if added {
-            orders.push(list::schedule(
-                problem,
-                Heuristic::OrderedLast,
-                weights,
-                live,
-            ));
-            orders.extend(
-                top_down::Tie::ALL
-                    .into_iter()
-                    .map(|tie| top_down::schedule(problem, tie, weights, live)),
-            );
+            orders.push(Candidate::BottomUp(Heuristic::OrderedLast, w));
+            orders.extend(top_down::Tie::ALL.map(|tie| Candidate::TopDown(tie, w)));
         }
     }
     orders
+}
+
+/// The score of the lower bound of `block`'s operations ([`bound`]); `(0, 0)`, which no
+/// score is below, for a block holding a non-operation.
+fn block_bound(
+    block: &BlockData,
+    live_end: &[Value],
+    budget: &[u16],
+    live: &mut Live,
+) -> (u32, u32) {
+    let ops: Option<Vec<&Op>> = block.insts.iter().map(|i| i.op()).collect();
+    ops.map_or((0, 0), |ops| {
+        score(&bound::lower_bound(&ops, live_end, live), budget)
+    })
 }
 
 /// A peak's rank, lower better: units over the budget summed over classes, then all units.

@@ -9,28 +9,48 @@
 //! out: the peak of the operations is what a schedule can change.
 
 use crate::program::{Function, Op, Value};
-use crate::target::Target;
+use crate::target::{ClassId, Target};
 
 /// A set of live values with their units per class, for repeated walks of one function.
 ///
 /// Membership is a generation stamp per value, so emptying the set is one increment
 /// however many values the function has: a function of many blocks is walked many times.
+/// The set keeps each value's class and units itself, so it outlives changes to the
+/// function: the values the function gains after [`Live::new`] (rematerialisation's
+/// copies, which come and go with its attempts) are read again by [`Live::fit`].
 #[derive(Debug)]
-pub struct Live<'f> {
-    f: &'f Function,
+pub struct Live {
+    /// Per value, its class and units.
+    shape: Vec<(ClassId, u16)>,
+    /// The values of the function when the set was made, which never change.
+    stable: usize,
     stamp: Vec<u32>,
     generation: u32,
     pub units: Vec<u32>,
 }
 
-impl<'f> Live<'f> {
-    pub fn new(f: &'f Function, target: &Target) -> Live<'f> {
-        Live {
-            f,
-            stamp: vec![0; f.values.len()],
+impl Live {
+    pub fn new(f: &Function, target: &Target) -> Live {
+        let mut live = Live {
+            shape: Vec::with_capacity(f.values.len()),
+            stable: 0,
+            stamp: Vec::new(),
             generation: 1,
             units: vec![0; target.classes.len()],
-        }
+        };
+        live.fit(f);
+        live.stable = f.values.len();
+        live
+    }
+
+    /// Reads again the values `f` has gained since [`Live::new`]: `f` is the function the
+    /// set was made for, with values added or dropped since only after those it had then.
+    pub fn fit(&mut self, f: &Function) {
+        self.shape.truncate(self.stable);
+        let added = &f.values[self.stable..];
+        self.shape.extend(added.iter().map(|v| (v.class, v.size)));
+        self.stamp.truncate(self.stable);
+        self.stamp.resize(f.values.len(), 0);
     }
 
     pub fn contains(&self, v: Value) -> bool {
@@ -67,17 +87,17 @@ impl<'f> Live<'f> {
     }
 
     pub fn class(&self, v: Value) -> usize {
-        self.f.value(v).class.index()
+        self.shape[v.index()].0.index()
     }
 
     pub fn size(&self, v: Value) -> u32 {
-        u32::from(self.f.value(v).size)
+        u32::from(self.shape[v.index()].1)
     }
 }
 
 /// The demand per class at `op` given the values `live` after it, into `demand`; the walk
 /// then moves `live` to before it (definitions out, uses in).
-pub fn step_back(op: &Op, live: &mut Live<'_>, demand: &mut Vec<u32>) {
+pub fn step_back(op: &Op, live: &mut Live, demand: &mut Vec<u32>) {
     let late = demand;
     late.clone_from(&live.units);
     let mut extra_early: Vec<(usize, u32)> = Vec::new();
@@ -108,7 +128,7 @@ pub fn step_back(op: &Op, live: &mut Live<'_>, demand: &mut Vec<u32>) {
 }
 
 /// The peak demand per class of `ops` run in `order`, with `live_end` live after the last.
-pub fn peak(ops: &[&Op], order: &[u32], live_end: &[Value], live: &mut Live<'_>) -> Vec<u32> {
+pub fn peak(ops: &[&Op], order: &[u32], live_end: &[Value], live: &mut Live) -> Vec<u32> {
     live.reset(live_end);
     let mut peak = vec![0u32; live.units.len()];
     let mut demand = Vec::with_capacity(peak.len());

@@ -11,12 +11,12 @@
 //! the same rule by counting (`verifier/src/order.rs`).
 
 use crate::program::{Op, RegAccessKind};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// The accesses to each register seen so far in a forward pass over a block.
 #[derive(Debug, Default)]
-pub struct RegOrder {
-    regs: HashMap<String, Epoch>,
+pub struct RegOrder<'o> {
+    regs: FxHashMap<&'o str, Epoch>,
 }
 
 /// One register since its last write.
@@ -27,12 +27,12 @@ struct Epoch {
     clobbers: Vec<u32>,
 }
 
-impl RegOrder {
+impl<'o> RegOrder<'o> {
     /// Adds to `preds` what op `j` must follow through its fixed registers, and records
     /// its accesses.
-    pub fn add(&mut self, op: &Op, j: u32, preds: &mut Vec<u32>) {
+    pub fn add(&mut self, op: &'o Op, j: u32, preds: &mut Vec<u32>) {
         for access in &op.regs {
-            let epoch = self.regs.entry(access.reg.clone()).or_default();
+            let epoch = self.regs.entry(access.reg.as_str()).or_default();
             preds.extend(epoch.last_write);
             match access.kind {
                 RegAccessKind::Read => epoch.reads.push(j),

@@ -37,7 +37,8 @@ use crate::program::{
     Effect, Function, Inst, InstKind, Op, Operand, RegAccessKind, Use, Value, ValueData,
 };
 use crate::target::Target;
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The longest chain of operations recomputed for one value.
 pub const MAX_DEPTH: usize = 3;
@@ -167,7 +168,7 @@ impl Remats {
         if self.origin.is_empty() {
             return;
         }
-        let defined_at: HashMap<Value, u32> = ops
+        let defined_at: FxHashMap<Value, u32> = ops
             .iter()
             .enumerate()
             .flat_map(|(k, op)| op.defs.iter().map(move |d| (d.value, k as u32)))
@@ -289,19 +290,19 @@ pub fn written_registers<'o>(ops: &[&'o Op]) -> Vec<&'o str> {
 /// One round on block `b` of `f` (valid SSA, operations only; `live_end` is what is live
 /// after its operations): per class, the recomputations that lower the demand at its peak
 /// point, applied. Copies get fresh values, which `remats` records. Returns whether any
-/// was added.
+/// was added. `live` is a scratch set made for `f` before any recomputation.
 pub fn round(
     f: &mut Function,
     b: usize,
     live_end: &[Value],
     target: &Target,
-    budget: &[u16],
-    goal: Goal,
+    (budget, goal): (&[u16], Goal),
     remats: &mut Remats,
+    live: &mut Live,
 ) -> bool {
     let mut added = false;
     for class in 0..target.classes.len() {
-        if let Some(plan) = plan_round(f, b, live_end, target, budget, goal, class) {
+        if let Some(plan) = plan_round(f, b, live_end, target, (budget, goal), class, live) {
             apply(f, b, &plan, remats);
             added = true;
         }
@@ -362,18 +363,19 @@ impl Snapshot {
 }
 
 /// The block's score ([`score`]) in its current order; `None` if it holds a non-operation.
+/// `live` is a scratch set made for `f` before any recomputation.
 pub fn block_score(
     f: &Function,
     b: usize,
     live_end: &[Value],
-    target: &Target,
     budget: &[u16],
+    live: &mut Live,
 ) -> Option<(u32, u32)> {
     let ops = ops_of(f, b)?;
     let order: Vec<u32> = (0..ops.len() as u32).collect();
-    let mut live = Live::new(f, target);
+    live.fit(f);
     Some(score(
-        &super::peak::peak(&ops, &order, live_end, &mut live),
+        &super::peak::peak(&ops, &order, live_end, live),
         budget,
     ))
 }
@@ -394,19 +396,18 @@ struct Remat {
 struct Block<'f> {
     f: &'f Function,
     ops: Vec<&'f Op>,
-    def_at: HashMap<Value, usize>,
-    uses_at: HashMap<Value, Vec<usize>>,
-    live_end: HashSet<Value>,
+    def_at: FxHashMap<Value, usize>,
+    uses_at: FxHashMap<Value, Vec<usize>>,
+    live_end: FxHashSet<Value>,
     target: &'f Target,
     /// The fixed registers the block writes ([`written_registers`]).
     writes: Vec<&'f str>,
 }
 
 impl<'f> Block<'f> {
-    fn new(f: &'f Function, b: usize, live_end: &[Value], target: &'f Target) -> Option<Self> {
-        let ops = ops_of(f, b)?;
-        let mut def_at = HashMap::new();
-        let mut uses_at: HashMap<Value, Vec<usize>> = HashMap::new();
+    fn new(f: &'f Function, ops: Vec<&'f Op>, live_end: &[Value], target: &'f Target) -> Self {
+        let mut def_at = FxHashMap::default();
+        let mut uses_at: FxHashMap<Value, Vec<usize>> = FxHashMap::default();
         for (k, op) in ops.iter().enumerate() {
             for d in &op.defs {
                 def_at.insert(d.value, k);
@@ -415,7 +416,7 @@ impl<'f> Block<'f> {
                 uses_at.entry(u.value).or_default().push(k);
             }
         }
-        Some(Block {
+        Block {
             f,
             writes: written_registers(&ops),
             ops,
@@ -423,7 +424,7 @@ impl<'f> Block<'f> {
             uses_at,
             live_end: live_end.iter().copied().collect(),
             target,
-        })
+        }
     }
 
     /// Whether `v` is read at or after operation `at` (or after the block).
@@ -493,15 +494,30 @@ impl<'f> Block<'f> {
     }
 }
 
-/// Demand per class at every operation of the block, and the live set after operation
-/// `p` and before it.
-fn demands(block: &Block<'_>, live: &mut Live<'_>, live_end: &[Value]) -> Vec<Vec<u32>> {
+/// The point of highest demand of class `class` among `ops`: that demand, the first
+/// operation where it is reached, and the demand per class there; `None` for no
+/// operations.
+fn peak_point(
+    ops: &[&Op],
+    class: usize,
+    live: &mut Live,
+    live_end: &[Value],
+) -> Option<(u32, usize, Vec<u32>)> {
     live.reset(live_end);
-    let mut at = vec![Vec::new(); block.ops.len()];
-    for k in (0..block.ops.len()).rev() {
-        step_back(block.ops[k], live, &mut at[k]);
+    let mut demand = Vec::new();
+    let mut peak: Option<(u32, usize, Vec<u32>)> = None;
+    for k in (0..ops.len()).rev() {
+        step_back(ops[k], live, &mut demand);
+        match &mut peak {
+            Some((most, _, _)) if demand[class] < *most => {}
+            Some((most, at, row)) => {
+                (*most, *at) = (demand[class], k);
+                row.clone_from(&demand);
+            }
+            None => peak = Some((demand[class], k, demand.clone())),
+        }
     }
-    at
+    peak
 }
 
 /// The recomputations of one round against class `class`'s peak; `None` when there is
@@ -511,18 +527,17 @@ fn plan_round(
     b: usize,
     live_end: &[Value],
     target: &Target,
-    budget: &[u16],
-    goal: Goal,
+    (budget, goal): (&[u16], Goal),
     class: usize,
+    live: &mut Live,
 ) -> Option<Vec<Remat>> {
-    let block = Block::new(f, b, live_end, target)?;
-    let mut live = Live::new(f, target);
-    let demand = demands(&block, &mut live, live_end);
-    let peak = demand.iter().map(|d| d[class]).max()?;
+    let ops = ops_of(f, b)?;
+    live.fit(f);
+    let (peak, p, demand_at_p) = peak_point(&ops, class, live, live_end)?;
     if peak == 0 || (goal == Goal::StopAtBudget && peak <= u32::from(budget[class])) {
         return None;
     }
-    let p = demand.iter().position(|d| d[class] == peak)?;
+    let block = Block::new(f, ops, live_end, target);
     live.reset(live_end);
     for k in (p + 1..block.ops.len()).rev() {
         live.move_above(block.ops[k]);
@@ -530,13 +545,13 @@ fn plan_round(
     let touched_after = block.ops[p + 1..]
         .iter()
         .flat_map(|op| op.uses().map(|u| u.value));
-    let after: HashSet<Value> = live_end
+    let after: FxHashSet<Value> = live_end
         .iter()
         .copied()
         .chain(touched_after)
         .filter(|&v| live.contains(v))
         .collect();
-    let at_p: HashSet<Value> = block.ops[p]
+    let at_p: FxHashSet<Value> = block.ops[p]
         .uses()
         .map(|u| u.value)
         .chain(block.ops[p].defs.iter().map(|d| d.value))
@@ -548,7 +563,7 @@ fn plan_round(
         .collect();
     candidates.sort_unstable();
     let groups = group(&block, &candidates, p, &after);
-    let headroom: Vec<i64> = demand[p]
+    let headroom: Vec<i64> = demand_at_p
         .iter()
         .zip(budget)
         .map(|(&d, &b)| i64::from(b) - i64::from(d))
@@ -562,7 +577,7 @@ fn plan_round(
 /// of every candidate.
 type Groups = BTreeMap<Vec<Value>, Vec<(Value, Remat)>>;
 
-fn group(block: &Block<'_>, candidates: &[Value], p: usize, after: &HashSet<Value>) -> Groups {
+fn group(block: &Block<'_>, candidates: &[Value], p: usize, after: &FxHashSet<Value>) -> Groups {
     let mut groups: Groups = BTreeMap::new();
     for &v in candidates {
         let Some(at) = block.split_point(v, p) else {
@@ -590,8 +605,8 @@ fn group(block: &Block<'_>, candidates: &[Value], p: usize, after: &HashSet<Valu
 /// held values add; the values held by a group taken are free for the next. Held values
 /// of other classes must fit `headroom` (budget less demand at the peak, per class).
 fn choose(block: &Block<'_>, groups: Groups, class: usize, mut headroom: Vec<i64>) -> Vec<Remat> {
-    let mut freed: HashSet<Value> = HashSet::new();
-    let mut taken: HashSet<Value> = HashSet::new();
+    let mut freed: FxHashSet<Value> = FxHashSet::default();
+    let mut taken: FxHashSet<Value> = FxHashSet::default();
     let mut plan = Vec::new();
     loop {
         let mut best: Option<(i64, &Vec<Value>)> = None;
@@ -625,11 +640,11 @@ fn gain(
     key: &[Value],
     members: &[(Value, Remat)],
     class: usize,
-    freed: &HashSet<Value>,
-    taken: &HashSet<Value>,
+    freed: &FxHashSet<Value>,
+    taken: &FxHashSet<Value>,
     headroom: &[i64],
 ) -> Option<i64> {
-    let mut members_taken: HashSet<Value> = HashSet::new();
+    let mut members_taken: FxHashSet<Value> = FxHashSet::default();
     let frees: i64 = members
         .iter()
         .filter(|(v, _)| !taken.contains(v) && members_taken.insert(*v))
@@ -669,7 +684,7 @@ fn apply(f: &mut Function, b: usize, plan: &[Remat], remats: &mut Remats) {
 /// The copies of a chain's operations, each defining a fresh value and reading the copies
 /// before it where it read their originals.
 fn copies(f: &mut Function, b: usize, remat: &Remat, remats: &mut Remats) -> Vec<Inst> {
-    let mut renamed: HashMap<Value, Value> = HashMap::new();
+    let mut renamed: FxHashMap<Value, Value> = FxHashMap::default();
     let mut out = Vec::with_capacity(remat.chain.len());
     for &v in &remat.chain {
         let Some((inst, d)) = definition(f, b, v) else {

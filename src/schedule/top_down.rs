@@ -42,14 +42,17 @@ impl Tie {
 ///
 /// As in [`super::list::schedule`], a ready operation's rank depends only on its own
 /// values (whether each operand has other readers left), so only the ready operations
-/// that read a value whose count of readers changed are ranked again.
-pub fn schedule(problem: &Problem<'_>, tie: Tie, weights: &[i64], live: &mut Live<'_>) -> Vec<u32> {
+/// that read a value now left with one reader are ranked again: a count that falls to
+/// more than one changes no rank, and one that falls to none leaves no reader to rank.
+/// A value read by many operations (a row's maximum in a softmax) is so looked at twice,
+/// not at each of its reads.
+pub fn schedule(problem: &Problem<'_>, tie: Tie, weights: &[i64], live: &mut Live) -> Vec<u32> {
     let n = problem.ops.len();
-    let mut readers = Readers::of(problem.ops, problem.live_end);
+    let mut readers = Readers::of(&problem.ops, problem.live_end);
     let mut unplaced_preds: Vec<usize> = problem.deps.preds.iter().map(Vec::len).collect();
-    live.reset(&readers.live_in(problem.ops));
+    live.reset(&readers.live_in(&problem.ops));
     let mut ready = Ready::new(n);
-    let rank_of = |k: u32, step: i64, readers: &Readers, live: &Live<'_>| {
+    let rank_of = |k: u32, step: i64, readers: &Readers, live: &Live| {
         rank(
             problem.ops[k as usize],
             k,
@@ -72,7 +75,8 @@ pub fn schedule(problem: &Problem<'_>, tie: Tie, weights: &[i64], live: &mut Liv
         read_values.clear();
         read_values.extend(distinct_uses(op));
         place(op, &read_values, &mut readers, live);
-        for &j in read_values.iter().flat_map(|&v| problem.touching.ops_of(v)) {
+        let now_last = read_values.iter().filter(|&&v| readers.is_last_read(v));
+        for &j in now_last.flat_map(|&v| problem.touching.ops_of(v)) {
             let step = ready_since[j as usize];
             ready.rerank(j, || rank_of(j, step, &readers, live));
         }
@@ -90,7 +94,7 @@ pub fn schedule(problem: &Problem<'_>, tie: Tie, weights: &[i64], live: &mut Liv
 
 /// Moves the live set from before `op` to after it: its definitions join (a dead one
 /// leaves at once), and each operand whose last reader it was leaves.
-fn place(op: &Op, read_values: &[Value], readers: &mut Readers, live: &mut Live<'_>) {
+fn place(op: &Op, read_values: &[Value], readers: &mut Readers, live: &mut Live) {
     for &v in read_values {
         if readers.read_once_more(v) {
             live.remove(v);
@@ -111,7 +115,7 @@ fn rank(
     tie: Tie,
     weights: &[i64],
     readers: &Readers,
-    live: &Live<'_>,
+    live: &Live,
 ) -> Rank {
     let weighed = |v: Value| weights[live.class(v)] * i64::from(live.size(v));
     let opened: i64 = op.defs.iter().map(|d| weighed(d.value)).sum();
@@ -229,20 +233,20 @@ pub(crate) mod tests {
     /// keeps the dependences.
     pub(crate) fn peak_r(
         p: &Program,
-        schedule: impl Fn(&Problem<'_>, &mut Live<'_>) -> Vec<u32>,
+        schedule: impl Fn(&Problem<'_>, &mut Live) -> Vec<u32>,
     ) -> (u32, bool) {
         let f = &p.functions[0];
         let ops: Vec<&Op> = f.blocks[0].insts.iter().filter_map(|i| i.op()).collect();
         let deps = Deps::of_ops(&ops);
-        let problem = Problem::new(&ops, &deps, &[]);
+        let problem = Problem::new(ops, deps, &[]);
         let mut live = Live::new(f, &p.target);
         let order = schedule(&problem, &mut live);
         let r = p
             .target
             .class_ids()
             .position(|c| p.target.class(c).name == "r");
-        let peaks = peak(&ops, &order, &[], &mut live);
-        (peaks[r.expect("class r")], deps.respects(&order))
+        let peaks = peak(&problem.ops, &order, &[], &mut live);
+        (peaks[r.expect("class r")], problem.deps.respects(&order))
     }
 
     #[test]
