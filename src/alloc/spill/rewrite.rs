@@ -170,15 +170,19 @@ impl<'t> State<'t> {
     /// sorted by block.
     fn take_memory_phis(&mut self, d: &Decisions) -> Vec<MemoryPhi> {
         let mut out = Vec::new();
+        let mut in_memory = vec![false; self.f.values.len()];
+        for v in &d.memory_phis {
+            in_memory[v.index()] = true;
+        }
         for b in self.f.block_ids().collect::<Vec<_>>() {
             let phis = std::mem::take(&mut self.f.blocks[b.index()].phis);
-            if phis.iter().any(|p| d.memory_phis.contains(&p.def.value)) {
+            if phis.iter().any(|p| in_memory[p.def.value.index()]) {
                 let order = phis.iter().map(|p| p.def.value).collect();
                 self.phi_order.entry(b).or_insert(order);
             }
             let (memory, register): (Vec<Phi>, Vec<Phi>) = phis
                 .into_iter()
-                .partition(|p| d.memory_phis.contains(&p.def.value));
+                .partition(|p| in_memory[p.def.value.index()]);
             self.f.blocks[b.index()].phis = register;
             for phi in memory {
                 let v = phi.def.value;
@@ -342,16 +346,20 @@ impl<'t> State<'t> {
     /// instruction (0 for a phi).
     fn def_sites(&self, values: &BTreeSet<Value>) -> HashMap<Value, (Block, u32)> {
         let mut sites = HashMap::new();
+        let mut wanted = vec![false; self.f.values.len()];
+        for v in values {
+            wanted[v.index()] = true;
+        }
         for b in self.f.block_ids() {
             let block = self.f.block(b);
             for phi in &block.phis {
-                if values.contains(&phi.def.value) {
+                if wanted[phi.def.value.index()] {
                     sites.insert(phi.def.value, (b, 0));
                 }
             }
             for (k, inst) in block.insts.iter().enumerate() {
                 for def in inst.op().into_iter().flat_map(|op| &op.defs) {
-                    if values.contains(&def.value) {
+                    if wanted[def.value.index()] {
                         sites.insert(def.value, (b, k as u32 + 1));
                     }
                 }
