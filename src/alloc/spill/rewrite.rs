@@ -123,10 +123,10 @@ impl<'t> State<'t> {
         let mut code = Code::default();
         let memory_phis = self.take_memory_phis(d);
         let coupling = self.couple(d, input, &memory_phis);
-        let mut reloaded: BTreeSet<Value> = BTreeSet::new();
+        let mut is_reloaded = vec![false; self.f.values.len()];
         for (b, plan) in d.blocks.iter().enumerate() {
             for &(at, v) in &plan.reloads {
-                reloaded.insert(v);
+                is_reloaded[v.index()] = true;
                 code.push(Block(b as u32), at, Slot::Reload, Pending::Reload(v));
             }
         }
@@ -135,7 +135,7 @@ impl<'t> State<'t> {
             for op in &edge.ops {
                 let pending = match *op {
                     EdgeOp::Reload(v) => {
-                        reloaded.insert(v);
+                        is_reloaded[v.index()] = true;
                         Pending::Reload(v)
                     }
                     EdgeOp::Store { value, owner } => Pending::Store(value, owner),
@@ -143,6 +143,10 @@ impl<'t> State<'t> {
                 code.push(*b, end, Slot::Edge, pending);
             }
         }
+        let reloaded: Vec<Value> = (0..is_reloaded.len() as u32)
+            .map(Value)
+            .filter(|v| is_reloaded[v.index()])
+            .collect();
         let memory_phi_values: BTreeSet<Value> =
             memory_phis.iter().map(|m| m.phi.def.value).collect();
         for &v in &reloaded {
@@ -285,7 +289,7 @@ impl<'t> State<'t> {
         d: &Decisions,
         input: &ClassInput,
         coupling: &[(Block, EdgeCode)],
-        reloaded: &BTreeSet<Value>,
+        reloaded: &[Value],
         code: &mut Code,
     ) {
         let def_sites = self.def_sites(reloaded);
@@ -344,7 +348,7 @@ impl<'t> State<'t> {
 
     /// Where each of `values` is defined: block, and the index right after its defining
     /// instruction (0 for a phi).
-    fn def_sites(&self, values: &BTreeSet<Value>) -> HashMap<Value, (Block, u32)> {
+    fn def_sites(&self, values: &[Value]) -> HashMap<Value, (Block, u32)> {
         let mut sites = HashMap::new();
         let mut wanted = vec![false; self.f.values.len()];
         for v in values {
