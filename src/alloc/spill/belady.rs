@@ -1107,9 +1107,9 @@ impl Belady<'_, '_> {
     /// MIN would evict first at the block's first position leaves ([`choose`]: next used
     /// after the loop, else the cheapest to leave out among those next used after the
     /// crowded positions, else Belady's farthest), the last to leave coming back while
-    /// there is room for it. Leaving a value out is an eviction on the edges: what it
-    /// costs is what deciding so at the entry saves MIN from deciding one instruction
-    /// later, except that a phi left out is a memory phi, stored on every incoming edge
+    /// there is room for it. Leaving a value out is an eviction on the incoming edges,
+    /// priced as MIN prices one (a store where it is not stored yet, and a reload),
+    /// except that a phi left out is a memory phi, stored on every incoming edge
     /// ([`Self::entry_candidate`]).
     fn leave_out_at_merge(&self, b: Block, set: &mut Set, forced: &[Value], ranked: Vec<Value>) {
         let k = u32::from(self.input.budget);
