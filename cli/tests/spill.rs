@@ -666,9 +666,43 @@ fn pinned_values_stay_in_place_while_the_rest_spills() {
     );
 }
 
-/// Steps from a budget to the next one up, for one class of `p`, from its lowest legal
-/// budget to its MaxLive, and how many of them raise the class's spill cost.
-fn cost_rises(p: &Program, class: chromatic::ClassId) -> (usize, usize) {
+/// A budget step at which one register more raises a class's spill cost.
+#[derive(Debug)]
+struct Rise {
+    class: String,
+    budget: u32,
+    cost: f64,
+    cost_above: f64,
+}
+
+impl std::fmt::Display for Rise {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        let Rise {
+            class,
+            budget,
+            cost,
+            cost_above,
+        } = self;
+        write!(
+            f,
+            "{class}={budget}: {cost} -> {class}={}: {cost_above}",
+            budget + 1
+        )
+    }
+}
+
+/// One class of a program swept from its lowest legal budget to its MaxLive.
+struct Sweep {
+    /// Steps from a budget to the next one up.
+    steps: usize,
+    /// The spill cost summed over every budget.
+    cost: f64,
+    /// The steps that raise the class's spill cost.
+    rises: Vec<Rise>,
+}
+
+/// Sweeps one class of `p` from its lowest legal budget to its MaxLive.
+fn cost_rises(p: &Program, class: chromatic::ClassId) -> Sweep {
     let (mut max_live, mut lowest) = (0, 1);
     for f in &p.functions {
         max_live = max_live.max(Analysis::new(f, &p.target).pressure.max_live(class));
@@ -688,36 +722,64 @@ fn cost_rises(p: &Program, class: chromatic::ClassId) -> (usize, usize) {
             .sum()
     };
     let costs: Vec<f64> = (lowest..=high).map(cost).collect();
-    let rises = costs.windows(2).filter(|w| w[1] > w[0] + 1e-9).count();
-    (rises, costs.len().saturating_sub(1))
+    let rises = (lowest..)
+        .zip(costs.windows(2))
+        .filter(|(_, w)| w[1] > w[0] + 1e-9)
+        .map(|(budget, w)| Rise {
+            class: name.clone(),
+            budget,
+            cost: w[0],
+            cost_above: w[1],
+        })
+        .collect();
+    Sweep {
+        steps: costs.len().saturating_sub(1),
+        cost: costs.iter().sum(),
+        rises,
+    }
 }
 
 /// Issue-14 goal, met on the corpus, not yet on generated programs: the spill cost should
 /// never rise when the budget grows by one. Belady's choices are greedy (a cheap eviction
 /// at one budget can force a costlier one later that a tighter budget avoids; one register
 /// more can leave a parallel copy without a free temporary), so it does on none of the
-/// corpus's 123 steps and on 64 of 1,799 steps over 1,000 generated programs (every class,
+/// corpus's 123 steps and on 63 of 1,799 steps over 1,000 generated programs (every class,
 /// every budget from the lowest legal one to MaxLive). This ratchet fails when either
-/// count grows.
+/// count grows, and lists every rising step (program, class, budget, both costs).
 #[test]
 fn spill_cost_rises_with_one_more_register_no_more_often_than_measured() {
-    let (mut rises, mut steps) = (0, 0);
-    for (_, p) in corpus_programs() {
+    let (mut rises, mut steps) = (Vec::new(), 0);
+    for (name, p) in corpus_programs() {
         for c in p.target.class_ids() {
-            let (r, s) = cost_rises(&p, c);
-            rises += r;
-            steps += s;
+            let sweep = cost_rises(&p, c);
+            rises.extend(sweep.rises.iter().map(|r| format!("{name} {r}")));
+            steps += sweep.steps;
         }
     }
-    assert_eq!(rises, 0, "corpus: {rises} of {steps} steps");
-    let (mut rises, mut steps) = (0, 0);
+    assert!(
+        rises.is_empty(),
+        "corpus: {} of {steps} steps:\n{}",
+        rises.len(),
+        rises.join("\n")
+    );
+    let (mut rises, mut steps, mut cost) = (Vec::new(), 0, 0.0);
     for seed in 0..1000 {
         let p = generate_from_seed(seed, &GenConfig::default());
         for c in p.target.class_ids() {
-            let (r, s) = cost_rises(&p, c);
-            rises += r;
-            steps += s;
+            let sweep = cost_rises(&p, c);
+            rises.extend(sweep.rises.iter().map(|r| format!("seed {seed} {r}")));
+            steps += sweep.steps;
+            cost += sweep.cost;
         }
     }
-    assert!(rises <= 64, "generated: {rises} of {steps} steps");
+    let listed = rises.join("\n");
+    eprintln!(
+        "generated: {} of {steps} steps rise (cost over every point {cost}):\n{listed}",
+        rises.len()
+    );
+    assert!(
+        rises.len() <= 63,
+        "generated: {} of {steps} steps:\n{listed}",
+        rises.len()
+    );
 }

@@ -7,7 +7,10 @@
 //! - at a loop header, the live-ins and phis used in the loop, by next use, then values
 //!   live through the loop while the loop's pressure leaves room;
 //! - elsewhere, the values in registers at the end of every visited predecessor, then
-//!   those in some, by next use; a single predecessor passes its set on;
+//!   those in some, by next use; when they exceed the budget, those MIN would evict at
+//!   the block's first position stay out, a phi priced with the stores a memory phi
+//!   needs on its incoming edges ([`Belady::leave_out_at_merge`]); a single predecessor
+//!   passes its set on;
 //! - (uniform classes) the else-arm and the join of a divergent branch take what the
 //!   branch block kept for them (see below).
 //!
@@ -1082,7 +1085,11 @@ impl Belady<'_, '_> {
         };
         let mut set = Set::default();
         let mut units: u32 = forced.iter().map(|&v| self.rounded(v)).sum();
-        set.values.extend(forced);
+        set.values.extend(forced.iter().copied());
+        if !header {
+            self.leave_out_at_merge(b, &mut set, &forced, ranked);
+            return set;
+        }
         for v in ranked {
             if set.values.contains(&v) {
                 continue;
@@ -1094,6 +1101,80 @@ impl Belady<'_, '_> {
             }
         }
         set
+    }
+
+    /// A merge's W: every ranked candidate, then, while they exceed the budget, the one
+    /// MIN would evict first at the block's first position leaves ([`choose`]: next used
+    /// after the loop, else the cheapest to leave out among those next used after the
+    /// crowded positions, else Belady's farthest), the last to leave coming back while
+    /// there is room for it. Leaving a value out is an eviction on the incoming edges,
+    /// priced as MIN prices one (a store where it is not stored yet, and a reload),
+    /// except that a phi left out is a memory phi, stored on every incoming edge
+    /// ([`Self::entry_candidate`]).
+    fn leave_out_at_merge(&self, b: Block, set: &mut Set, forced: &[Value], ranked: Vec<Value>) {
+        let k = u32::from(self.input.budget);
+        set.values.extend(ranked);
+        let mut units: u32 = set.values.iter().map(|&v| self.rounded(v)).sum();
+        let crowded = self.crowded[b.index()].saturating_sub(1);
+        let mut left_out = Vec::new();
+        while units > k {
+            let excess = units - k;
+            let candidates: Vec<Candidate> = set
+                .values
+                .iter()
+                .filter(|v| !forced.contains(v))
+                .filter_map(|&v| self.entry_candidate(b, v, excess))
+                .collect();
+            let Some((v, _)) = choose(&candidates, crowded) else {
+                break;
+            };
+            set.values.remove(&v);
+            units -= self.rounded(v);
+            left_out.push(v);
+        }
+        for v in left_out.into_iter().rev() {
+            if units + self.rounded(v) <= k {
+                units += self.rounded(v);
+                set.values.insert(v);
+            }
+        }
+    }
+
+    /// `v` as a candidate to leave out of a merge's W ([`Self::candidate`] at the first
+    /// position); a phi's store is the one on every incoming edge whose argument is not
+    /// stored already, each weighted by its predecessor's frequency. A dead phi is needed
+    /// at the entry only (as at a loop header, [`Self::loop_entry`]): its next use is now.
+    fn entry_candidate(&self, b: Block, v: Value, excess: u32) -> Option<Candidate> {
+        let none = BTreeSet::new();
+        let empty = Set::default();
+        let ask = Ask {
+            w: &empty,
+            reads: &[],
+            dropped: &none,
+            operands_too: false,
+            excess,
+            crowded: 0,
+        };
+        let mut c = self.candidate(b, 0, v, &ask)?;
+        let Some(phi) = self.f().block(b).phis.iter().find(|p| p.def.value == v) else {
+            return Some(c);
+        };
+        if self.input.a.liveness.is_dead(v) {
+            c.distance = 0;
+            c.gain = 0;
+        }
+        let freq = &self.input.a.freq;
+        let here = freq[b.index()].max(f64::MIN_POSITIVE);
+        let stores: f64 = phi
+            .args
+            .iter()
+            .filter(|a| !self.evicted[a.value.index()])
+            .map(|a| self.costs.0.store * freq[a.block.index()] / here)
+            .sum();
+        let size = f64::from(self.size(v));
+        let useful = f64::from(u32::from(self.size(v)).min(excess).max(1));
+        c.cost = (stores + self.costs.0.reload) * size / useful;
+        Some(c)
     }
 
     fn is_else_arm(&self, branch: Block, b: Block) -> bool {

@@ -8,13 +8,13 @@
 //! registers", PLDI 2001) lets a memory phi take an argument already in memory at no cost;
 //! this pass gives the allocator the same where colouring shared the location.
 
+use super::home_of;
 use super::pseudo::{self, Pseudo};
-use crate::program::{Function, Inst, Location, Value};
-use std::collections::BTreeMap;
+use crate::program::{Function, Inst, Location};
 
 /// Removes every reload whose only use is the store right after it into the same
 /// location; returns whether anything was removed.
-pub fn drop_self_copies(f: &mut Function, homes: &BTreeMap<Value, Location>) -> bool {
+pub fn drop_self_copies(f: &mut Function, homes: &[Option<Location>]) -> bool {
     let uses = use_counts(f);
     let mut removed = false;
     for block in &mut f.blocks {
@@ -32,12 +32,7 @@ pub fn drop_self_copies(f: &mut Function, homes: &BTreeMap<Value, Location>) -> 
 }
 
 /// Whether `reload` loads a location that `store`, its value's only use, writes back.
-fn is_self_copy(
-    reload: &Inst,
-    store: &Inst,
-    homes: &BTreeMap<Value, Location>,
-    uses: &[usize],
-) -> bool {
+fn is_self_copy(reload: &Inst, store: &Inst, homes: &[Option<Location>], uses: &[usize]) -> bool {
     let (Some(load), Some(save)) = (reload.op(), store.op()) else {
         return false;
     };
@@ -50,7 +45,7 @@ fn is_self_copy(
         return false;
     };
     let stores_loaded = save.uses().any(|u| u.value == loaded);
-    let home = |op| pseudo::owner(op).and_then(|o| homes.get(&o));
+    let home = |op| pseudo::owner(op).and_then(|o| home_of(homes, o));
     stores_loaded && uses[loaded.index()] == 1 && home(load).is_some_and(|h| home(save) == Some(h))
 }
 

@@ -72,7 +72,7 @@ fn lower_pseudo(inst: &Inst, plan: &Plan) -> Result<Option<InstKind>, String> {
     let origin = |v: Value| plan.origin[v.index()];
     let used = op.uses().next().and_then(|u| Some((u.value, u.loc?)));
     let defined = op.defs.first().and_then(|d| Some((d.value, d.loc?)));
-    let home = pseudo::owner(op).and_then(|o| plan.homes.get(&o).copied());
+    let home = pseudo::owner(op).and_then(|o| super::home_of(&plan.homes, o));
     let lowered = match (kind, used, defined, home) {
         (Pseudo::Store, Some((v, src)), _, Some(dst)) => InstKind::Spill(Move {
             dst,
@@ -110,9 +110,7 @@ fn restore_memory_phis(g: &mut Function, plan: &Plan) -> Result<(), String> {
     for mp in &plan.memory_phis {
         let mut phi = mp.phi.clone();
         phi.def.loc = Some(
-            *plan
-                .homes
-                .get(&phi.def.value)
+            super::home_of(&plan.homes, phi.def.value)
                 .ok_or_else(|| format!("memory phi at {} has no spill location", phi.pos))?,
         );
         phi.def.value = plan.origin[phi.def.value.index()];

@@ -77,8 +77,8 @@ pub struct Plan {
     pub origin: Vec<Value>,
     pub original_values: usize,
     pub memory_phis: Vec<MemoryPhi>,
-    /// Spill location of each owner.
-    pub homes: BTreeMap<Value, Location>,
+    /// Per value of the spilled function: the spill location it owns, if any.
+    pub homes: Vec<Option<Location>>,
     /// Memory slots used by spills; slots from here on are free for copy temporaries.
     pub memory_slots: u32,
     /// Per-lane registers reserved for lane spills.
@@ -104,7 +104,7 @@ pub fn spill(
     let original_values = f.values.len();
     let mut state = State::new(f, target);
     let mut budget = budget.to_vec();
-    let mut homes = BTreeMap::new();
+    let mut homes = Vec::new();
     let mut lane_owners = Vec::new();
     let mut lane_registers = 0;
     let mut analysis: Option<Analysis> = None;
@@ -134,7 +134,8 @@ pub fn spill(
             let need = lane_class_need(&state.f, a, v, lowest[v.index()].units) + regs;
             let top = lane_ceiling(target, v, need, budget[v.index()]);
             for (owner, offset) in placed {
-                homes.insert(owner, lane_location(&state, owner, v, top, lanes, offset));
+                let home = lane_location(&state, owner, v, top, lanes, offset);
+                set_home(&mut homes, owner, home);
             }
             lane_owners.extend(list);
             budget[v.index()] = top - regs;
@@ -145,7 +146,7 @@ pub fn spill(
         .owners
         .iter()
         .copied()
-        .filter(|o| !homes.contains_key(o))
+        .filter(|o| home_of(&homes, *o).is_none())
         .collect();
     let (phis, partners) = (memory_phi_slots(&state), memory_phi_partners(&state));
     let owners = slots::Owners {
@@ -165,7 +166,7 @@ pub fn spill(
     for (owner, first) in placed {
         let len = state.f.value(owner).size;
         memory_slots = memory_slots.max(first + u32::from(len));
-        homes.insert(owner, Location::Slot { first, len });
+        set_home(&mut homes, owner, Location::Slot { first, len });
     }
     if coalesce::drop_self_copies(&mut state.f, &homes) {
         let coalesced = Analysis::same_blocks(&state.f, target, analysis.as_ref().unwrap_or(a));
@@ -186,6 +187,18 @@ pub fn spill(
         plan: Some(plan),
         analysis,
     })
+}
+
+/// The spill location `owner` owns, if any.
+pub fn home_of(homes: &[Option<Location>], owner: Value) -> Option<Location> {
+    homes.get(owner.index()).copied().flatten()
+}
+
+fn set_home(homes: &mut Vec<Option<Location>>, owner: Value, home: Location) {
+    if homes.len() <= owner.index() {
+        homes.resize(owner.index() + 1, None);
+    }
+    homes[owner.index()] = Some(home);
 }
 
 impl Spilled {

@@ -137,7 +137,8 @@ struct Lookup {
     cfg: Graph,
     /// The next placeholder for a phi's value.
     next: u32,
-    tracked: Vec<Value>,
+    /// Per value of the function: whether it is tracked.
+    tracked: Vec<bool>,
     /// Per (tracked value, block): its definitions there, by instruction index (a
     /// definition by phi at index 0 and `phi_def`).
     sites: HashMap<(Value, Block), Vec<(u32, Value)>>,
@@ -155,15 +156,16 @@ impl Lookup {
         removed: &[Value],
         cfg: Graph,
     ) -> Lookup {
-        let mut tracked = tracked.to_vec();
-        tracked.sort();
-        tracked.dedup();
+        let mut is_tracked = vec![false; f.values.len()];
+        for v in tracked {
+            is_tracked[v.index()] = true;
+        }
         let mut removed = removed.to_vec();
         removed.sort();
         let mut r = Lookup {
             cfg,
             next: PLACEHOLDERS,
-            tracked,
+            tracked: is_tracked,
             sites: HashMap::new(),
             entry: HashMap::new(),
             phis: Vec::new(),
@@ -192,7 +194,7 @@ impl Lookup {
     }
 
     fn is_tracked(&self, v: Value) -> bool {
-        self.tracked.binary_search(&v).is_ok()
+        self.tracked.get(v.index()).copied().unwrap_or(false)
     }
 
     /// Every read of a tracked value, with the definition reaching it.

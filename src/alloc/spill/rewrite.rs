@@ -123,10 +123,10 @@ impl<'t> State<'t> {
         let mut code = Code::default();
         let memory_phis = self.take_memory_phis(d);
         let coupling = self.couple(d, input, &memory_phis);
-        let mut reloaded: BTreeSet<Value> = BTreeSet::new();
+        let mut is_reloaded = vec![false; self.f.values.len()];
         for (b, plan) in d.blocks.iter().enumerate() {
             for &(at, v) in &plan.reloads {
-                reloaded.insert(v);
+                is_reloaded[v.index()] = true;
                 code.push(Block(b as u32), at, Slot::Reload, Pending::Reload(v));
             }
         }
@@ -135,7 +135,7 @@ impl<'t> State<'t> {
             for op in &edge.ops {
                 let pending = match *op {
                     EdgeOp::Reload(v) => {
-                        reloaded.insert(v);
+                        is_reloaded[v.index()] = true;
                         Pending::Reload(v)
                     }
                     EdgeOp::Store { value, owner } => Pending::Store(value, owner),
@@ -143,6 +143,10 @@ impl<'t> State<'t> {
                 code.push(*b, end, Slot::Edge, pending);
             }
         }
+        let reloaded: Vec<Value> = (0..is_reloaded.len() as u32)
+            .map(Value)
+            .filter(|v| is_reloaded[v.index()])
+            .collect();
         let memory_phi_values: BTreeSet<Value> =
             memory_phis.iter().map(|m| m.phi.def.value).collect();
         for &v in &reloaded {
@@ -170,15 +174,19 @@ impl<'t> State<'t> {
     /// sorted by block.
     fn take_memory_phis(&mut self, d: &Decisions) -> Vec<MemoryPhi> {
         let mut out = Vec::new();
+        let mut in_memory = vec![false; self.f.values.len()];
+        for v in &d.memory_phis {
+            in_memory[v.index()] = true;
+        }
         for b in self.f.block_ids().collect::<Vec<_>>() {
             let phis = std::mem::take(&mut self.f.blocks[b.index()].phis);
-            if phis.iter().any(|p| d.memory_phis.contains(&p.def.value)) {
+            if phis.iter().any(|p| in_memory[p.def.value.index()]) {
                 let order = phis.iter().map(|p| p.def.value).collect();
                 self.phi_order.entry(b).or_insert(order);
             }
             let (memory, register): (Vec<Phi>, Vec<Phi>) = phis
                 .into_iter()
-                .partition(|p| d.memory_phis.contains(&p.def.value));
+                .partition(|p| in_memory[p.def.value.index()]);
             self.f.blocks[b.index()].phis = register;
             for phi in memory {
                 let v = phi.def.value;
@@ -281,7 +289,7 @@ impl<'t> State<'t> {
         d: &Decisions,
         input: &ClassInput,
         coupling: &[(Block, EdgeCode)],
-        reloaded: &BTreeSet<Value>,
+        reloaded: &[Value],
         code: &mut Code,
     ) {
         let def_sites = self.def_sites(reloaded);
@@ -340,18 +348,22 @@ impl<'t> State<'t> {
 
     /// Where each of `values` is defined: block, and the index right after its defining
     /// instruction (0 for a phi).
-    fn def_sites(&self, values: &BTreeSet<Value>) -> HashMap<Value, (Block, u32)> {
+    fn def_sites(&self, values: &[Value]) -> HashMap<Value, (Block, u32)> {
         let mut sites = HashMap::new();
+        let mut wanted = vec![false; self.f.values.len()];
+        for v in values {
+            wanted[v.index()] = true;
+        }
         for b in self.f.block_ids() {
             let block = self.f.block(b);
             for phi in &block.phis {
-                if values.contains(&phi.def.value) {
+                if wanted[phi.def.value.index()] {
                     sites.insert(phi.def.value, (b, 0));
                 }
             }
             for (k, inst) in block.insts.iter().enumerate() {
                 for def in inst.op().into_iter().flat_map(|op| &op.defs) {
-                    if values.contains(&def.value) {
+                    if wanted[def.value.index()] {
                         sites.insert(def.value, (b, k as u32 + 1));
                     }
                 }
