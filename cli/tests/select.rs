@@ -152,3 +152,77 @@ fn select_mutants_are_caught() {
         assert_eq!(counts[3], 0, "{row}");
     }
 }
+
+/// A phi of constants whose else-side predecessor is reached from both sides of the branch
+/// on `%p` (the then-side branches into it too): `%p` does not tell which constant the
+/// edge carried, so a select on it is refused, and the interpreter's traces differ. With
+/// the then-side jumping straight to the join, the same select is accepted and runs equal.
+#[test]
+fn a_select_is_refused_where_an_edge_is_reached_from_both_sides() {
+    let original = temp_file("both_sides.chr", BOTH_SIDES);
+    let allocated = temp_file("both_sides.alloc.chr", BOTH_SIDES_ALLOCATED);
+    let out = chromatic(&["verify", &original, &allocated]);
+    let report = text(&out.stdout) + &text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert!(report.contains("not-rematerialisable"), "{report}");
+    let run = chromatic(&["run", &original, "--against", &allocated]);
+    assert!(
+        !text(&run.stdout).contains("traces agree"),
+        "{}",
+        text(&run.stdout)
+    );
+    let one_side = |s: &str| {
+        s.replace("branch divergent %q, join, else", "jump join")
+            .replace("branch divergent %q@p1, join, else", "jump join")
+    };
+    let original = temp_file("one_side.chr", &one_side(BOTH_SIDES));
+    let allocated = temp_file("one_side.alloc.chr", &one_side(BOTH_SIDES_ALLOCATED));
+    let out = chromatic(&["verify", &original, &allocated]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let run = chromatic(&["run", &original, "--against", &allocated]);
+    assert!(
+        text(&run.stdout).contains("traces agree"),
+        "{}",
+        text(&run.stdout)
+    );
+}
+
+const BOTH_SIDES: &str = "target sm_90\n\
+\n\
+func @f {\n\
+entry:\n\
+  %p:p1 = cond\n\
+  %q:p1 = cond2\n\
+  branch divergent %p, t, else\n\
+t:\n\
+  %a:r1 = mov 1 remat\n\
+  branch divergent %q, join, else\n\
+else:\n\
+  %b:r1 = mov 2 remat\n\
+  jump join\n\
+join:\n\
+  %x:r1 = phi [t: %a], [else: %b]\n\
+  %y:r1 = use %x\n\
+  ret %y\n\
+}\n\
+";
+
+const BOTH_SIDES_ALLOCATED: &str = "target sm_90\n\
+\n\
+func @f {\n\
+entry:\n\
+  %p:p1@p0 = cond\n\
+  %q:p1@p1 = cond2\n\
+  branch divergent %p@p0, t, else\n\
+t:\n\
+  %a:r1@r0 = mov 1 remat\n\
+  branch divergent %q@p1, join, else\n\
+else:\n\
+  %b:r1@r0 = mov 2 remat\n\
+  jump join\n\
+join:\n\
+  remat r0 <- %x:r1 (%p@p0)\n\
+  %y:r1@r0 = use %x@r0\n\
+  ret %y@r0\n\
+}\n\
+";

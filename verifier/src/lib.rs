@@ -45,7 +45,9 @@
 //! a copy from ⊥ gives ⊥ (regalloc2 kept the destination's old value), and a label a move
 //! may not carry into its destination (below) gives ⊥ there; a remat writes its value's
 //! labels if the original defines it by a `remat` op, or by a pure op whose operands it
-//! reads, in that op's block or in a block that block dominates (`fresh.rs`). A write to a register clobbers its
+//! reads, in that op's block or in a block that block dominates (`fresh.rs`), or if it is
+//! a phi of constants it recomputes as a select on the condition of the branch that
+//! decides the phi's edge, where the phi's block dominates (`select.rs`). A write to a register clobbers its
 //! lanes, a write to a lane its register. At a block's entry every phi's location holds
 //! the phi, and every phi argument is checked at the end of its predecessor (on each edge
 //! of the CFG the phi's class follows). Phis of one block with the same class, size and
