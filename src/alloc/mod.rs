@@ -22,7 +22,7 @@ pub mod structure;
 pub use regfile::Policy;
 pub use stats::{ClassStats, FunctionStats};
 
-use crate::analysis::{ssa, Analysis};
+use crate::analysis::{ssa, Analysis, ControlFlow};
 use crate::program::{Block, Function, Pos, Program};
 use crate::schedule::{schedule_function, Goal, Schedule};
 use crate::target::{OccupancyError, Target};
@@ -226,7 +226,12 @@ pub fn allocate(
             scheduled.remats.fold(&mut done.func);
         }
         let micros = start.elapsed().as_micros() as u64;
-        let mut s = stats::collect(f, &done.func, &p.target, &done.analysis, micros);
+        let measured = stats::Measured {
+            analysis: &done.analysis,
+            freq: &done.freq,
+            micros,
+        };
+        let mut s = stats::collect_measured(f, &done.func, &p.target, &measured);
         s.retries = done.stages.retries();
         if let Some(scheduled) = &scheduled {
             s.note_schedule(scheduled);
@@ -333,12 +338,13 @@ fn assign_spilled(
     }
 }
 
-/// An allocated function, the analysis of the original (with its edges split), and how
-/// often each stage ran.
+/// An allocated function, the analysis of the original (with its edges split), the
+/// frequencies of the allocated function's blocks, and how often each stage ran.
 #[derive(Debug)]
 pub struct Allocated {
     pub func: Function,
     pub analysis: Analysis,
+    pub freq: Vec<f64>,
     pub stages: Stages,
 }
 
@@ -375,15 +381,22 @@ pub(crate) struct Prepared {
 
 /// The front every allocator shares: validate `f`, split the edges that need a place for
 /// copies, analyse, and check the divergent shape.
+/// The control-flow analyses of `f` serve validation, splitting and, when no edge needed
+/// splitting (the function's blocks and edges are `f`'s), the prepared function's analysis.
 pub(crate) fn prepare_function(f: &Function, target: &Target) -> Result<Prepared, AllocError> {
-    if let Err(errors) = ssa::validate(f, target) {
+    let flow = ControlFlow::new(f);
+    if let Err(errors) = ssa::validate_with(f, target, &flow) {
         return Err(AllocError::Invalid {
             function: f.name.clone(),
             errors,
         });
     }
-    let (func, added) = prepare::split(f);
-    let analysis = Analysis::new(&func, target);
+    let (func, added) = prepare::split_on(f, &flow.cfg);
+    let analysis = if added.is_empty() {
+        Analysis::with_control_flow(&func, target, flow)
+    } else {
+        Analysis::new(&func, target)
+    };
     structure::check_structured(&func, target, &analysis)?;
     Ok(Prepared {
         func,
@@ -432,10 +445,12 @@ pub fn allocate_function(
     };
     stages.ran("assign");
     let mut func = assign_spilled(target, spilled, &a, (policy, &room))?;
+    let freq = prepare::kept_frequencies(&func, &added, &a.freq);
     prepare::drop_empty(&mut func, &added);
     Ok(Allocated {
         func,
         analysis: a,
+        freq,
         stages,
     })
 }

@@ -17,7 +17,11 @@ use crate::program::{Block, Function, Terminator};
 
 /// `f` with its copy-less edges split, and the blocks added.
 pub fn split(f: &Function) -> (Function, Vec<Block>) {
-    let cfg = Graph::of_function(f);
+    split_on(f, &Graph::of_function(f))
+}
+
+/// [`split`] with the CFG of `f` already built.
+pub fn split_on(f: &Function, cfg: &Graph) -> (Function, Vec<Block>) {
     let edges: Vec<(Block, Block)> = f
         .block_ids()
         .flat_map(|p| cfg.succs(p).iter().map(move |&s| (p, s)))
@@ -29,7 +33,7 @@ pub fn split(f: &Function) -> (Function, Vec<Block>) {
     let mut g = f.clone();
     let added = split_edges(&mut g, &edges);
     if f.blocks.iter().any(|b| b.freq.is_some()) {
-        let freq = frequencies(f, &cfg);
+        let freq = frequencies(f, cfg);
         for (&(p, s), &n) in edges.iter().zip(&added) {
             g.blocks[n.index()].freq = Some(freq[p.index()].min(freq[s.index()]));
         }
@@ -42,14 +46,35 @@ fn frequencies(f: &Function, cfg: &Graph) -> Vec<f64> {
     loops::frequencies(f, &loops::Loops::new(cfg, &dom))
 }
 
-/// Removes the blocks of `added` that hold no instruction, sending their predecessor
-/// straight to their successor.
-pub fn drop_empty(g: &mut Function, added: &[Block]) {
-    let empty: Vec<Block> = added
+/// The blocks of `added` that hold no instruction: those [`drop_empty`] removes.
+fn empty_of(g: &Function, added: &[Block]) -> Vec<Block> {
+    added
         .iter()
         .copied()
         .filter(|b| g.block(*b).insts.is_empty())
-        .collect();
+        .collect()
+}
+
+/// Of `freq`, the frequencies of `g`'s blocks, those of the blocks [`drop_empty`] keeps,
+/// in their order: the frequencies of the function it leaves. Dropping a block that
+/// only passes one edge on changes no other block's loop depth (a back or retreating
+/// edge through it is one without it), so they need not be computed again.
+pub fn kept_frequencies(g: &Function, added: &[Block], freq: &[f64]) -> Vec<f64> {
+    let mut dropped = vec![false; freq.len()];
+    empty_of(g, added)
+        .iter()
+        .for_each(|b| dropped[b.index()] = true);
+    freq.iter()
+        .zip(&dropped)
+        .filter(|&(_, &d)| !d)
+        .map(|(&q, _)| q)
+        .collect()
+}
+
+/// Removes the blocks of `added` that hold no instruction, sending their predecessor
+/// straight to their successor.
+pub fn drop_empty(g: &mut Function, added: &[Block]) {
+    let empty = empty_of(g, added);
     if empty.is_empty() {
         return;
     }

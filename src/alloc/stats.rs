@@ -75,6 +75,17 @@ impl FunctionStats {
     }
 }
 
+/// What the allocation already knows about the allocated function: the analysis of the
+/// original (with its edges split), the frequencies of the allocated function's blocks,
+/// and the time it took.
+#[derive(Debug)]
+pub struct Measured<'a> {
+    pub analysis: &'a Analysis,
+    pub freq: &'a [f64],
+    pub micros: u64,
+}
+
+/// The statistics of `allocated`, whose block frequencies are computed here.
 pub fn collect(
     original: &Function,
     allocated: &Function,
@@ -82,6 +93,31 @@ pub fn collect(
     a: &Analysis,
     micros: u64,
 ) -> FunctionStats {
+    let cfg = cfg::Graph::of_function(allocated);
+    let freq = loops::frequencies(
+        allocated,
+        &loops::Loops::new(&cfg, &dom::DomTree::new(&cfg)),
+    );
+    let measured = Measured {
+        analysis: a,
+        freq: &freq,
+        micros,
+    };
+    collect_measured(original, allocated, target, &measured)
+}
+
+/// The statistics of `allocated`, with what the allocation measured.
+pub fn collect_measured(
+    original: &Function,
+    allocated: &Function,
+    target: &Target,
+    measured: &Measured,
+) -> FunctionStats {
+    let Measured {
+        analysis: a,
+        freq,
+        micros,
+    } = *measured;
     let mut classes: Vec<ClassStats> = target
         .class_ids()
         .map(|c| ClassStats {
@@ -102,11 +138,6 @@ pub fn collect(
             spill_cost: 0.0,
         })
         .collect();
-    let cfg = cfg::Graph::of_function(allocated);
-    let freq = loops::frequencies(
-        allocated,
-        &loops::Loops::new(&cfg, &dom::DomTree::new(&cfg)),
-    );
     let mut storage = Storage::default();
     let mut access = Accesses::default();
     let mut recent = Recent::default();

@@ -29,7 +29,8 @@ impl Graph {
         Graph::from_rows(succs.into_iter().collect(), entry)
     }
 
-    fn from_rows(succs: Rows<Block>, entry: Block) -> Graph {
+    /// Builds the graph from successor rows; `entry` starts the reverse post-order.
+    pub fn from_rows(succs: Rows<Block>, entry: Block) -> Graph {
         let edges = succs
             .iter()
             .enumerate()
@@ -196,7 +197,11 @@ pub fn split_edge(f: &mut Function, from: Block, to: Block) -> Block {
 
 /// Splits each of `edges` as [`split_edge`] does, returning the new blocks in order.
 pub fn split_edges(f: &mut Function, edges: &[(Block, Block)]) -> Vec<Block> {
+    if edges.is_empty() {
+        return Vec::new();
+    }
     let mut names = block_names(f);
+    f.blocks.reserve(edges.len());
     edges
         .iter()
         .map(|&(from, to)| split_named(f, from, to, &mut names))

@@ -10,6 +10,7 @@
 //! that every `ret` block jumps to; a block that cannot reach a `ret` has none.
 
 use super::cfg::Graph;
+use super::rows::Rows;
 use crate::program::{Block, Function, Terminator};
 
 const NONE: u32 = u32::MAX;
@@ -18,7 +19,7 @@ const NONE: u32 = u32::MAX;
 #[derive(Clone, Debug, PartialEq)]
 pub struct DomTree {
     idom: Vec<u32>,
-    children: Vec<Vec<Block>>,
+    children: Rows<Block>,
     preorder: Vec<Block>,
     enter: Vec<u32>,
     exit: Vec<u32>,
@@ -61,16 +62,15 @@ impl DomTree {
     /// The tree from immediate dominators; children listed in the order of `rpo`.
     fn from_idoms(mut idom: Vec<u32>, root: Block, rpo: &[Block]) -> DomTree {
         let n = idom.len();
-        let mut children = vec![Vec::new(); n];
         if n > 0 {
             idom[root.index()] = NONE;
         }
-        for &b in rpo {
-            let d = idom[b.index()];
-            if d != NONE {
-                children[d as usize].push(b);
-            }
-        }
+        let edges = rpo
+            .iter()
+            .filter(|b| idom[b.index()] != NONE)
+            .map(|&b| (Block(idom[b.index()]), b))
+            .collect();
+        let children = Rows::grouped(n, edges);
         let mut tree = DomTree {
             idom,
             children,
@@ -93,7 +93,7 @@ impl DomTree {
         self.preorder.push(self.root);
         while let Some((b, next)) = stack.last_mut() {
             let b = *b;
-            if let Some(&c) = self.children[b.index()].get(*next) {
+            if let Some(&c) = self.children.row(b).get(*next) {
                 *next += 1;
                 clock += 1;
                 self.enter[c.index()] = clock;
@@ -113,7 +113,7 @@ impl DomTree {
     }
 
     pub fn children(&self, b: Block) -> &[Block] {
-        &self.children[b.index()]
+        self.children.row(b)
     }
 
     /// Whether `a` dominates `b` (reflexive). False when either is unreachable.
@@ -157,15 +157,15 @@ impl PostDomTree {
     pub fn new(f: &Function, cfg: &Graph) -> PostDomTree {
         let n = cfg.len();
         let exit = Block(n as u32);
-        let mut succs: Vec<Vec<Block>> = (0..n)
-            .map(|b| cfg.preds(Block(b as u32)).to_vec())
-            .collect();
-        let rets = f
-            .block_ids()
-            .filter(|&b| matches!(f.block(b).term, Terminator::Ret { .. }))
-            .collect();
-        succs.push(rets);
-        let reverse = Graph::from_succs(succs, exit);
+        let mut succs = Rows::default();
+        for b in 0..n {
+            succs.push_row(cfg.preds(Block(b as u32)).iter().copied());
+        }
+        succs.push_row(
+            f.block_ids()
+                .filter(|&b| matches!(f.block(b).term, Terminator::Ret { .. })),
+        );
+        let reverse = Graph::from_rows(succs, exit);
         PostDomTree {
             tree: DomTree::new(&reverse),
             exit,

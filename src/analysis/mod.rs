@@ -27,12 +27,45 @@ pub struct Analysis {
     pub pressure: pressure::Pressure,
 }
 
-impl Analysis {
-    pub fn new(f: &Function, target: &Target) -> Analysis {
+/// The analyses that read only a function's blocks, edges and terminators' kinds: what
+/// validation needs, and what [`Analysis`] builds on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ControlFlow {
+    pub cfg: cfg::Graph,
+    pub dom: dom::DomTree,
+    pub pdom: dom::PostDomTree,
+    pub divergence: divergence::Divergence,
+}
+
+impl ControlFlow {
+    pub fn new(f: &Function) -> ControlFlow {
         let cfg = cfg::Graph::of_function(f);
         let dom = dom::DomTree::new(&cfg);
         let pdom = dom::PostDomTree::new(f, &cfg);
         let divergence = divergence::Divergence::new(f, &cfg, &pdom);
+        ControlFlow {
+            cfg,
+            dom,
+            pdom,
+            divergence,
+        }
+    }
+}
+
+impl Analysis {
+    pub fn new(f: &Function, target: &Target) -> Analysis {
+        Analysis::with_control_flow(f, target, ControlFlow::new(f))
+    }
+
+    /// The analyses of `f` from its control-flow analyses `flow` (computed for `f`, or
+    /// for a function with the same blocks, edges and terminators' kinds).
+    pub fn with_control_flow(f: &Function, target: &Target, flow: ControlFlow) -> Analysis {
+        let ControlFlow {
+            cfg,
+            dom,
+            pdom,
+            divergence,
+        } = flow;
         let loops = loops::Loops::new(&cfg, &dom);
         let freq = loops::frequencies(f, &loops);
         let (liveness, pressure) = Self::values(f, target, &cfg, &divergence);

@@ -12,7 +12,8 @@
 
 use super::cfg::Graph;
 use super::divergence::Divergence;
-use super::dom::{DomTree, PostDomTree};
+use super::dom::DomTree;
+use super::ControlFlow;
 use crate::program::*;
 use crate::target::Target;
 
@@ -28,21 +29,26 @@ type Site = (Block, Option<usize>);
 
 /// Checks `f`; `Ok` or every problem found.
 pub fn validate(f: &Function, target: &Target) -> Result<(), Vec<SsaError>> {
-    let cfg = Graph::of_function(f);
-    let dom = DomTree::new(&cfg);
-    let pdom = PostDomTree::new(f, &cfg);
-    let divergence = Divergence::new(f, &cfg, &pdom);
+    validate_with(f, target, &ControlFlow::new(f))
+}
+
+/// [`validate`] with the control-flow analyses of `f` already computed.
+pub fn validate_with(
+    f: &Function,
+    target: &Target,
+    flow: &ControlFlow,
+) -> Result<(), Vec<SsaError>> {
     let mut v = Validator {
         f,
         target,
-        cfg: &cfg,
-        dom: &dom,
+        cfg: &flow.cfg,
+        dom: &flow.dom,
         errors: Vec::new(),
         defs: vec![None; f.values.len()],
     };
     v.collect_defs_and_check_constraints();
     v.check_uses();
-    v.check_phis(&divergence);
+    v.check_phis(&flow.divergence);
     if v.errors.is_empty() {
         Ok(())
     } else {

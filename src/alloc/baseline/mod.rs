@@ -112,10 +112,12 @@ pub fn allocate_function(
         };
         match outcome {
             Outcome::Done(mut func) => {
+                let freq = prepare::kept_frequencies(&func, &added, &a.freq);
                 prepare::drop_empty(&mut func, &added);
                 return Ok(Allocated {
                     func,
                     analysis: a,
+                    freq,
                     stages,
                 });
             }

@@ -81,17 +81,14 @@ pub fn run(input: &Input, allocator: Allocator) -> Result<Output, AllocError> {
     })
 }
 
-/// regalloc2's output as an allocated chromatic function, split blocks left empty
-/// dropped.
+/// regalloc2's output as an allocated chromatic function (split blocks left empty still
+/// there).
 pub fn raise(
     input: &Input,
     out: &Output,
     allocator: Allocator,
 ) -> Result<raise::Raised, AllocError> {
-    let mut raised = raise::raise(&input.func, &input.lowered, out)
-        .map_err(|m| declined(&input.func, allocator, m))?;
-    prepare::drop_empty(&mut raised.func, &input.added);
-    Ok(raised)
+    raise::raise(&input.func, &input.lowered, out).map_err(|m| declined(&input.func, allocator, m))
 }
 
 /// Checks regalloc2's output with regalloc2's own checker (`regalloc2::checker`).
@@ -111,12 +108,15 @@ pub fn allocate_function(
 ) -> Result<Allocated, AllocError> {
     let input = lower(f, target, budget, allocator)?;
     let out = run(&input, allocator)?;
-    let raised = raise(&input, &out, allocator)?;
+    let mut func = raise(&input, &out, allocator)?.func;
+    let freq = prepare::kept_frequencies(&func, &input.added, &input.analysis.freq);
+    prepare::drop_empty(&mut func, &input.added);
     let mut stages = Stages::default();
     stages.ran(allocator.name());
     Ok(Allocated {
-        func: raised.func,
+        func,
         analysis: input.analysis,
+        freq,
         stages,
     })
 }

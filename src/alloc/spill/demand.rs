@@ -178,6 +178,23 @@ impl<'a> Demand<'a> {
         packing::singles_fit_beside(&built.problem, beside)
     }
 
+    /// The packing test of a class of single units with the values the instruction reads
+    /// (`touched`) as items and the others counted (`beside`).
+    fn packs_singles(
+        &self,
+        (defs, ops): (&[Def], &[Operand]),
+        touched: &[Value],
+        beside: packing::Beside,
+        lives: &dyn Fn(Value) -> bool,
+    ) -> bool {
+        let mut scratch = self.scratch.borrow_mut();
+        let Packing {
+            built, residents, ..
+        } = &mut *scratch;
+        self.build_problem((defs, ops), touched, lives, residents, built);
+        packing::singles_fit_beside(&built.problem, beside)
+    }
+
     /// Units over the budget at the early and late instants, by the sums.
     pub fn overflow<'v, W>(&self, defs: &[Def], w: W, lives: &dyn Fn(Value) -> bool) -> (u32, u32)
     where
@@ -330,12 +347,69 @@ impl<'a> Demand<'a> {
             return true;
         }
         let Scratch { w, kills } = scratch;
-        w.clear();
-        w.extend(live.values().iter().copied().filter(|&v| self.of_class(v)));
         kills.clear();
         kills.extend(liveness.kills_at(b, point));
+        if self.singles && self.alignment_free {
+            return self.singles_fit_at((defs, ops), live, kills, w);
+        }
+        w.clear();
+        w.extend(live.values().iter().copied().filter(|&v| self.of_class(v)));
         let lives = |v: Value| !kills.contains(&v);
         self.fits((defs, ops), &*w, &lives)
+    }
+
+    /// [`Demand::fits`] at a constrained instruction (an unconstrained one fits by the
+    /// sums alone), with every live value of a class of single units in a register, from
+    /// counts: the live values the instruction does not read are counted by whether
+    /// they end there ([`Beside`]) without being listed, so the test costs the operands
+    /// and the kills, not the live set. `touched` is a buffer.
+    fn singles_fit_at(
+        &self,
+        (defs, ops): (&[Def], &[Operand]),
+        live: &LiveSet,
+        kills: &[Value],
+        touched: &mut Vec<Value>,
+    ) -> bool {
+        let mine_and_live = |v: Value| self.of_class(v) && live.contains(v);
+        let lives = |v: Value| !kills.contains(&v);
+        let held = live.units(self.class) as usize;
+        let ending = kills
+            .iter()
+            .enumerate()
+            .filter(|&(i, &v)| mine_and_live(v) && !kills[..i].contains(&v))
+            .count();
+        let (early, late) = self.def_units(defs);
+        let k = self.budget as usize;
+        if held + early > k || held - ending + late > k {
+            return false;
+        }
+        touched.clear();
+        for u in ops.iter().filter_map(Operand::as_use) {
+            if mine_and_live(u.value) && !touched.contains(&u.value) {
+                touched.push(u.value);
+            }
+        }
+        let touched_ending = touched.iter().filter(|&&v| !lives(v)).count();
+        let beside_early = ending - touched_ending;
+        let beside = packing::Beside {
+            both: held - touched.len() - beside_early,
+            early: beside_early,
+        };
+        self.packs_singles((defs, ops), touched, beside, &lives)
+    }
+
+    /// Units the instruction's definitions of the class take at the early instant (the
+    /// early-clobber ones) and at the late one (all).
+    fn def_units(&self, defs: &[Def]) -> (usize, usize) {
+        let (mut early, mut late) = (0, 0);
+        for d in defs.iter().filter(|d| self.of_class(d.value)) {
+            let size = usize::from(self.size(d.value));
+            late += size;
+            if d.early_clobber {
+                early += size;
+            }
+        }
+        (early, late)
     }
 }
 
