@@ -142,10 +142,10 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
     match &args.output {
         Some(path) => {
             std::fs::write(path, text).map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
-            stats_text.iter().for_each(|s| print!("{s}"));
+            stats_text.iter().for_each(|s| out!("{s}"));
         }
         None => {
-            print!("{text}");
+            out!("{text}");
             stats_text.iter().for_each(|s| eprint!("{s}"));
         }
     }

@@ -111,17 +111,17 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
     }
     print(args, &totals, instructions, shared, programs.len());
     let rate = |n: usize, t: Duration| n as f64 / t.as_secs_f64().max(1e-9);
-    println!(
+    outln!(
         "verifier: {:.0} instructions/s ({} allocations)",
         rate(instructions, verify_time),
         args.allocators[0]
     );
     if checked_instructions > 0 {
-        println!(
+        outln!(
             "regalloc2-ion inside regalloc2::run alone (no lowering, no raising): {:.0} instructions/s",
             rate(checked_instructions, ion_alone)
         );
-        println!(
+        outln!(
             "regalloc2 checker: {:.0} instructions/s (regalloc2-ion's output); verifier ×{:.2}",
             rate(checked_instructions, checker_time),
             rate(instructions, verify_time) / rate(checked_instructions, checker_time)
@@ -190,17 +190,17 @@ fn median(runs: usize, mut f: impl FnMut()) -> Duration {
 }
 
 fn print(args: &Args, totals: &[Totals], instructions: usize, shared: usize, files: usize) {
-    println!(
+    outln!(
         "{shared} of {files} programs allocated by every allocator, {instructions} instructions"
     );
-    println!(
+    outln!(
         "{:<16} {:>14} {:>8} {:>18} {:>8} {:>9}",
         "allocator", "instructions/s", "ratio", "weighted spill cost", "copies", "declined"
     );
     let rate = |t: &Totals| instructions as f64 / t.time.as_secs_f64().max(1e-9);
     let first = rate(&totals[0]);
     for (a, t) in args.allocators.iter().zip(totals) {
-        println!(
+        outln!(
             "{:<16} {:>14.0} {:>8.3} {:>18.0} {:>8} {:>9}",
             a.name(),
             rate(t),
@@ -230,7 +230,7 @@ fn last_line(args: &Args, totals: &[Totals], instructions: usize) {
         (0.0, _) => "1 (neither spills)".into(),
         _ => "inf (only the first spills)".into(),
     };
-    println!(
+    outln!(
         "{} vs {}: speed ×{speed:.3}, weighted spill cost ×{cost}",
         args.allocators[0], args.allocators[i]
     );

@@ -40,9 +40,9 @@ pub fn check_source(source: &Source) -> Outcome {
     if !errors.is_empty() {
         return Outcome::Problem;
     }
-    println!("{}: target {}", source.name, program.target);
+    outln!("{}: target {}", source.name, program.target);
     for function in &program.functions {
-        println!("  {}", summary(&program, function));
+        outln!("  {}", summary(&program, function));
     }
     Outcome::Ok
 }

@@ -61,7 +61,7 @@ fn report(results: &[FileResult]) -> Outcome {
     let mut failed = 0;
     for r in results {
         for line in &r.lines {
-            println!("{line}");
+            outln!("{line}");
         }
         for e in &r.errors {
             eprint!("{e}");
@@ -72,7 +72,7 @@ fn report(results: &[FileResult]) -> Outcome {
     let instructions: usize = results.iter().map(|r| r.instructions).sum();
     let over: usize = results.iter().filter(|r| r.over_budget).count();
     let copies: u32 = results.iter().map(|r| r.copies).sum();
-    println!(
+    outln!(
         "files: {}  functions: {functions}  instructions: {instructions}  copies: {copies}  over-budget: {over}  failed: {failed}",
         results.len()
     );

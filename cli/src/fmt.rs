@@ -15,11 +15,11 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
     let source = Source::read(&args.file)?;
     match parse_source(&source) {
         Ok(input) if input.ptx.is_some() => {
-            print!("{}", chromatic::print(&input.program));
+            out!("{}", chromatic::print(&input.program));
             Ok(Outcome::Ok)
         }
         Ok(input) => {
-            print!(
+            out!(
                 "{}",
                 chromatic::print::print_with_comments(&input.program, &source.text)
             );

@@ -631,25 +631,25 @@ fn print(rows: &[Row], skipped: &[String], args: &Args) -> anyhow::Result<()> {
             skipped,
             summary: &s,
         };
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
     }
     for r in rows {
-        println!("{}", line(r, args.times));
+        outln!("{}", line(r, args.times));
     }
     for reason in skipped {
-        println!("skipped: {reason}");
+        outln!("skipped: {reason}");
     }
     if args.times {
-        println!("solve time: {:.2} s", s.seconds);
+        outln!("solve time: {:.2} s", s.seconds);
     }
-    println!(
+    outln!(
         "heuristic above the oracle: {} of {} rows, by {} in total",
         s.above,
         s.compared,
         num(s.excess)
     );
-    println!(
+    outln!(
         "optimal proven: {}/{}  mean gap: {:.1}%  max gap: {:.1}%  verified: {}/{}",
         s.proven, s.rows, s.mean_gap, s.max_gap, s.verified, s.rows
     );

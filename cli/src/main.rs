@@ -3,6 +3,9 @@
 //! Exit codes: 0 success, 1 a problem found in the input (parse, validation, allocation or
 //! verification error), 2 unreadable input or bad arguments.
 
+#[macro_use]
+mod out;
+
 mod alloc;
 mod bench;
 mod check;

@@ -152,11 +152,11 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
         kernels.extend(rows);
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&kernels)?);
+        outln!("{}", serde_json::to_string_pretty(&kernels)?);
     } else {
-        kernels.iter().for_each(|k| println!("{}", line(k)));
+        kernels.iter().for_each(|k| outln!("{}", line(k)));
         if args.times {
-            println!(
+            outln!(
                 "times: import {} ms  allocation {} ms  verification {} ms (summed over threads), wall {} ms for import + allocation + verification + interpretation",
                 times.import_us / 1000,
                 times.alloc_us / 1000,
@@ -164,7 +164,7 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
                 wall.as_millis()
             );
         }
-        print!("{}", totals(&kernels));
+        out!("{}", totals(&kernels));
     }
     Ok(if kernels.iter().any(|k| k.error.is_some()) {
         Outcome::Problem

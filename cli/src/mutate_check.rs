@@ -50,11 +50,11 @@ impl Totals {
     }
 
     fn print(&self) {
-        println!("kind                       mutants  non-equivalent  detected  missed");
+        outln!("kind                       mutants  non-equivalent  detected  missed");
         for (kind, [n, ne, d, m]) in &self.by_kind {
-            println!("{kind:<25}  {n:>7}  {ne:>14}  {d:>8}  {m:>6}");
+            outln!("{kind:<25}  {n:>7}  {ne:>14}  {d:>8}  {m:>6}");
         }
-        println!(
+        outln!(
             "mutants: {}  non-equivalent: {}  detected: {}  missed: {}",
             self.mutants, self.non_equivalent, self.detected, self.missed
         );
@@ -89,7 +89,7 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
         let allocated = match run_pipeline(&program, &options_for(path)) {
             Verdict::Verified { allocated, .. } => allocated,
             Verdict::OverBudget(e) => {
-                println!("{path}: not mutated: over budget ({e})");
+                outln!("{path}: not mutated: over budget ({e})");
                 continue;
             }
             Verdict::Failed(message) => {
@@ -100,7 +100,7 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
         };
         for (f, g) in program.functions.iter().zip(&allocated.functions) {
             let report = mutate_check(f, g, &program.target, args.mutants, args.seed);
-            println!(
+            outln!(
                 "{path} @{}: {} mutants, {} non-equivalent, {} detected, {} missed",
                 f.name,
                 report.mutants.len(),

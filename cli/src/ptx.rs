@@ -188,12 +188,12 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
         .collect();
     progress.finish_and_clear();
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&kernels)?);
+        outln!("{}", serde_json::to_string_pretty(&kernels)?);
     } else {
-        kernels.iter().for_each(|k| println!("{}", line(k)));
-        print!("{}", totals(&kernels, budget));
+        kernels.iter().for_each(|k| outln!("{}", line(k)));
+        out!("{}", totals(&kernels, budget));
         if args.times {
-            print!("{}", timing(&kernels));
+            out!("{}", timing(&kernels));
         }
     }
     Ok(if kernels.iter().any(|k| k.error.is_some()) {

@@ -45,7 +45,7 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
         std::fs::write(dir.join(format!("{name}.chr")), text)?;
         written += 1;
     }
-    println!(
+    outln!(
         "{written} functions written to {} ({given_up} seeds the generator gave up on)",
         args.output
     );

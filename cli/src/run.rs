@@ -52,7 +52,7 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
     }
     for f in &main.program.functions {
         let trace = interpret(f, &main.program.target, &config);
-        println!(
+        outln!(
             "@{}: digest {:016x}, {} events",
             f.name,
             trace.digest(),
@@ -60,7 +60,7 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
         );
         if args.trace {
             for (i, (event, site)) in trace.events.iter().zip(&trace.sites).enumerate() {
-                println!("  #{i} {}", describe(&main, f, event, *site));
+                outln!("  #{i} {}", describe(&main, f, event, *site));
             }
         }
     }
@@ -99,22 +99,22 @@ fn compare(original: &Loaded, allocated: &Loaded, config: &Config) -> Outcome {
         let a = interpret(f, &original.program.target, config);
         let b = run_allocation(g, f, &allocated.program.target, config);
         match a.first_divergence(&b) {
-            None => println!("@{}: traces agree ({} events)", f.name, a.events.len()),
+            None => outln!("@{}: traces agree ({} events)", f.name, a.events.len()),
             Some(i) => {
                 outcome = Outcome::Problem;
-                println!(
+                outln!(
                     "@{}: first difference at event {i} (seed {}, {} lanes)",
                     f.name, config.seed, config.lanes
                 );
-                println!("  original:  {}", at(original, f, &a, i));
-                println!("  allocated: {}", at(allocated, g, &b, i));
+                outln!("  original:  {}", at(original, f, &a, i));
+                outln!("  allocated: {}", at(allocated, g, &b, i));
                 if let (Some(x), Some(y)) = (a.events.get(i), b.events.get(i)) {
                     let names = a
                         .sites
                         .get(i)
                         .map(|&s| input_names(f, s))
                         .unwrap_or_default();
-                    println!("  differs in: {}", difference(x, y, &names));
+                    outln!("  differs in: {}", difference(x, y, &names));
                 }
             }
         }

@@ -65,13 +65,13 @@ pub fn run(args: &Args) -> anyhow::Result<crate::Outcome> {
     if args.blocks {
         for r in &rows {
             let optimum = r.optimum.map_or("-".into(), |o| o.to_string());
-            println!(
+            outln!(
                 "{}: emitted {}  scheduled {}  optimum {optimum}",
                 r.name, r.emitted, r.scheduled
             );
         }
     }
-    print!("{}", totals(&rows));
+    out!("{}", totals(&rows));
     Ok(if problems == 0 {
         crate::Outcome::Ok
     } else {

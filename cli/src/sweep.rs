@@ -183,7 +183,7 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
     let points = run_points(&programs, &jobs, limits);
     problems += points.iter().filter(|p| p.error.is_some()).count();
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&points)?);
+        outln!("{}", serde_json::to_string_pretty(&points)?);
     } else {
         report(&points);
     }
@@ -403,7 +403,7 @@ fn report(points: &[Point]) {
         match &p.error {
             Some(e) => {
                 failed += 1;
-                println!("{head}  FAILED: {e}");
+                outln!("{head}  FAILED: {e}");
             }
             None => {
                 let t = Totals::of(&p.stats);
@@ -413,24 +413,24 @@ fn report(points: &[Point]) {
                     (None, Some(why)) => format!("  oracle not solved: {why}"),
                     (None, None) => String::new(),
                 };
-                println!(
+                outln!(
                     "{head}  {t}  occupancy {}  verified{oracle}",
                     occupancy(&p.stats)
                 );
             }
         }
     }
-    println!(
+    outln!(
         "points: {}  verified: {}  failed: {failed}  {totals}",
         points.len(),
         points.len() - failed
     );
     let (rises, steps) = rises(points);
-    println!("one register more costs more: {rises} of {steps} steps");
+    outln!("one register more costs more: {rises} of {steps} steps");
     let answers: Vec<Oracle> = points.iter().filter_map(|p| p.oracle).collect();
     let not_solved = points.iter().filter(|p| p.not_solved.is_some()).count();
     if !answers.is_empty() || not_solved > 0 {
-        println!("{}  not solved: {not_solved}", gap_summary(&answers));
+        outln!("{}  not solved: {not_solved}", gap_summary(&answers));
     }
 }
 

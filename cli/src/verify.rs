@@ -85,7 +85,7 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
         error: Some(e),
     }));
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&as_json(&problems))?);
+        outln!("{}", serde_json::to_string_pretty(&as_json(&problems))?);
     } else {
         for p in &problems {
             eprint!(
@@ -99,7 +99,7 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
             );
         }
         if problems.is_empty() {
-            println!("{}: valid", args.allocated);
+            outln!("{}: valid", args.allocated);
         } else {
             let n = problems.len();
             let errors = if n == 1 { "error" } else { "errors" };

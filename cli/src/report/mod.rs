@@ -112,17 +112,17 @@ pub fn run(args: &Args) -> anyhow::Result<Exit> {
         shown.write(path)?;
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&shown)?);
+        outln!("{}", serde_json::to_string_pretty(&shown)?);
     } else {
-        print!("{}", print::report(&shown, &allocators));
-        print!("{}", side_by_side(&saved.records, &allocators));
+        out!("{}", print::report(&shown, &allocators));
+        out!("{}", side_by_side(&saved.records, &allocators));
     }
     if let Some(path) = &args.baseline {
         let before = Saved::read(path)?;
         let times = args.times.then_some((&before.times_us, &shown.times_us));
         let comparison = shaderdb::compare(&before.records, &saved.records, times);
         if !args.json {
-            print!("\n{}", comparison.text);
+            out!("\n{}", comparison.text);
         }
         problems += gate(args.fail_on, &comparison);
     }
