@@ -158,6 +158,18 @@ struct Plan {
     relies_on: Vec<Value>,
 }
 
+/// What [`Planner::relieving`] has found about a value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Look {
+    Unseen,
+    /// It could have a plan; no hot point its recomputation takes it off is found yet.
+    Candidate,
+    /// Its recomputation takes it off a hot point.
+    Relieved,
+    /// It can have no plan.
+    Never,
+}
+
 /// Definitions and readings of every value, and the plans made so far.
 struct Planner<'a> {
     f: &'a Function,
@@ -225,12 +237,13 @@ impl<'a> Planner<'a> {
 
     /// Values of class `c` live across an instruction whose demand reaches `threshold`,
     /// with a plan that takes them off it.
-    /// Each value is looked at once per hot point until one is found that the value's
-    /// recomputation takes it off, so a value live across many hot points costs a flag, not
-    /// an entry per point.
+    /// A value is first asked whether it could have a plan at all (of the class, defined
+    /// by an operation that may be recomputed); one that could is looked at per hot point
+    /// until one is found that its recomputation takes it off. So a value live across many
+    /// hot points costs a flag, not an entry per point.
     fn relieving(&mut self, c: ClassId, threshold: u32) -> Vec<Value> {
         let (f, a) = (self.f, self.a);
-        let mut relieved = vec![false; f.values.len()];
+        let mut states = vec![Look::Unseen; f.values.len()];
         let mut live = LiveSet::new(f, self.target);
         let planner = &*self;
         for b in f.block_ids() {
@@ -247,18 +260,20 @@ impl<'a> Planner<'a> {
                 }
                 let defined_here = |v: Value| op.defs.iter().any(|d| d.value == v);
                 for &v in live.values() {
-                    if !relieved[v.index()]
-                        && f.value(v).class == c
-                        && !defined_here(v)
-                        && planner.takes_off(v, (b, i))
+                    let state = &mut states[v.index()];
+                    if *state == Look::Unseen {
+                        let could = f.value(v).class == c && planner.single_recomputable(v);
+                        *state = if could { Look::Candidate } else { Look::Never };
+                    }
+                    if *state == Look::Candidate && !defined_here(v) && planner.takes_off(v, (b, i))
                     {
-                        relieved[v.index()] = true;
+                        *state = Look::Relieved;
                     }
                 }
             });
         }
         let mut values: Vec<Value> = (0..f.values.len())
-            .filter(|&k| relieved[k])
+            .filter(|&k| states[k] == Look::Relieved)
             .map(|k| Value(k as u32))
             .collect();
         values.retain(|&v| self.plan(v).is_some());

@@ -42,7 +42,9 @@
 //! Every step that keeps only a strictly lower score — the candidate orders, the attempts,
 //! the extended attempts, the rematerialisation rounds — stops as soon as the block's score
 //! reaches that of its lower bound ([`bound`]): nothing after can beat it, so stopping
-//! there changes no result and saves the work.
+//! there changes no result and saves the work. With [`Goal::StopAtBudget`] they also stop
+//! at the first order or attempt that fits the budget, as LLVM's GCN scheduler stops
+//! once its occupancy target is met: the allocation asks for nothing lower.
 
 pub mod across;
 pub mod bound;
@@ -91,7 +93,8 @@ impl std::str::FromStr for Schedule {
 pub enum Goal {
     /// Always look for a lower peak (no occupancy target was given).
     Minimise,
-    /// Keep the emitted order of a block that already fits the budget.
+    /// Keep the emitted order of a block that already fits the budget, and stop looking
+    /// at the first order that fits it.
     StopAtBudget,
 }
 
@@ -163,7 +166,10 @@ fn schedule(
         let mut kept: Option<((u32, u32), bool, remat::Attempt)> = None;
         let mut classic_first = [None, None];
         for (hoisting, family) in ATTEMPTS {
-            if kept.as_ref().is_some_and(|(best, _, _)| *best <= bound) {
+            if kept
+                .as_ref()
+                .is_some_and(|(best, _, _)| problem.reached(*best))
+            {
                 break;
             }
             start.restore(&mut func, b, &mut remats);
@@ -256,7 +262,7 @@ fn schedule_block(
     let chosen = match p.family {
         Family::Classic => best_order(setup, p, Candidates::Classic, live, remats),
         Family::Extended => {
-            if to_beat.is_none_or(|t| t <= p.bound) {
+            if to_beat.is_none_or(|t| p.reached(t)) {
                 return None;
             }
             let chosen = best_order(setup, p, Candidates::Added, live, remats);
@@ -300,6 +306,14 @@ struct BlockProblem<'a> {
     hoisting: Hoisting,
 }
 
+impl BlockProblem<'_> {
+    /// Whether a block scoring `s` needs nothing more: it reaches the lower bound, or fits
+    /// the budget under [`Goal::StopAtBudget`].
+    fn reached(&self, s: (u32, u32)) -> bool {
+        s <= self.bound || (self.goal == Goal::StopAtBudget && s.0 == 0)
+    }
+}
+
 /// Rounds of recomputation ([`remat::round`]), each followed by rescheduling the block
 /// (the derived values' first ranges shrink once their definitions can sink to their
 /// first uses), kept while they lower the block's score.
@@ -315,7 +329,7 @@ fn rematerialise(
     };
     let mut kept = remat::Snapshot::of(func, b, remats);
     for _ in 0..REMAT_ROUNDS {
-        if best <= p.bound {
+        if p.reached(best) {
             break;
         }
         let against = (p.budget, p.goal);
@@ -487,7 +501,7 @@ fn best_order(
         if best.as_ref().is_none_or(|(b, _)| s < *b) {
             best = Some((s, order));
         }
-        if s <= p.bound {
+        if p.reached(s) {
             break;
         }
     }
@@ -577,4 +591,33 @@ pub fn score(peak: &[u32], budget: &[u16]) -> (u32, u32) {
         .map(|(&p, &b)| p.saturating_sub(u32::from(b)))
         .sum();
     (over, peak.iter().sum())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A score that fits the budget ends the search under a budget, not when minimising;
+    /// the lower bound ends it either way.
+    #[test]
+    fn a_fitting_score_is_enough_only_under_a_budget() {
+        let p = top_down::tests::program("  %a:r1 = mov 1\n");
+        let weightings = weightings(&p.target);
+        let budget: Vec<u16> = p.target.classes.iter().map(|c| c.units).collect();
+        let problem = |goal| BlockProblem {
+            live_end: &[],
+            bound: (0, 10),
+            target: &p.target,
+            budget: &budget,
+            goal,
+            weightings: &weightings,
+            remat: true,
+            family: Family::Classic,
+            hoisting: Hoisting::Off,
+        };
+        let (minimise, at_budget) = (problem(Goal::Minimise), problem(Goal::StopAtBudget));
+        assert!(at_budget.reached((0, 40)) && !minimise.reached((0, 40)));
+        assert!(!at_budget.reached((1, 40)));
+        assert!(minimise.reached((0, 10)) && at_budget.reached((0, 10)));
+    }
 }
