@@ -717,3 +717,27 @@ fn sweep_reports_a_bad_file_with_its_position_and_exits_1() {
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+/// A reader that leaves early (`chromatic alloc big.chr | head -1`) ends the command
+/// quietly with status 0; `println!` would panic on the closed pipe.
+#[test]
+fn a_closed_output_pipe_ends_the_command_quietly() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let path = temp_file("big.chr", &chromatic::synth::synthetic(20_000));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_chromatic"))
+        .args(["alloc", &path])
+        .current_dir(root())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut first = [0u8; 16];
+    let mut stdout = child.stdout.take().expect("piped");
+    stdout.read_exact(&mut first).expect("some output");
+    drop(stdout);
+    let out = child.wait_with_output().expect("the binary ends");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+}
