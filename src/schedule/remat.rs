@@ -22,7 +22,8 @@
 //! renamed to them) and measures the block again. Rounds go on while the block's score
 //! (units over budget, then units) does not grow; the block keeps the state of the last
 //! round that lowered it, so a block never gets worse and nothing is recomputed that did
-//! not help. With [`Goal::StopAtBudget`] a class that fits its budget is left alone.
+//! not help. With [`Goal::StopAtBudget`] a block whose classes all fit their budgets is left
+//! alone.
 //!
 //! The copies are ordinary operations for the allocator. After allocation [`Remats::fold`]
 //! turns each into a `remat` instruction of the original value reading the copy's operand
@@ -495,8 +496,18 @@ fn demands(block: &Block<'_>, live: &mut Live<'_>, live_end: &[Value]) -> Vec<Ve
     at
 }
 
+/// Whether every class of the block fits its budget at every operation.
+fn fits_budget(demand: &[Vec<u32>], budget: &[u16]) -> bool {
+    demand
+        .iter()
+        .all(|d| d.iter().zip(budget).all(|(&n, &b)| n <= u32::from(b)))
+}
+
 /// The recomputations of one round against class `class`'s peak; `None` when there is
-/// nothing to gain.
+/// nothing to gain. With [`Goal::StopAtBudget`] a class within its budget is still worked
+/// on while another class of the block is over its own: the classes meet in one order, and
+/// a predicate recomputed next to its later use lets the next reordering shorten the
+/// 32-bit values around it.
 fn plan_round(
     f: &Function,
     b: usize,
@@ -510,7 +521,7 @@ fn plan_round(
     let mut live = Live::new(f, target);
     let demand = demands(&block, &mut live, live_end);
     let peak = demand.iter().map(|d| d[class]).max()?;
-    if peak == 0 || (goal == Goal::StopAtBudget && peak <= u32::from(budget[class])) {
+    if peak == 0 || (goal == Goal::StopAtBudget && fits_budget(&demand, budget)) {
         return None;
     }
     let p = demand.iter().position(|d| d[class] == peak)?;
@@ -610,7 +621,8 @@ fn choose(block: &Block<'_>, groups: Groups, class: usize, mut headroom: Vec<i64
 }
 
 /// What taking a group gains in `class` at the peak, or `None` when it frees nothing or
-/// its held values of another class do not fit.
+/// its held values of another class do not fit (a class it holds nothing of is not
+/// touched, even where the peak is already over that class's budget).
 fn gain(
     block: &Block<'_>,
     key: &[Value],
@@ -633,7 +645,7 @@ fn gain(
     for &s in key.iter().filter(|s| !freed.contains(s)) {
         cost[block.class(s)] += i64::from(block.units(s));
     }
-    let fits = (0..cost.len()).all(|c| c == class || cost[c] <= headroom[c]);
+    let fits = (0..cost.len()).all(|c| c == class || cost[c] == 0 || cost[c] <= headroom[c]);
     fits.then_some(frees - cost[class])
 }
 
@@ -711,6 +723,7 @@ fn rename_from(f: &mut Function, b: usize, at: usize, v: Value, copy: Value) {
 #[cfg(test)]
 mod tests {
     use super::super::{schedule_function, Goal};
+    use super::{round, Remats};
     use crate::analysis::Analysis;
 
     /// The softmax shape: packed halves loaded, unpacked, converted, reduced to a maximum
@@ -804,6 +817,44 @@ mod tests {
         let written = "  %x:s1 = S_AND_SAVEEXEC_B32 %a implicit(exec) implicit_def(exec)\n";
         let (added, _, _) = remat_effect(&valu_softmax(16, written));
         assert_eq!(added, 0);
+    }
+
+    /// Two predicates live at once, the first read again at the end beside the 32-bit
+    /// value it was computed from; the 32-bit values take four units.
+    const PREDICATE_HELD_OVER: &str = "target sm_80
+func @f {
+entry:
+  %a:r2 = ld.param.u64 remat reads
+  %x:r1 = ld.global.b32 %a reads
+  %y:r1 = ld.global.b32 %a reads
+  %q:p1 = setp.lt.s32 %x, 4
+  %v:r1 = selp.b32 %x, %y, %q
+  %t:p1 = setp.lt.s32 %y, 4
+  %u:r1 = selp.b32 %v, %y, %t
+  %s:r1 = selp.b32 %u, %x, %q
+  st.global.b32 %a, %s writes
+  ret
+}
+";
+
+    /// The predicates recomputed by one round at budget `r` units and 7 predicates.
+    fn predicates_recomputed_at(r: u16) -> usize {
+        let mut p = crate::parse(PREDICATE_HELD_OVER).unwrap_or_else(|e| panic!("{e}"));
+        let target = p.target.clone();
+        let f = &mut p.functions[0];
+        let mut remats = Remats::new(f);
+        round(f, 0, &[], &target, &[r, 7], Goal::StopAtBudget, &mut remats);
+        let pred = target.class_by_name("p").expect("class p");
+        let origins = remats.origin.iter();
+        origins.filter(|&&v| f.value(v).class == pred).count()
+    }
+
+    /// Classes meet in one order: with the 32-bit class over its budget, the predicate
+    /// class is worked on although it fits its own; once every class fits, nothing is.
+    #[test]
+    fn a_class_within_budget_is_recomputed_while_another_is_over() {
+        assert_eq!(predicates_recomputed_at(2), 1);
+        assert_eq!(predicates_recomputed_at(8), 0);
     }
 
     #[test]
