@@ -227,6 +227,32 @@ fn softmax_fits_ptxas_count_once_products_are_hoisted() {
     assert!(row["error"].is_null(), "{row}");
 }
 
+/// Triton's max_pool2d with indices: two chains of compares per window read every loaded
+/// value, and their predicates outnumber the 7 registers. At ptxas's own count (63) the
+/// 32-bit class is over its budget while the predicates fit theirs; recomputing predicates
+/// next to their later readers (which hold nothing more of the 32-bit class) lets the
+/// next reordering shorten the loaded values: 120 bytes spilled and reloaded before, 32
+/// after.
+#[test]
+fn max_pool_predicates_are_recomputed_while_registers_are_over_budget() {
+    let kernel = "corpus/ptx/5db2e524a152_triton_poi_fused_max_pool2d_with_indices_12.ptx";
+    let out = chromatic(&[
+        "ptx",
+        kernel,
+        "--manifest",
+        "corpus/ptx/manifest.tsv",
+        "--at-ptxas",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let row = &rows[0];
+    assert_eq!(row["budget"]["regs"], 63, "{row}");
+    let moved = |key: &str| row["budget"]["chromatic"][key].as_u64().expect("bytes");
+    assert!(moved("store_bytes") + moved("load_bytes") <= 32, "{row}");
+    assert!(row["error"].is_null(), "{row}");
+}
+
 /// Minimum-registers mode on the sample: wherever the predicates fit their 7 registers
 /// (so nothing spills), `r` takes at most one unit more than MaxLive after scheduling (the
 /// least budget, and a unit for copy cycles: `r` has no swap), never the whole file's

@@ -63,6 +63,31 @@ fn pressure_schedule_lowers_max_live_and_verifies() {
     assert!(stats.contains("  v             3"), "{stats}");
 }
 
+/// At a budget equal to the emitted MaxLive, a class with a swap keeps the emitted order;
+/// a class without one is scheduled one unit lower, the unit its copy cycles break
+/// through (else through memory).
+#[test]
+fn a_class_without_a_swap_is_scheduled_below_its_budget() {
+    let reordered = |target: &str| {
+        let program = LOADS_FIRST.replace("target generic s=8 v=8", target);
+        let original = temp_file(&format!("loads_first_{}.chr", target.len()), &program);
+        let args = [
+            "alloc",
+            &original,
+            "--schedule",
+            "pressure",
+            "--regs",
+            "v=3",
+            "--stats",
+        ];
+        let out = chromatic(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        text(&out.stderr).contains("scheduled: 1 blocks reordered")
+    };
+    assert!(!reordered("target generic s=8 v=8"));
+    assert!(reordered("target generic s=8 v=8:noswap"));
+}
+
 #[test]
 fn schedule_flag_rejects_other_values() {
     let out = chromatic(&["alloc", "corpus/straight_line.chr", "--schedule", "fast"]);

@@ -68,6 +68,21 @@ pub fn copy_room(target: &Target, least: &[u16], given: &[u16]) -> Vec<u16> {
         .collect()
 }
 
+/// The budget a scheduler aims at for a function allocated at `budget`: one unit less in
+/// a class without a swap (and with a unit to spare), the unit [`copy_room`] keeps for copy
+/// temporaries. An order whose values take every unit of such a class leaves a parallel
+/// copy cycle nothing to break through but memory; one unit lower, it breaks in a
+/// register.
+pub fn scheduling_budget(target: &Target, budget: &[u16]) -> Vec<u16> {
+    target
+        .class_ids()
+        .map(|c| {
+            let k = budget[c.index()];
+            k - u16::from(!target.class(c).has_swap && k > 1)
+        })
+        .collect()
+}
+
 #[cfg(all(test, feature = "arbitrary"))]
 mod tests {
     use super::*;

@@ -276,11 +276,14 @@ fn schedule(
             errors,
         });
     }
-    let goal = match budgeting(opts) {
-        Budgeting::Least => Goal::Minimise,
-        Budgeting::AsGiven => Goal::StopAtBudget,
+    let scheduled = match budgeting(opts) {
+        Budgeting::Least => schedule_function(f, target, budget, Goal::Minimise),
+        Budgeting::AsGiven => {
+            let aim = least::scheduling_budget(target, budget);
+            schedule_function(f, target, &aim, Goal::StopAtBudget)
+        }
     };
-    Ok(Some(schedule_function(f, target, budget, goal)))
+    Ok(Some(scheduled))
 }
 
 #[cfg(feature = "regalloc2")]

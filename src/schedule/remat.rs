@@ -22,7 +22,8 @@
 //! renamed to them) and measures the block again. Rounds go on while the block's score
 //! (units over budget, then units) does not grow; the block keeps the state of the last
 //! round that lowered it, so a block never gets worse and nothing is recomputed that did
-//! not help. With [`Goal::StopAtBudget`] a class that fits its budget is left alone.
+//! not help. With [`Goal::StopAtBudget`] a block whose classes all fit their budgets is left
+//! alone.
 //!
 //! The copies are ordinary operations for the allocator. After allocation [`Remats::fold`]
 //! turns each into a `remat` instruction of the original value reading the copy's operand
@@ -494,34 +495,57 @@ impl<'f> Block<'f> {
     }
 }
 
-/// The point of highest demand of class `class` among `ops`: that demand, the first
-/// operation where it is reached, and the demand per class there; `None` for no
-/// operations.
+/// The point of highest demand of class `class` among `ops`.
+struct Peak {
+    /// The demand of the class there.
+    most: u32,
+    /// The first operation where it is reached.
+    at: usize,
+    /// The demand per class there.
+    demand: Vec<u32>,
+    /// Whether every class fits its budget at every operation of the block.
+    fits: bool,
+}
+
+/// The [`Peak`] of class `class` among `ops` against `budget`; `None` for no operations.
 fn peak_point(
     ops: &[&Op],
     class: usize,
     live: &mut Live,
     live_end: &[Value],
-) -> Option<(u32, usize, Vec<u32>)> {
+    budget: &[u16],
+) -> Option<Peak> {
     live.reset(live_end);
     let mut demand = Vec::new();
-    let mut peak: Option<(u32, usize, Vec<u32>)> = None;
+    let mut peak: Option<Peak> = None;
+    let mut fits = true;
     for k in (0..ops.len()).rev() {
         step_back(ops[k], live, &mut demand);
+        fits &= demand.iter().zip(budget).all(|(&n, &b)| n <= u32::from(b));
         match &mut peak {
-            Some((most, _, _)) if demand[class] < *most => {}
-            Some((most, at, row)) => {
-                (*most, *at) = (demand[class], k);
-                row.clone_from(&demand);
+            Some(p) if demand[class] < p.most => {}
+            Some(p) => {
+                (p.most, p.at) = (demand[class], k);
+                p.demand.clone_from(&demand);
             }
-            None => peak = Some((demand[class], k, demand.clone())),
+            None => {
+                peak = Some(Peak {
+                    most: demand[class],
+                    at: k,
+                    demand: demand.clone(),
+                    fits: true,
+                })
+            }
         }
     }
-    peak
+    peak.map(|p| Peak { fits, ..p })
 }
 
 /// The recomputations of one round against class `class`'s peak; `None` when there is
-/// nothing to gain.
+/// nothing to gain. With [`Goal::StopAtBudget`] a class within its budget is still worked
+/// on while another class of the block is over its own: the classes meet in one order, and
+/// a predicate recomputed next to its later use lets the next reordering shorten the
+/// 32-bit values around it.
 fn plan_round(
     f: &Function,
     b: usize,
@@ -533,8 +557,13 @@ fn plan_round(
 ) -> Option<Vec<Remat>> {
     let ops = ops_of(f, b)?;
     live.fit(f);
-    let (peak, p, demand_at_p) = peak_point(&ops, class, live, live_end)?;
-    if peak == 0 || (goal == Goal::StopAtBudget && peak <= u32::from(budget[class])) {
+    let Peak {
+        most: peak,
+        at: p,
+        demand: demand_at_p,
+        fits,
+    } = peak_point(&ops, class, live, live_end, budget)?;
+    if peak == 0 || (goal == Goal::StopAtBudget && fits) {
         return None;
     }
     let block = Block::new(f, ops, live_end, target);
@@ -634,7 +663,8 @@ fn choose(block: &Block<'_>, groups: Groups, class: usize, mut headroom: Vec<i64
 }
 
 /// What taking a group gains in `class` at the peak, or `None` when it frees nothing or
-/// its held values of another class do not fit.
+/// its held values of another class do not fit (a class it holds nothing of is not
+/// touched, even where the peak is already over that class's budget).
 fn gain(
     block: &Block<'_>,
     key: &[Value],
@@ -657,7 +687,7 @@ fn gain(
     for &s in key.iter().filter(|s| !freed.contains(s)) {
         cost[block.class(s)] += i64::from(block.units(s));
     }
-    let fits = (0..cost.len()).all(|c| c == class || cost[c] <= headroom[c]);
+    let fits = (0..cost.len()).all(|c| c == class || cost[c] == 0 || cost[c] <= headroom[c]);
     fits.then_some(frees - cost[class])
 }
 
@@ -735,6 +765,7 @@ fn rename_from(f: &mut Function, b: usize, at: usize, v: Value, copy: Value) {
 #[cfg(test)]
 mod tests {
     use super::super::{schedule_function, Goal};
+    use super::{round, Remats};
     use crate::analysis::Analysis;
 
     /// The softmax shape: packed halves loaded, unpacked, converted, reduced to a maximum
@@ -828,6 +859,44 @@ mod tests {
         let written = "  %x:s1 = S_AND_SAVEEXEC_B32 %a implicit(exec) implicit_def(exec)\n";
         let (added, _, _) = remat_effect(&valu_softmax(16, written));
         assert_eq!(added, 0);
+    }
+
+    /// Two predicates live at once, the first read again at the end beside the 32-bit
+    /// value it was computed from; the 32-bit values take four units.
+    const PREDICATE_HELD_OVER: &str = "target sm_80
+func @f {
+entry:
+  %a:r2 = ld.param.u64 remat reads
+  %x:r1 = ld.global.b32 %a reads
+  %y:r1 = ld.global.b32 %a reads
+  %q:p1 = setp.lt.s32 %x, 4
+  %v:r1 = selp.b32 %x, %y, %q
+  %t:p1 = setp.lt.s32 %y, 4
+  %u:r1 = selp.b32 %v, %y, %t
+  %s:r1 = selp.b32 %u, %x, %q
+  st.global.b32 %a, %s writes
+  ret
+}
+";
+
+    /// The predicates recomputed by one round at budget `r` units and 7 predicates.
+    fn predicates_recomputed_at(r: u16) -> usize {
+        let mut p = crate::parse(PREDICATE_HELD_OVER).unwrap_or_else(|e| panic!("{e}"));
+        let target = p.target.clone();
+        let f = &mut p.functions[0];
+        let mut remats = Remats::new(f);
+        round(f, 0, &[], &target, &[r, 7], Goal::StopAtBudget, &mut remats);
+        let pred = target.class_by_name("p").expect("class p");
+        let origins = remats.origin.iter();
+        origins.filter(|&&v| f.value(v).class == pred).count()
+    }
+
+    /// Classes meet in one order: with the 32-bit class over its budget, the predicate
+    /// class is worked on although it fits its own; once every class fits, nothing is.
+    #[test]
+    fn a_class_within_budget_is_recomputed_while_another_is_over() {
+        assert_eq!(predicates_recomputed_at(2), 1);
+        assert_eq!(predicates_recomputed_at(8), 0);
     }
 
     #[test]
