@@ -195,7 +195,12 @@ fn print(args: &Args, totals: &[Totals], instructions: usize, shared: usize, fil
     );
     outln!(
         "{:<16} {:>14} {:>8} {:>18} {:>8} {:>9}",
-        "allocator", "instructions/s", "ratio", "weighted spill cost", "copies", "declined"
+        "allocator",
+        "instructions/s",
+        "ratio",
+        "weighted spill cost",
+        "copies",
+        "declined"
     );
     let rate = |t: &Totals| instructions as f64 / t.time.as_secs_f64().max(1e-9);
     let first = rate(&totals[0]);
@@ -232,6 +237,7 @@ fn last_line(args: &Args, totals: &[Totals], instructions: usize) {
     };
     outln!(
         "{} vs {}: speed ×{speed:.3}, weighted spill cost ×{cost}",
-        args.allocators[0], args.allocators[i]
+        args.allocators[0],
+        args.allocators[i]
     );
 }

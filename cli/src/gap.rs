@@ -651,7 +651,12 @@ fn print(rows: &[Row], skipped: &[String], args: &Args) -> anyhow::Result<()> {
     );
     outln!(
         "optimal proven: {}/{}  mean gap: {:.1}%  max gap: {:.1}%  verified: {}/{}",
-        s.proven, s.rows, s.mean_gap, s.max_gap, s.verified, s.rows
+        s.proven,
+        s.rows,
+        s.mean_gap,
+        s.max_gap,
+        s.verified,
+        s.rows
     );
     Ok(())
 }

@@ -56,7 +56,10 @@ impl Totals {
         }
         outln!(
             "mutants: {}  non-equivalent: {}  detected: {}  missed: {}",
-            self.mutants, self.non_equivalent, self.detected, self.missed
+            self.mutants,
+            self.non_equivalent,
+            self.detected,
+            self.missed
         );
     }
 }

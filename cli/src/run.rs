@@ -104,7 +104,9 @@ fn compare(original: &Loaded, allocated: &Loaded, config: &Config) -> Outcome {
                 outcome = Outcome::Problem;
                 outln!(
                     "@{}: first difference at event {i} (seed {}, {} lanes)",
-                    f.name, config.seed, config.lanes
+                    f.name,
+                    config.seed,
+                    config.lanes
                 );
                 outln!("  original:  {}", at(original, f, &a, i));
                 outln!("  allocated: {}", at(allocated, g, &b, i));

@@ -67,7 +67,9 @@ pub fn run(args: &Args) -> anyhow::Result<crate::Outcome> {
             let optimum = r.optimum.map_or("-".into(), |o| o.to_string());
             outln!(
                 "{}: emitted {}  scheduled {}  optimum {optimum}",
-                r.name, r.emitted, r.scheduled
+                r.name,
+                r.emitted,
+                r.scheduled
             );
         }
     }

@@ -885,7 +885,17 @@ entry:
         let target = p.target.clone();
         let f = &mut p.functions[0];
         let mut remats = Remats::new(f);
-        round(f, 0, &[], &target, &[r, 7], Goal::StopAtBudget, &mut remats);
+        let mut live = crate::schedule::Live::new(f, &target);
+        let budget = [r, 7];
+        round(
+            f,
+            0,
+            &[],
+            &target,
+            (&budget, Goal::StopAtBudget),
+            &mut remats,
+            &mut live,
+        );
         let pred = target.class_by_name("p").expect("class p");
         let origins = remats.origin.iter();
         origins.filter(|&&v| f.value(v).class == pred).count()
