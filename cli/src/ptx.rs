@@ -22,7 +22,7 @@ use crate::Outcome;
 use chromatic::alloc::{AllocOptions, FunctionStats};
 use chromatic::ptx::ModuleMap;
 use chromatic::schedule::Schedule;
-use chromatic::{Function, InstKind, Location, Program};
+use chromatic::{Function, InstKind, Location, Program, Target};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -259,59 +259,25 @@ fn file_kernels(path: &Path, ctx: &Context, times: bool) -> Vec<Kernel> {
         (Budget::Fixed(k), Some(ptxas)) => ptxas.assemble(&source.text, &arch, Some(k)).ok(),
         _ => None,
     };
-    let mut rows = Vec::with_capacity(program.functions.len());
-    let mut allocated = Vec::with_capacity(program.functions.len());
-    for (i, f) in program.functions.iter().enumerate() {
-        let single = Program {
-            target: program.target.clone(),
-            functions: vec![f.clone()],
-        };
-        let ptxas = original.get(i).copied().flatten();
-        let mut row = Kernel {
-            file: name.clone(),
-            kernel: f.name.clone(),
-            instructions: f.op_count(),
-            max_live_emitted: Regs2::default(),
-            max_live: Regs2::default(),
-            blocks_scheduled: 0,
-            regs: None,
-            ptxas,
-            budget: None,
-            exported: None,
-            error: None,
-            times: times.then(|| Times {
-                import_us: import_us / program.functions.len() as u64,
-                ..Times::default()
-            }),
-        };
-        let options = AllocOptions {
-            schedule: ctx.schedule,
-            ..AllocOptions::default()
-        };
-        match checked(&single, &options, row.times.as_mut()) {
-            Ok((a, stats)) => {
-                row.max_live_emitted = per_class(&stats, |c| c.max_live_emitted);
-                row.max_live = per_class(&stats, |c| c.max_live);
-                row.blocks_scheduled = stats.iter().map(|s| s.blocks_scheduled).sum();
-                row.regs = Some(per_class(&stats, |c| c.regs_used.into()));
-                allocated.push(export_allocation(&single, ctx, a));
-            }
-            Err(e) => {
-                row.error = Some(e);
-                allocated.push(None);
-            }
-        }
-        row.budget = at_budget(
-            &single,
-            ctx,
-            (
-                ptxas,
-                at_fixed.as_ref().and_then(|c| c.get(&f.name).copied()),
-            ),
-            times,
-        );
-        rows.push(row);
-    }
+    let kernel_import_us = import_us / program.functions.len().max(1) as u64;
+    let (mut rows, allocated): (Vec<Kernel>, Vec<Option<Function>>) = program
+        .functions
+        .par_iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let ptxas = original.get(i).copied().flatten();
+            let at_fixed = at_fixed.as_ref().and_then(|c| c.get(&f.name).copied());
+            let ptx_counts = (ptxas, at_fixed);
+            kernel_row(
+                &name,
+                &program.target,
+                f,
+                ctx,
+                ptx_counts,
+                times.then_some(kernel_import_us),
+            )
+        })
+        .unzip();
     if ctx.export {
         export_counts(
             &source.text,
@@ -324,6 +290,60 @@ fn file_kernels(path: &Path, ctx: &Context, times: bool) -> Vec<Kernel> {
         );
     }
     rows
+}
+
+/// One kernel of a file: allocated, verified and interpreted in minimum-registers mode and
+/// at the budget; its row and, with `--export`, the allocation to write back. `ptxas` is
+/// ptxas's counts on the original and at the fixed budget; `import_us` the kernel's share
+/// of the file's import time, with `--times`.
+fn kernel_row(
+    file: &str,
+    target: &Target,
+    f: &Function,
+    ctx: &Context,
+    ptxas: (Option<Counts>, Option<Counts>),
+    import_us: Option<u64>,
+) -> (Kernel, Option<Function>) {
+    let single = Program {
+        target: target.clone(),
+        functions: vec![f.clone()],
+    };
+    let mut row = Kernel {
+        file: file.to_string(),
+        kernel: f.name.clone(),
+        instructions: f.op_count(),
+        max_live_emitted: Regs2::default(),
+        max_live: Regs2::default(),
+        blocks_scheduled: 0,
+        regs: None,
+        ptxas: ptxas.0,
+        budget: None,
+        exported: None,
+        error: None,
+        times: import_us.map(|import_us| Times {
+            import_us,
+            ..Times::default()
+        }),
+    };
+    let options = AllocOptions {
+        schedule: ctx.schedule,
+        ..AllocOptions::default()
+    };
+    let allocated = match checked(&single, &options, row.times.as_mut()) {
+        Ok((a, stats)) => {
+            row.max_live_emitted = per_class(&stats, |c| c.max_live_emitted);
+            row.max_live = per_class(&stats, |c| c.max_live);
+            row.blocks_scheduled = stats.iter().map(|s| s.blocks_scheduled).sum();
+            row.regs = Some(per_class(&stats, |c| c.regs_used.into()));
+            export_allocation(&single, ctx, a)
+        }
+        Err(e) => {
+            row.error = Some(e);
+            None
+        }
+    };
+    row.budget = at_budget(&single, ctx, ptxas, import_us.is_some());
+    (row, allocated)
 }
 
 /// ptxas's counts on the original kernels: the manifest's, else ptxas's.
