@@ -502,7 +502,10 @@ fn check_allocation(p: &Program, a: &Program, opts: &AllocOptions) {
                 seed,
                 ..Config::default()
             };
-            let (x, y) = (run(f, &p.target, &config), run(g, &a.target, &config));
+            let (x, y) = (
+                run(f, &p.target, &config),
+                run_allocation(g, f, &a.target, &config),
+            );
             assert_eq!(
                 x.first_divergence(&y),
                 None,
