@@ -15,6 +15,7 @@
 use super::deps::Deps;
 use super::peak::Live;
 use crate::program::{Effect, Op, Value};
+use std::cell::OnceCell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::ops::Range;
@@ -57,6 +58,8 @@ pub struct Problem<'a> {
     pub(super) live_end: &'a [Value],
     labels: Vec<u32>,
     pub(super) touching: Touching,
+    /// Made at the first top-down run.
+    pub(super) top_down: OnceCell<super::top_down::Start>,
 }
 
 impl<'a> Problem<'a> {
@@ -72,6 +75,7 @@ impl<'a> Problem<'a> {
             ops,
             deps,
             live_end,
+            top_down: OnceCell::new(),
         }
     }
 }
