@@ -490,7 +490,8 @@ fn prepare<'b>(
 }
 
 /// The best order of the block `setup` was made for among `candidates` (the choice made
-/// without reordering for `Err`).
+/// without reordering for `Err`). A candidate whose order an earlier one already gave is
+/// not measured again: hoisted and scored alike, it could not score strictly lower.
 fn best_order(
     setup: Result<&Setup<'_>, &Chosen>,
     p: &BlockProblem<'_>,
@@ -516,8 +517,13 @@ fn best_order(
         })
     });
     let mut best: Option<((u32, u32), Vec<u32>)> = None;
+    let mut measured: Vec<Vec<u32>> = Vec::new();
     for candidate in orders {
         let mut order = setup.order(candidate, p.weightings, live);
+        if measured.contains(&order) {
+            continue;
+        }
+        measured.push(order.clone());
         if let Some((readers, copies)) = hoister {
             hoist::hoist((ops, readers), deps, copies, &mut order, live_end, live);
         }
