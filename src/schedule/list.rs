@@ -301,8 +301,10 @@ fn demand_above_live(op: &Op, weights: &[i64], live: &Live) -> i64 {
 /// order `l0 ≥ l1 ≥ …`, it needs `max(l_i + i)`.
 fn sethi_ullman(deps: &Deps) -> Vec<u32> {
     let mut labels = vec![1u32; deps.len()];
+    let mut pred_labels: Vec<u32> = Vec::new();
     for j in 0..deps.len() {
-        let mut pred_labels: Vec<u32> = deps.preds[j].iter().map(|&i| labels[i as usize]).collect();
+        pred_labels.clear();
+        pred_labels.extend(deps.preds[j].iter().map(|&i| labels[i as usize]));
         pred_labels.sort_unstable_by(|a, b| b.cmp(a));
         labels[j] = pred_labels
             .iter()
