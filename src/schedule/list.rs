@@ -15,6 +15,7 @@
 use super::deps::Deps;
 use super::peak::Live;
 use crate::program::{Effect, Op, Value};
+use std::cell::OnceCell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::ops::Range;
@@ -57,6 +58,8 @@ pub struct Problem<'a> {
     pub(super) live_end: &'a [Value],
     labels: Vec<u32>,
     pub(super) touching: Touching,
+    /// Made at the first top-down run.
+    pub(super) top_down: OnceCell<super::top_down::Start>,
 }
 
 impl<'a> Problem<'a> {
@@ -72,6 +75,7 @@ impl<'a> Problem<'a> {
             ops,
             deps,
             live_end,
+            top_down: OnceCell::new(),
         }
     }
 }
@@ -297,8 +301,10 @@ fn demand_above_live(op: &Op, weights: &[i64], live: &Live) -> i64 {
 /// order `l0 ≥ l1 ≥ …`, it needs `max(l_i + i)`.
 fn sethi_ullman(deps: &Deps) -> Vec<u32> {
     let mut labels = vec![1u32; deps.len()];
+    let mut pred_labels: Vec<u32> = Vec::new();
     for j in 0..deps.len() {
-        let mut pred_labels: Vec<u32> = deps.preds[j].iter().map(|&i| labels[i as usize]).collect();
+        pred_labels.clear();
+        pred_labels.extend(deps.preds[j].iter().map(|&i| labels[i as usize]));
         pred_labels.sort_unstable_by(|a, b| b.cmp(a));
         labels[j] = pred_labels
             .iter()

@@ -64,7 +64,7 @@ use deps::Deps;
 use list::{Heuristic, Problem};
 use peak::Live;
 use remat::Remats;
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
 
 /// Whether to schedule before allocation (`--schedule`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -336,19 +336,16 @@ fn rematerialise(
         if !remat::round(func, b, p.live_end, p.target, against, remats, live) {
             break;
         }
-        let block = func.blocks[b].clone();
         let candidates = match p.family {
             Family::Classic => Candidates::Classic,
             Family::Extended => Candidates::All,
         };
         live.fit(func);
-        let setup = prepare(&block, p, live, remats);
+        let setup = prepare(&func.blocks[b], p, live, remats);
         let order = best_order(setup.as_ref(), p, candidates, live, remats).order;
+        drop(setup);
         if let Some(order) = order {
-            func.blocks[b].insts = order
-                .iter()
-                .map(|&k| block.insts[k as usize].clone())
-                .collect();
+            permute(&mut func.blocks[b].insts, &order);
         }
         let Some(now) = remat::block_score(func, b, p.live_end, p.budget, live) else {
             break;
@@ -360,6 +357,16 @@ fn rematerialise(
         kept = remat::Snapshot::of(func, b, remats);
     }
     kept.restore(func, b, remats);
+}
+
+/// Puts `items` in `order` (a permutation of their indices), moving each.
+fn permute<T>(items: &mut Vec<T>, order: &[u32]) {
+    let mut slots: Vec<Option<T>> = std::mem::take(items).into_iter().map(Some).collect();
+    items.extend(
+        order
+            .iter()
+            .map(|&k| slots[k as usize].take().expect("each index once")),
+    );
 }
 
 /// The values live after the last operation of `block`: its live-out set and the uses of
@@ -417,6 +424,22 @@ struct Setup<'b> {
     /// What hoisting needs: the operations' readers, and which operations are
     /// rematerialisation's copies; made at the first hoisted attempt.
     hoisting: OnceCell<(hoist::Readers, Vec<bool>)>,
+    /// The candidate orders made so far, before hoisting: a hoisted attempt measures the
+    /// same candidates as the plain one before it.
+    orders: RefCell<Vec<(Candidate, Vec<u32>)>>,
+}
+
+impl Setup<'_> {
+    /// `candidate`'s order of the block before hoisting, made at most once.
+    fn order(&self, candidate: Candidate, weightings: &[Vec<i64>], live: &mut Live) -> Vec<u32> {
+        let mut orders = self.orders.borrow_mut();
+        if let Some((_, order)) = orders.iter().find(|(c, _)| *c == candidate) {
+            return order.clone();
+        }
+        let order = candidate.order(&self.problem, weightings, live);
+        orders.push((candidate, order.clone()));
+        order
+    }
 }
 
 /// The setup of `block` for reordering, or the choice made without reordering it: keep a
@@ -462,11 +485,13 @@ fn prepare<'b>(
         problem: Problem::new(ops, deps, p.live_end),
         emitted_score,
         hoisting: OnceCell::new(),
+        orders: RefCell::new(Vec::new()),
     })
 }
 
 /// The best order of the block `setup` was made for among `candidates` (the choice made
-/// without reordering for `Err`).
+/// without reordering for `Err`). A candidate whose order an earlier one already gave is
+/// not measured again: hoisted and scored alike, it could not score strictly lower.
 fn best_order(
     setup: Result<&Setup<'_>, &Chosen>,
     p: &BlockProblem<'_>,
@@ -492,8 +517,13 @@ fn best_order(
         })
     });
     let mut best: Option<((u32, u32), Vec<u32>)> = None;
+    let mut measured: Vec<Vec<u32>> = Vec::new();
     for candidate in orders {
-        let mut order = candidate.order(problem, p.weightings, live);
+        let mut order = setup.order(candidate, p.weightings, live);
+        if measured.contains(&order) {
+            continue;
+        }
+        measured.push(order.clone());
         if let Some((readers, copies)) = hoister {
             hoist::hoist((ops, readers), deps, copies, &mut order, live_end, live);
         }
@@ -523,7 +553,7 @@ fn is_emitted(order: &[u32]) -> bool {
 }
 
 /// One candidate order of a block, made only when it is measured.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Candidate {
     Emitted,
     /// Bottom-up under a heuristic and the class weighting of that index.

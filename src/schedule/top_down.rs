@@ -48,9 +48,12 @@ impl Tie {
 /// not at each of its reads.
 pub fn schedule(problem: &Problem<'_>, tie: Tie, weights: &[i64], live: &mut Live) -> Vec<u32> {
     let n = problem.ops.len();
-    let mut readers = Readers::of(&problem.ops, problem.live_end);
+    let start = problem
+        .top_down
+        .get_or_init(|| Start::of(&problem.ops, problem.live_end));
+    let mut readers = start.readers.clone();
     let mut unplaced_preds: Vec<usize> = problem.deps.preds.iter().map(Vec::len).collect();
-    live.reset(&readers.live_in(&problem.ops));
+    live.reset(&start.live_in);
     let mut ready = Ready::new(n);
     let rank_of = |k: u32, step: i64, readers: &Readers, live: &Live| {
         rank(
@@ -138,8 +141,25 @@ fn distinct_uses(op: &Op) -> impl Iterator<Item = Value> + '_ {
         .map(|(_, u)| u.value)
 }
 
+/// What every top-down run of one block starts from, made once for them all.
+#[derive(Debug)]
+pub(super) struct Start {
+    readers: Readers,
+    /// The values live before the first operation.
+    live_in: Vec<Value>,
+}
+
+impl Start {
+    fn of(ops: &[&Op], live_end: &[Value]) -> Start {
+        let readers = Readers::of(ops, live_end);
+        let live_in = readers.live_in(ops);
+        Start { readers, live_in }
+    }
+}
+
 /// Per value the block touches, how many of its unplaced operations read it, and whether it
 /// is live after the block.
+#[derive(Clone, Debug)]
 struct Readers {
     /// `(value, unplaced readers, live after the block)`, sorted by value.
     counts: Vec<(Value, u32, bool)>,
