@@ -198,14 +198,8 @@ fn ptx_times_the_allocation_at_the_budget() {
     assert!(rows[0]["budget"].get("alloc_us").is_none(), "{}", rows[0]);
 }
 
-/// Triton's softmax keeps each exponential both for an `fma` sum before a barrier and for
-/// a product divided after it. At ptxas's own count (128) nothing spills once each product
-/// is hoisted to where its operands die (`src/schedule/hoist.rs`); with the products sunk
-/// to their divisions, both operands of each crossed the reduction and 216 bytes spilled.
-#[test]
-fn softmax_fits_ptxas_count_once_products_are_hoisted() {
-    let kernel =
-        "corpus/ptx/036cbd0dc727_triton_per_fused__softmax_exp_prepare_softmax_online_sub_2.ptx";
+/// `chromatic ptx KERNEL --at-ptxas --json` with the sample's manifest: one row per kernel.
+fn at_ptxas_count(kernel: &str) -> serde_json::Value {
     let out = chromatic(&[
         "ptx",
         kernel,
@@ -215,8 +209,18 @@ fn softmax_fits_ptxas_count_once_products_are_hoisted() {
         "--json",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    let row = &rows[0];
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+/// Triton's softmax keeps each exponential both for an `fma` sum before a barrier and for
+/// a product divided after it. At ptxas's own count (128) nothing spills once each product
+/// is hoisted to where its operands die (`src/schedule/hoist.rs`); with the products sunk
+/// to their divisions, both operands of each crossed the reduction and 216 bytes spilled.
+#[test]
+fn softmax_fits_ptxas_count_once_products_are_hoisted() {
+    let kernel =
+        "corpus/ptx/036cbd0dc727_triton_per_fused__softmax_exp_prepare_softmax_online_sub_2.ptx";
+    let row = &at_ptxas_count(kernel)[0];
     assert_eq!(row["budget"]["regs"], 128, "{row}");
     assert_eq!(row["budget"]["chromatic"]["store_bytes"], 0, "{row}");
     assert_eq!(row["budget"]["chromatic"]["load_bytes"], 0, "{row}");
@@ -236,17 +240,7 @@ fn softmax_fits_ptxas_count_once_products_are_hoisted() {
 #[test]
 fn max_pool_predicates_are_recomputed_while_registers_are_over_budget() {
     let kernel = "corpus/ptx/5db2e524a152_triton_poi_fused_max_pool2d_with_indices_12.ptx";
-    let out = chromatic(&[
-        "ptx",
-        kernel,
-        "--manifest",
-        "corpus/ptx/manifest.tsv",
-        "--at-ptxas",
-        "--json",
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    let row = &rows[0];
+    let row = &at_ptxas_count(kernel)[0];
     assert_eq!(row["budget"]["regs"], 63, "{row}");
     let moved = |key: &str| row["budget"]["chromatic"][key].as_u64().expect("bytes");
     assert!(moved("store_bytes") + moved("load_bytes") <= 32, "{row}");
