@@ -95,18 +95,7 @@ fn mir_is_scheduled_within_its_fixed_register_order() {
 /// where the whole file as budget left gaps up to 84.
 #[test]
 fn minimum_registers_mode_reaches_maxlive_with_aligned_tuples() {
-    let out_path = temp_file("matmul.least.chr", "");
-    let out = chromatic(&["alloc", MATMUL, "--stats", "-o", &out_path]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let stats = stdout(&out);
-    let columns: Vec<&str> = stats
-        .lines()
-        .map(str::split_whitespace)
-        .find_map(|mut words| (words.next() == Some("v")).then(|| words.take(2).collect()))
-        .unwrap_or_else(|| panic!("{stats}"));
-    assert_eq!(columns, ["65", "65"], "max_live and regs_used: {stats}");
-    let verified = chromatic(&["verify", MATMUL, &out_path]);
-    assert_eq!(verified.status.code(), Some(0), "{}", stdout(&verified));
+    allocated_in_vgprs(MATMUL, "matmul.least.chr", 65);
 }
 
 /// At LLVM's 16 AGPRs the matmul's accumulators rotate on the back edge with no AGPR free:
