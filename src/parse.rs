@@ -732,7 +732,7 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
         }
         let operands = self.operands(c)?;
         let mut op = Op {
-            opcode: opcode.to_string(),
+            opcode: opcode.into(),
             defs,
             operands,
             effect: Effect::None,

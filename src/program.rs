@@ -9,8 +9,14 @@
 //!
 //! Data layout: values and blocks are dense indices into per-function vectors; instructions
 //! live in their block. Every parsed entity remembers its [`Pos`] for diagnostics.
+//!
+//! An instruction is held in as few heap blocks as its common shapes allow, because whole-
+//! function walks over large programs are bound by memory traffic, not by the work per
+//! instruction: an opcode is a [`CompactString`] (up to 24 bytes inline, no heap block of
+//! its own).
 
 use crate::target::{ClassId, Target};
+pub use compact_str::CompactString;
 
 /// A position in the source text, 1-based. `Pos::default()` (0:0) marks generated code.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -247,7 +253,7 @@ pub struct RegAccess {
 /// An original operation: `%d:v1 = mad %a, %b, %c tied(2)`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Op {
-    pub opcode: String,
+    pub opcode: CompactString,
     pub defs: Vec<Def>,
     pub operands: Vec<Operand>,
     pub effect: Effect,

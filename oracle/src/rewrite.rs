@@ -367,7 +367,7 @@ fn keep_resident(current: &mut Versions, resident: &[Value]) {
 fn op_inst(opcode: &str, defs: Vec<Def>, operands: Vec<Operand>) -> Inst {
     Inst {
         kind: InstKind::Op(Op {
-            opcode: opcode.to_string(),
+            opcode: opcode.into(),
             defs,
             operands,
             effect: Default::default(),

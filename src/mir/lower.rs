@@ -704,7 +704,7 @@ impl Lowering<'_> {
         let regs = implicit::accesses(inst);
         out.push(Inst {
             kind: InstKind::Op(Op {
-                opcode: inst.opcode.clone(),
+                opcode: inst.opcode.as_str().into(),
                 defs,
                 operands,
                 effect: effect(inst),

@@ -104,7 +104,7 @@ fn opcodes(p: &crate::Program, b: usize) -> Vec<String> {
     p.functions[0].blocks[b]
         .insts
         .iter()
-        .filter_map(|i| i.op().map(|op| op.opcode.clone()))
+        .filter_map(|i| i.op().map(|op| op.opcode.to_string()))
         .collect()
 }
 

@@ -664,7 +664,7 @@ impl<'a> Renamer<'a> {
             self.widened.insert(def.value, source.value);
         }
         let op = Op {
-            opcode: chr_opcode(&l.opcode),
+            opcode: chr_opcode(&l.opcode).into(),
             defs,
             operands,
             effect: l.effect,

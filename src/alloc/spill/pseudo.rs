@@ -57,7 +57,7 @@ fn opcode(kind: Pseudo) -> &'static str {
 fn inst(kind: Pseudo, defs: Vec<Def>, operands: Vec<Operand>, pos: Pos) -> Inst {
     Inst {
         kind: InstKind::Op(Op {
-            opcode: opcode(kind).to_string(),
+            opcode: opcode(kind).into(),
             defs,
             operands,
             effect: Effect::None,

@@ -1143,22 +1143,19 @@ fn written_registers(kind: &InstKind) -> Vec<Location> {
 /// Whether the operations of `a` (in `af`) are those of `o` (in `of`) in the same order,
 /// by opcode and defined value names.
 fn same_op_order(of: &Function, o: &BlockData, af: &Function, a: &BlockData) -> bool {
-    let key = |f: &Function, op: &Op| -> (String, Vec<String>) {
-        let defs = op
-            .defs
-            .iter()
-            .map(|d| f.value(d.value).name.clone())
-            .collect();
-        (op.opcode.clone(), defs)
-    };
-    let ops = |f: &'_ Function, b: &BlockData| -> Vec<(String, Vec<String>)> {
-        b.insts
-            .iter()
-            .filter_map(|i| i.op())
-            .map(|op| key(f, op))
-            .collect()
-    };
-    ops(of, o) == ops(af, a)
+    op_keys(of, o) == op_keys(af, a)
+}
+
+/// Each operation of `b` (in `f`) as its opcode and the names of the values it defines.
+fn op_keys<'a>(f: &'a Function, b: &'a BlockData) -> Vec<(&'a str, Vec<&'a str>)> {
+    b.insts
+        .iter()
+        .filter_map(|i| i.op())
+        .map(|op| {
+            let defs = op.defs.iter().map(|d| &*f.value(d.value).name).collect();
+            (&*op.opcode, defs)
+        })
+        .collect()
 }
 
 fn append(text: &mut String, out: &str) {
