@@ -554,7 +554,7 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
         }
         let value = Value(self.values.len() as u32);
         self.values.push(ValueData {
-            name: name.to_string(),
+            name: name.into(),
             class,
             size,
             pos,

@@ -12,8 +12,8 @@
 //!
 //! An instruction is held in as few heap blocks as its common shapes allow, because whole-
 //! function walks over large programs are bound by memory traffic, not by the work per
-//! instruction: an opcode is a [`CompactString`] (up to 24 bytes inline, no heap block of
-//! its own).
+//! instruction: an opcode and a value's name are [`CompactString`]s (up to 24 bytes inline,
+//! no heap block of their own).
 
 use crate::target::{ClassId, Target};
 pub use compact_str::CompactString;
@@ -73,7 +73,7 @@ pub struct Function {
 /// What every value carries: its name (without `%`), class and size in units.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ValueData {
-    pub name: String,
+    pub name: CompactString,
     pub class: ClassId,
     pub size: u16,
     pub pos: Pos,

@@ -285,7 +285,7 @@ fn linear_ties_without_a_copy_where_the_operand_dies() {
             InstKind::ParallelCopy(moves) => Some(
                 moves
                     .iter()
-                    .map(|m| a.functions[0].value(m.value).name.clone()),
+                    .map(|m| a.functions[0].value(m.value).name.to_string()),
             ),
             _ => None,
         })

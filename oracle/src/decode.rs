@@ -41,7 +41,7 @@ pub fn decode(f: &Function, first: &[Option<u16>]) -> Result<Function, DecodeErr
                 .get(v.index())
                 .copied()
                 .flatten()
-                .ok_or_else(|| DecodeError::Unassigned(data.name.clone()))?;
+                .ok_or_else(|| DecodeError::Unassigned(data.name.to_string()))?;
             Ok(Location::Reg {
                 class: data.class,
                 first,

@@ -79,7 +79,10 @@ impl Writer<'_> {
         while self.g.values.iter().any(|d| d.name == name) {
             name.push('_');
         }
-        self.g.values.push(ValueData { name, ..data });
+        self.g.values.push(ValueData {
+            name: name.into(),
+            ..data
+        });
         self.original.push(v);
         Value(self.g.values.len() as u32 - 1)
     }

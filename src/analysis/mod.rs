@@ -129,7 +129,7 @@ mod tests {
     fn names(p: &crate::Program, values: &[Value]) -> Vec<String> {
         values
             .iter()
-            .map(|v| p.functions[0].value(*v).name.clone())
+            .map(|v| p.functions[0].value(*v).name.to_string())
             .collect()
     }
 

@@ -172,7 +172,7 @@ impl<'a, 'u> FnBuilder<'a, 'u> {
     fn new_value(&mut self, class: ClassId, size: u16) -> Value {
         let id = Value(self.f.values.len() as u32);
         self.f.values.push(ValueData {
-            name: format!("v{}", id.0),
+            name: compact_str::format_compact!("v{}", id.0),
             class,
             size,
             pos: Pos::default(),

@@ -12,7 +12,7 @@ pub(super) fn canonical_values(mut f: Function) -> Function {
         if new_index[v.index()] == u32::MAX {
             new_index[v.index()] = values.len() as u32;
             let mut data: ValueData = f.values[v.index()].clone();
-            data.name = format!("v{}", values.len());
+            data.name = compact_str::format_compact!("v{}", values.len());
             values.push(data);
         }
     };

@@ -166,7 +166,7 @@ fn writes_flag(inst: &InstAst, flag: &str) -> bool {
 impl Lowering<'_> {
     fn new_value(&mut self, name: String, class: ClassId, size: u16, pos: Pos) -> Value {
         self.values.push(ValueData {
-            name,
+            name: name.into(),
             class,
             size,
             pos,

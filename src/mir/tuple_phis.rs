@@ -200,7 +200,11 @@ impl Context<'_> {
         copy.defs[0].value = value;
         let tuple = self.f.value(op.defs[0].value);
         let data = ValueData {
-            name: format!("{}.{}", tuple.name, self.f.blocks[pred.index()].name),
+            name: compact_str::format_compact!(
+                "{}.{}",
+                tuple.name,
+                self.f.blocks[pred.index()].name
+            ),
             ..tuple.clone()
         };
         let inst = Inst {

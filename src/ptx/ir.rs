@@ -192,7 +192,7 @@ impl IrFunction {
         };
         self.values.push(IrValue {
             data: ValueData {
-                name,
+                name: name.into(),
                 class,
                 size,
                 pos,

@@ -155,7 +155,7 @@ impl Remats {
         let copy = Value(f.values.len() as u32);
         let data = f.value(v).clone();
         f.values.push(ValueData {
-            name: format!("{}.remat{}", data.name, self.origin.len()),
+            name: compact_str::format_compact!("{}.remat{}", data.name, self.origin.len()),
             ..data
         });
         self.origin.push(self.root(v));

@@ -176,7 +176,7 @@ pub fn run_allocation(
 
 /// Per phi name, its selects as (condition, then-side constant, else-side constant) names.
 fn selects_by_name(o: &Function, target: &Target) -> FxHashMap<String, Vec<[String; 3]>> {
-    let name = |v: chromatic::Value| o.value(v).name.clone();
+    let name = |v: chromatic::Value| o.value(v).name.to_string();
     crate::select::selects(o, target)
         .into_iter()
         .enumerate()
@@ -186,7 +186,7 @@ fn selects_by_name(o: &Function, target: &Target) -> FxHashMap<String, Vec<[Stri
                 .iter()
                 .map(|s| [name(s.cond), name(s.then_value), name(s.else_value)])
                 .collect();
-            (o.values[v].name.clone(), arms)
+            (o.values[v].name.to_string(), arms)
         })
         .collect()
 }
@@ -590,7 +590,7 @@ impl<'a> Machine<'a> {
         let cond_name = &self.f.value(cond.value).name;
         let [_, t, e] = self
             .selects
-            .get(&self.f.value(value).name)?
+            .get(self.f.value(value).name.as_str())?
             .iter()
             .find(|[c, _, _]| c == cond_name)?;
         let defined = |name: &str| {

@@ -467,7 +467,7 @@ fn fresh_value(
     let v = Value(f.values.len() as u32);
     let data = f.value(like);
     let fresh = ValueData {
-        name: format!("{}.{tag}{}", data.name, v.0),
+        name: compact_str::format_compact!("{}.{tag}{}", data.name, v.0),
         class,
         size: data.size,
         pos: data.pos,
