@@ -716,7 +716,7 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
     }
 
     fn operation(&mut self, c: &mut Cursor<'_, 'a>) -> Result<()> {
-        let mut defs = Vec::new();
+        let mut defs = Defs::new();
         if matches!(c.peek(), Some(Tok::Value(_))) {
             loop {
                 defs.push(self.def(c)?);
@@ -752,8 +752,8 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
         Ok(())
     }
 
-    fn operands(&self, c: &mut Cursor<'_, 'a>) -> Result<Vec<Operand>> {
-        let mut operands = Vec::new();
+    fn operands(&self, c: &mut Cursor<'_, 'a>) -> Result<Operands> {
+        let mut operands = Operands::new();
         let starts_operand = |t: Option<Tok>| matches!(t, Some(Tok::Value(_) | Tok::Int(_)));
         if !starts_operand(c.peek()) {
             return Ok(operands);
@@ -879,7 +879,7 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
     }
 
     /// `%y:v1 = phi [bb1: %a], [bb2: %b] [pinned]`
-    fn phi(&mut self, c: &mut Cursor<'_, 'a>, defs: Vec<Def>, pos: Pos) -> Result<()> {
+    fn phi(&mut self, c: &mut Cursor<'_, 'a>, defs: Defs, pos: Pos) -> Result<()> {
         let [mut def] = defs[..] else {
             return err(pos, "a phi defines exactly one value");
         };

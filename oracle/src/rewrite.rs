@@ -18,8 +18,8 @@
 use crate::residency::Residency;
 use crate::OracleError;
 use chromatic::program::{
-    Block, Def, Function, Inst, InstKind, Location, Move, Op, Operand, Phi, PhiArg, Pos, Use,
-    Value, ValueData,
+    smallvec, Block, Def, Defs, Function, Inst, InstKind, Location, Move, Op, Operand, Operands,
+    Phi, PhiArg, Pos, Use, Value, ValueData,
 };
 use chromatic::target::ClassId;
 use std::collections::BTreeMap;
@@ -98,7 +98,11 @@ impl Writer<'_> {
         let version = self.version(v, "r");
         current.insert(v, version);
         let def = Def::new(version, Pos::default());
-        op_inst(RELOAD, vec![def], vec![Operand::Imm(i64::from(v.0))])
+        op_inst(
+            RELOAD,
+            smallvec![def],
+            smallvec![Operand::Imm(i64::from(v.0))],
+        )
     }
 
     fn store_op(&self, v: Value, owner: Value, current: &Versions) -> Result<Inst, OracleError> {
@@ -111,8 +115,8 @@ impl Writer<'_> {
         });
         Ok(op_inst(
             STORE,
-            Vec::new(),
-            vec![read, Operand::Imm(i64::from(owner.0))],
+            Defs::new(),
+            smallvec![read, Operand::Imm(i64::from(owner.0))],
         ))
     }
 
@@ -367,7 +371,7 @@ fn keep_resident(current: &mut Versions, resident: &[Value]) {
     current.retain(|v, _| resident.contains(v));
 }
 
-fn op_inst(opcode: &str, defs: Vec<Def>, operands: Vec<Operand>) -> Inst {
+fn op_inst(opcode: &str, defs: Defs, operands: Operands) -> Inst {
     Inst {
         kind: InstKind::Op(Op {
             opcode: opcode.into(),

@@ -96,8 +96,8 @@ impl FnBuilder<'_, '_> {
         Draft {
             op: Op {
                 opcode: opcode.into(),
-                defs: Vec::new(),
-                operands: Vec::new(),
+                defs: Defs::new(),
+                operands: Operands::new(),
                 effect,
                 regs: Vec::new(),
                 remat: false,

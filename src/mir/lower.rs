@@ -38,9 +38,10 @@ use super::tuple_phis::{form_tuple_phis, TupleParts};
 use super::MirError;
 use crate::program::{
     Block, BlockData, BranchKind, Def, Effect, Function, Inst, InstKind, Location, Op, Operand,
-    Phi, PhiArg, Pos, Terminator, Use, Value, ValueData,
+    Operands, Phi, PhiArg, Pos, Terminator, Use, Value, ValueData,
 };
 use crate::target::{ClassId, Target};
+use smallvec::smallvec;
 use std::collections::HashMap;
 
 /// Lowers one machine function.
@@ -287,7 +288,7 @@ impl Lowering<'_> {
             kind: InstKind::Op(Op {
                 opcode: "SPLIT".into(),
                 defs: parts.iter().map(|&(_, v)| Def::new(v, pos)).collect(),
-                operands: vec![Operand::Value(Use {
+                operands: smallvec![Operand::Value(Use {
                     value: tuple,
                     fixed: None,
                     loc: None,
@@ -437,7 +438,7 @@ impl Lowering<'_> {
             (
                 format!("undef.{}", self.values.len()),
                 "IMPLICIT_DEF",
-                Vec::new(),
+                Operands::new(),
             )
         } else {
             let whole = Use {
@@ -449,7 +450,7 @@ impl Lowering<'_> {
             (
                 format!("sub.{}", self.values.len()),
                 "COPY",
-                vec![Operand::Value(whole)],
+                smallvec![Operand::Value(whole)],
             )
         };
         let v = self.new_value(name, class, size, arg.pos);
@@ -460,7 +461,7 @@ impl Lowering<'_> {
         }
         let op = Op {
             opcode: opcode.into(),
-            defs: vec![Def::new(v, arg.pos)],
+            defs: smallvec![Def::new(v, arg.pos)],
             remat: operands.is_empty(),
             operands,
             effect: Effect::None,
@@ -705,8 +706,8 @@ impl Lowering<'_> {
         out.push(Inst {
             kind: InstKind::Op(Op {
                 opcode: inst.opcode.as_str().into(),
-                defs,
-                operands,
+                defs: defs.into(),
+                operands: operands.into(),
                 effect: effect(inst),
                 regs,
                 remat,
@@ -830,8 +831,8 @@ impl Lowering<'_> {
             out.push(Inst {
                 kind: InstKind::Op(Op {
                     opcode: "COPY".into(),
-                    defs: vec![Def::new(copy, u.pos)],
-                    operands: vec![Operand::Value(*u)],
+                    defs: smallvec![Def::new(copy, u.pos)],
+                    operands: smallvec![Operand::Value(*u)],
                     effect: Effect::None,
                     regs: Vec::new(),
                     remat: false,

@@ -201,7 +201,7 @@ fn rematerialise(ir: &mut IrFunction, def: &IrInst, pos: Pos) -> (IrInst, Value)
     ir.values[v.index()].constant = data.constant;
     let mut copy = def.clone();
     copy.pos = pos;
-    copy.op.defs = vec![Def::new(v, pos)];
+    copy.op.defs = smallvec![Def::new(v, pos)];
     copy.origin = match &def.origin {
         Origin::Stmt { item, bindings } | Origin::Remat { item, bindings } => Origin::Remat {
             item: *item,

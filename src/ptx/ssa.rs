@@ -665,8 +665,8 @@ impl<'a> Renamer<'a> {
         }
         let op = Op {
             opcode: chr_opcode(&l.opcode).into(),
-            defs,
-            operands,
+            defs: defs.into(),
+            operands: operands.into(),
             effect: l.effect,
             regs: Vec::new(),
             remat: l.remat,
@@ -812,8 +812,8 @@ pub fn helper(
     IrInst {
         op: Op {
             opcode: opcode.into(),
-            defs,
-            operands,
+            defs: defs.into(),
+            operands: operands.into(),
             effect: Effect::None,
             regs: Vec::new(),
             remat: matches!(origin, Origin::Undef),

@@ -39,6 +39,7 @@ use crate::program::{
 };
 use crate::target::Target;
 use rustc_hash::{FxHashMap, FxHashSet};
+use smallvec::smallvec;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The longest chain of operations recomputed for one value.
@@ -727,7 +728,7 @@ fn copies(f: &mut Function, b: usize, remat: &Remat, remats: &mut Remats) -> Vec
         let copy = remats.new_copy(f, v);
         let mut def = op.defs[d];
         def.value = copy;
-        op.defs = vec![def];
+        op.defs = smallvec![def];
         for o in &mut op.operands {
             if let Operand::Value(u) = o {
                 u.value = renamed.get(&u.value).copied().unwrap_or(u.value);

@@ -37,6 +37,7 @@ use crate::program::{
     Block, Def, Effect, Function, Inst, InstKind, Op, Operand, Phi, Terminator, Use, Value,
 };
 use crate::target::Target;
+use smallvec::smallvec;
 
 /// A phi a select recomputes: the condition of the branch that chose its incoming edge and
 /// the constant arguments of the edges on its then-side and else-side.
@@ -211,8 +212,8 @@ fn select_for(
         phi: p,
         op: Op {
             opcode: opcode.into(),
-            defs: vec![Def::new(x, phi.pos)],
-            operands: vec![Operand::Value(Use {
+            defs: smallvec![Def::new(x, phi.pos)],
+            operands: smallvec![Operand::Value(Use {
                 value: arms.cond,
                 fixed: None,
                 loc: None,

@@ -6,7 +6,9 @@
 //! are known. The slot a store or reload touches is named by an *owner*: the value whose
 //! spill location it is, carried as an immediate operand.
 
-use crate::program::{Def, Effect, Inst, InstKind, Op, Operand, Pos, Use, Value};
+use crate::program::{
+    smallvec, Def, Defs, Effect, Inst, InstKind, Op, Operand, Operands, Pos, SmallVec, Use, Value,
+};
 
 /// What a pseudo-operation does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,7 +56,7 @@ fn opcode(kind: Pseudo) -> &'static str {
         .map_or("%spill", |(name, _)| name)
 }
 
-fn inst(kind: Pseudo, defs: Vec<Def>, operands: Vec<Operand>, pos: Pos) -> Inst {
+fn inst(kind: Pseudo, defs: Defs, operands: Operands, pos: Pos) -> Inst {
     Inst {
         kind: InstKind::Op(Op {
             opcode: opcode(kind).into(),
@@ -84,8 +86,8 @@ fn owner_imm(owner: Value) -> Operand {
 pub fn store(value: Value, owner: Value, pos: Pos) -> Inst {
     inst(
         Pseudo::Store,
-        Vec::new(),
-        vec![use_of(value, pos), owner_imm(owner)],
+        SmallVec::new(),
+        smallvec![use_of(value, pos), owner_imm(owner)],
         pos,
     )
 }
@@ -93,21 +95,26 @@ pub fn store(value: Value, owner: Value, pos: Pos) -> Inst {
 pub fn reload(fresh: Value, owner: Value, pos: Pos) -> Inst {
     inst(
         Pseudo::Reload,
-        vec![Def::new(fresh, pos)],
-        vec![owner_imm(owner)],
+        smallvec![Def::new(fresh, pos)],
+        smallvec![owner_imm(owner)],
         pos,
     )
 }
 
 pub fn remat(fresh: Value, pos: Pos) -> Inst {
-    inst(Pseudo::Remat, vec![Def::new(fresh, pos)], Vec::new(), pos)
+    inst(
+        Pseudo::Remat,
+        smallvec![Def::new(fresh, pos)],
+        SmallVec::new(),
+        pos,
+    )
 }
 
 pub fn class_store(holder: Value, value: Value, pos: Pos) -> Inst {
     inst(
         Pseudo::ClassStore,
-        vec![Def::new(holder, pos)],
-        vec![use_of(value, pos)],
+        smallvec![Def::new(holder, pos)],
+        smallvec![use_of(value, pos)],
         pos,
     )
 }
@@ -115,8 +122,8 @@ pub fn class_store(holder: Value, value: Value, pos: Pos) -> Inst {
 pub fn class_reload(fresh: Value, holder: Value, pos: Pos) -> Inst {
     inst(
         Pseudo::ClassReload,
-        vec![Def::new(fresh, pos)],
-        vec![use_of(holder, pos)],
+        smallvec![Def::new(fresh, pos)],
+        smallvec![use_of(holder, pos)],
         pos,
     )
 }
