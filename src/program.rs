@@ -500,3 +500,53 @@ impl Function {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The common operations of a parsed program (one definition, up to two operands, an
+    /// opcode and value names of up to 24 bytes) take no heap block of their own.
+    #[test]
+    fn common_operations_are_held_inline() {
+        let program = crate::parse(&crate::synth::synthetic(1_000)).expect("synthetic parses");
+        let f = &program.functions[0];
+        let ops: Vec<&Op> = f
+            .blocks
+            .iter()
+            .flat_map(|b| b.insts.iter().filter_map(Inst::op))
+            .collect();
+        assert_eq!(ops.len(), f.op_count());
+        assert!(ops.len() >= 900, "{} operations", ops.len());
+        for op in ops {
+            assert!(!op.opcode.is_heap_allocated(), "`{}`", op.opcode);
+            assert!(!op.defs.spilled(), "`{}`: {:?}", op.opcode, op.defs);
+            assert!(!op.operands.spilled(), "`{}`: {:?}", op.opcode, op.operands);
+        }
+        for value in &f.values {
+            assert!(!value.name.is_heap_allocated(), "`%{}`", value.name);
+        }
+    }
+
+    /// Past the inline counts, definitions and operands move to the heap and stay whole.
+    #[test]
+    fn larger_operations_keep_every_definition_and_operand() {
+        let text = "target gfx9\nfunc @f {\nentry:\n  %a:v1, %b:v1 = split_two 1\n  \
+                    %c:v1 = v_mad_u32_u24_with_a_long_opcode_name %a, %b, %a\n  ret %c\n}\n";
+        let program = crate::parse(text).expect("parses");
+        let f = &program.functions[0];
+        let ops: Vec<&Op> = f.blocks[0].insts.iter().filter_map(Inst::op).collect();
+        assert!(ops[0].defs.spilled());
+        assert_eq!(ops[0].defs.len(), 2);
+        assert!(ops[1].operands.spilled());
+        assert!(ops[1].opcode.is_heap_allocated());
+        let values: Vec<Value> = ops[1].uses().map(|u| u.value).collect();
+        assert_eq!(values, [Value(0), Value(1), Value(0)]);
+        let printed = crate::print(&program);
+        assert!(printed.contains("%a:v1, %b:v1 = split_two 1"), "{printed}");
+        assert!(
+            printed.contains("%c:v1 = v_mad_u32_u24_with_a_long_opcode_name %a, %b, %a"),
+            "{printed}"
+        );
+    }
+}
