@@ -232,18 +232,45 @@ fn softmax_fits_ptxas_count_once_products_are_hoisted() {
 }
 
 /// Triton's max_pool2d with indices: two chains of compares per window read every loaded
-/// value, and their predicates outnumber the 7 registers. At ptxas's own count (63) the
-/// 32-bit class is over its budget while the predicates fit theirs; recomputing predicates
-/// next to their later readers (which hold nothing more of the 32-bit class) lets the
-/// next reordering shorten the loaded values: 120 bytes spilled and reloaded before, 32
-/// after.
+/// value, and their predicates outnumber the 7 registers. At ptxas's own count (63)
+/// nothing spills once each load's values are consumed by both chains before the next load
+/// is opened (`Heuristic::Staged`, `src/schedule/list.rs`): 120 bytes were spilled and
+/// reloaded before predicates were recomputed while `r` was over its budget, 32 before
+/// the staged order, none after.
 #[test]
-fn max_pool_predicates_are_recomputed_while_registers_are_over_budget() {
+fn max_pool_fits_ptxas_count_once_each_load_is_consumed_before_the_next() {
     let kernel = "corpus/ptx/5db2e524a152_triton_poi_fused_max_pool2d_with_indices_12.ptx";
     let row = &at_ptxas_count(kernel)[0];
     assert_eq!(row["budget"]["regs"], 63, "{row}");
-    let moved = |key: &str| row["budget"]["chromatic"][key].as_u64().expect("bytes");
-    assert!(moved("store_bytes") + moved("load_bytes") <= 32, "{row}");
+    assert_eq!(row["budget"]["chromatic"]["store_bytes"], 0, "{row}");
+    assert_eq!(row["budget"]["chromatic"]["load_bytes"], 0, "{row}");
+    assert!(row["error"].is_null(), "{row}");
+}
+
+/// `corpus/ptx/window_argmax_sm_90.ptx`, the max-pool shape in small (written for
+/// chromatic): eight guarded `v4` loads, each value read by a running maximum stored before
+/// a barrier and by a running index stored after it. Every classic and extended order
+/// keeps most of the 32 loaded values live at once (MaxLive 38 as emitted); the staged
+/// order consumes each load before the next, so at 24 registers nothing spills.
+#[test]
+fn window_argmax_fits_24_registers_once_each_load_is_consumed_before_the_next() {
+    let out = chromatic(&[
+        "ptx",
+        "corpus/ptx/window_argmax_sm_90.ptx",
+        "--regs",
+        "r=24",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let row = &rows[0];
+    assert_eq!(row["max_live_emitted"]["r"], 38, "{row}");
+    assert!(
+        row["max_live"]["r"].as_u64().is_some_and(|r| r < 24),
+        "{row}"
+    );
+    assert_eq!(row["budget"]["chromatic"]["store_bytes"], 0, "{row}");
+    assert_eq!(row["budget"]["chromatic"]["load_bytes"], 0, "{row}");
     assert!(row["error"].is_null(), "{row}");
 }
 
@@ -257,7 +284,7 @@ fn ptx_sample_registers_stay_within_max_live_plus_one() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     let rows = rows.as_array().expect("rows");
-    assert_eq!(rows.len(), 23);
+    assert_eq!(rows.len(), 24);
     let mut checked = 0;
     for row in rows
         .iter()
@@ -276,7 +303,7 @@ fn ptx_sample_registers_stay_within_max_live_plus_one() {
         checked += 1;
     }
     assert_eq!(
-        checked, 23,
+        checked, 24,
         "every kernel's predicates fit their 7 registers"
     );
 }
@@ -289,11 +316,11 @@ fn corpus_covers_the_ptx_sample() {
     let text = stdout(&out);
     let last = text.lines().last().unwrap_or_default();
     assert!(
-        last.starts_with("files: 16  functions: 23  instructions: "),
+        last.starts_with("files: 17  functions: 24  instructions: "),
         "{last}"
     );
     assert!(last.ends_with("over-budget: 0  failed: 0"), "{last}");
-    assert_eq!(text.matches("verified").count(), 23);
+    assert_eq!(text.matches("verified").count(), 24);
 }
 
 /// A kernel swept from MaxLive down: every point verifies.

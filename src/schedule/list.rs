@@ -11,6 +11,21 @@
 //! labelling orders an expression tree: the operand needing fewer registers is evaluated
 //! last, so placed first from the bottom. Ties left go to the operation latest in the
 //! emitted order, so an order already good is kept.
+//!
+//! The greedy choice sees one placement ahead. When the values of a load are read by two
+//! chains (Triton's max-pool keeps a running maximum and a running index of it over every
+//! window position), each step of either chain costs the same, so one chain is built
+//! whole from the bottom and opens every loaded value before the loads can close any; and
+//! a load itself, placed from the bottom, opens its address and its default values before
+//! its definitions close, so the greedy choice puts it off. [`Heuristic::Staged`] orders
+//! the block by *stages* instead: the last memory read each operation depends on. From the
+//! bottom, everything the last load's values feed is placed, then that load, then
+//! everything the load before it feeds, and so on; read from the top, each load's values
+//! are consumed by every chain before the next load is opened — the order Sethi–Ullman
+//! numbering gives an expression tree (one operand's subtree finished before the next
+//! one's is started), with the loads as the subtrees' roots. Within a stage
+//! the change in live units decides, then the operation made ready last (depth-first, so
+//! a tree of predicates is finished before the next one opens).
 
 use super::deps::Deps;
 use super::peak::Live;
@@ -35,6 +50,10 @@ pub enum Heuristic {
     /// as far as its dependences let it, so a computation that only reads what the
     /// ordered operations read is placed above them rather than below.
     OrderedLast,
+    /// The latest stage first ([`stages`]: an operation that opens nothing new goes to its
+    /// latest stage, any other to its earliest), then the change, then the operation made
+    /// ready most recently.
+    Staged,
 }
 
 impl Heuristic {
@@ -57,6 +76,8 @@ pub struct Problem<'a> {
     /// Sorted.
     pub(super) live_end: &'a [Value],
     labels: Vec<u32>,
+    /// Per operation, its earliest and latest stage ([`stages`]).
+    stages: Vec<(u32, u32)>,
     pub(super) touching: Touching,
     /// Made at the first top-down run.
     pub(super) top_down: OnceCell<super::top_down::Start>,
@@ -71,6 +92,7 @@ impl<'a> Problem<'a> {
     pub fn new(ops: Vec<&'a Op>, deps: Deps, live_end: &'a [Value]) -> Problem<'a> {
         Problem {
             labels: sethi_ullman(&deps),
+            stages: stages(&ops, &deps),
             touching: Touching::of(&ops),
             ops,
             deps,
@@ -98,9 +120,11 @@ pub fn schedule(
     let mut unplaced_succs: Vec<usize> = problem.deps.succs.iter().map(Vec::len).collect();
     live.reset(problem.live_end);
     let mut ready = Ready::new(n);
-    let rank_of = |k: u32, live: &Live| rank(problem, heuristic, weights, k, live);
+    let mut ready_since: Vec<i64> = vec![0; n];
+    let rank_of =
+        |k: u32, since: i64, live: &Live| rank(problem, heuristic, weights, (k, since), live);
     for k in (0..n as u32).filter(|&k| unplaced_succs[k as usize] == 0) {
-        ready.insert(k, rank_of(k, live));
+        ready.insert(k, rank_of(k, 0, live));
     }
     let mut order = Vec::with_capacity(n);
     let mut changed: Vec<Range<usize>> = Vec::new();
@@ -122,12 +146,14 @@ pub fn schedule(
             .iter()
             .flat_map(|r| problem.touching.ops_in(r.clone()))
         {
-            ready.rerank(j, || rank_of(j, live));
+            ready.rerank(j, || rank_of(j, ready_since[j as usize], live));
         }
+        let step = order.len() as i64;
         for &p in &problem.deps.preds[k as usize] {
             unplaced_succs[p as usize] -= 1;
             if unplaced_succs[p as usize] == 0 {
-                ready.insert(p, rank_of(p, live));
+                ready_since[p as usize] = step;
+                ready.insert(p, rank_of(p, step, live));
             }
         }
     }
@@ -243,7 +269,13 @@ impl Touching {
 }
 
 /// The sort key of operation `k` under `heuristic`, given the values live below it.
-fn rank(problem: &Problem<'_>, heuristic: Heuristic, weights: &[i64], k: u32, live: &Live) -> Rank {
+fn rank(
+    problem: &Problem<'_>,
+    heuristic: Heuristic,
+    weights: &[i64],
+    (k, ready_since): (u32, i64),
+    live: &Live,
+) -> Rank {
     let op = problem.ops[k as usize];
     let (freed, opened) = effect_on_live(op, weights, live);
     let delta = opened - freed;
@@ -254,6 +286,11 @@ fn rank(problem: &Problem<'_>, heuristic: Heuristic, weights: &[i64], k: u32, li
         Heuristic::Frees => (-freed, opened, latest_first),
         Heuristic::SethiUllman => (delta, i64::from(problem.labels[k as usize]), latest_first),
         Heuristic::OrderedLast => (i64::from(!is_ordered(op)), delta, latest_first),
+        Heuristic::Staged => {
+            let (early, late) = problem.stages[k as usize];
+            let stage = if delta <= 0 { late } else { early };
+            (-i64::from(stage), delta, -ready_since)
+        }
     }
 }
 
@@ -294,6 +331,32 @@ fn demand_above_live(op: &Op, weights: &[i64], live: &Live) -> i64 {
         .map(|d| weights[live.class(d.value)] * i64::from(live.size(d.value)))
         .sum();
     dead_defs.max(opened - freed)
+}
+
+/// Per operation, the last of the block's memory reads (numbered from 1 in the emitted
+/// order) it depends on (an operation that depends on none takes the least of its
+/// successors', so it is placed with the first of them), and the least of its successors'
+/// (`u32::MAX` for an operation without one).
+fn stages(ops: &[&Op], deps: &Deps) -> Vec<(u32, u32)> {
+    let mut early = vec![0u32; ops.len()];
+    let mut reads = 0;
+    for (j, op) in ops.iter().enumerate() {
+        if !op.remat && op.effect == Effect::ReadsMemory {
+            reads += 1;
+            early[j] = reads;
+        }
+        let preds = deps.preds[j].iter().map(|&i| early[i as usize]);
+        early[j] = preds.fold(early[j], u32::max);
+    }
+    let late_of = |early: &[u32], j: usize| deps.succs[j].iter().map(|&s| early[s as usize]).min();
+    for j in (0..ops.len()).rev() {
+        if early[j] == 0 {
+            early[j] = late_of(&early, j).unwrap_or(0);
+        }
+    }
+    (0..ops.len())
+        .map(|j| (early[j], late_of(&early, j).unwrap_or(u32::MAX)))
+        .collect()
 }
 
 /// Sethi–Ullman labels over the dependence DAG, in text order: a node with no

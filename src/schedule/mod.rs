@@ -21,10 +21,12 @@
 //! Before reordering, [`across`] recomputes cheap pure values held across blocks in the
 //! blocks that read them, where that lowers the function's pressure.
 //!
-//! Two more attempts, plain and hoisted, add two families of candidates: bottom-up under
+//! Two more attempts, plain and hoisted, add three families of candidates: bottom-up under
 //! [`list::Heuristic::OrderedLast`] (memory operations and barriers placed as late as
 //! their dependences allow, so a computation that only feeds a later store is built above
-//! a barrier region rather than below it) and [`top_down`] list scheduling. Each is made
+//! a barrier region rather than below it), bottom-up under [`list::Heuristic::Staged`]
+//! (each load's values consumed by every reader before the next load is opened), and
+//! [`top_down`] list scheduling. Each is made
 //! only when one of its orders beats every classic one before rematerialisation, and kept
 //! like the others only when it ends with a lower score, so neither makes a block worse.
 //!
@@ -398,8 +400,8 @@ enum Candidates {
     /// Bottom-up under [`Heuristic::CLASSIC`], each class weighting (and the emitted order
     /// when hoisting).
     Classic,
-    /// Bottom-up under [`Heuristic::OrderedLast`] and [`top_down`] under each tie rule,
-    /// each class weighting.
+    /// Bottom-up under [`Heuristic::OrderedLast`] and [`Heuristic::Staged`], and
+    /// [`top_down`] under each tie rule, each class weighting.
     Added,
     All,
 }
@@ -593,6 +595,7 @@ fn candidate_orders(
         }
         if added {
             orders.push(Candidate::BottomUp(Heuristic::OrderedLast, w));
+            orders.push(Candidate::BottomUp(Heuristic::Staged, w));
             orders.extend(top_down::Tie::ALL.map(|tie| Candidate::TopDown(tie, w)));
         }
     }
