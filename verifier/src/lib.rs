@@ -108,6 +108,7 @@ mod order;
 mod select;
 mod sink;
 mod structure;
+mod summary;
 mod unit;
 
 pub use check::{verify, verify_program};
