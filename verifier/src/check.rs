@@ -28,16 +28,30 @@ pub fn verify(
     }
     check_structure(original, allocated, &mut sink);
     Constraints::new(target, budget).check_function(allocated, &mut sink);
+    with_flow(original, allocated, target, &mut sink, |flow, sink| {
+        flow.run(sink)
+    });
+    sink.errors
+}
+
+/// Builds the dataflow problem of `allocated` (reporting unknown values and unpinned phis
+/// of pinned values into `sink` on the way) and hands it to `f`.
+pub(crate) fn with_flow<R>(
+    original: &Function,
+    allocated: &Function,
+    target: &Target,
+    sink: &mut Sink,
+    f: impl FnOnce(&Flow<'_>, &mut Sink) -> R,
+) -> R {
     let canonical = congruent_phis(original);
-    let value_map = map_values(original, allocated, &canonical, &mut sink);
+    let value_map = map_values(original, allocated, &canonical, sink);
     let recompute = recomputable(original, target, &canonical);
     let pinned = pinned_values(original);
-    check_pinned_phis(original, &pinned, &mut sink);
+    check_pinned_phis(original, &pinned, sink);
     let cfg = Cfg::new(allocated);
-    Flow::new(allocated, original, target, &cfg, &value_map, &recompute)
-        .with_pinned(&pinned)
-        .run(&mut sink);
-    sink.errors
+    let flow =
+        Flow::new(allocated, original, target, &cfg, &value_map, &recompute).with_pinned(&pinned);
+    f(&flow, sink)
 }
 
 /// Per original value: whether its definition is `pinned`.

@@ -5,18 +5,22 @@
 //! that key's predecessor edges (linear or logical); on a logical edge whose lanes wait
 //! for a walk, the per-lane keys written behind their back hold nothing known. At a block's
 //! entry each phi's location holds the phi; every incoming edge is checked to bring the
-//! phi's argument there. A worklist in reverse postorder iterates to the fixpoint silently;
-//! a last pass over every reachable block reports errors against the stable in-states.
+//! phi's argument there. A worklist in reverse postorder iterates to the fixpoint silently,
+//! each block's transfer applied through its summary (`summary.rs`: what the block leaves
+//! in each key it writes, as a label or as a key of its in-state, found by running the
+//! same transfer on symbolic cells); a last pass over every reachable block runs the
+//! transfer on labels and reports errors against the stable in-states.
 
-use crate::cfg::{Cfg, Edge};
+use crate::cfg::Cfg;
 use crate::check::Recompute;
 use crate::constraints::class_spilled;
 use crate::error::{ErrorKind, Point};
 use crate::fresh::Fresh;
 use crate::keys::{is_uniform_register, moves_of, Keys};
 use crate::sink::{Operand, Sink};
+use crate::summary::Summary;
 use crate::unit::{units, Unit};
-use chromatic::{ClassId, Function, InstKind, Location, Op, Pos, Target, Value};
+use chromatic::{ClassId, Function, InstKind, Location, Pos, Target, Value};
 use std::collections::BTreeSet;
 
 /// Parts a label can name per value: tuples are at most 128 units (`sm_90`'s `wgmma`
@@ -43,9 +47,20 @@ impl Label {
     /// elsewhere (`keys.rs`).
     const SKIPPED: Label = Label(u32::MAX - 5);
 
-    fn of(value: u32, part: u16) -> Label {
+    pub(crate) fn of(value: u32, part: u16) -> Label {
         Label(value * PARTS + u32::from(part))
     }
+
+    /// Every label that names no value.
+    #[cfg(test)]
+    pub(crate) const SPECIAL: [Label; 6] = [
+        Label::TOP,
+        Label::UNDEF,
+        Label::CONFLICT,
+        Label::PER_LANE,
+        Label::CLOBBERED,
+        Label::SKIPPED,
+    ];
 
     fn is_value(self) -> bool {
         self.0 < u32::MAX - 5
@@ -57,13 +72,55 @@ impl Label {
 
     fn meet(self, other: Label) -> Label {
         match (self, other) {
-            (Label::TOP, x) | (x, Label::TOP) => x,
             (x, y) if x == y => x,
+            (Label::TOP, x) | (x, Label::TOP) => x,
             (Label::UNDEF, _) | (_, Label::UNDEF) => Label::UNDEF,
             (Label::PER_LANE, _) | (_, Label::PER_LANE) => Label::PER_LANE,
             (Label::SKIPPED, _) | (_, Label::SKIPPED) => Label::SKIPPED,
             (Label::CLOBBERED, _) | (_, Label::CLOBBERED) => Label::CLOBBERED,
             _ => Label::CONFLICT,
+        }
+    }
+}
+
+/// What a state holds per key: a [`Label`] when the transfer runs on a state, or a
+/// symbolic cell when it runs to find a block's summary (`summary.rs`). The transfer only
+/// writes labels, copies cells, and moves cells into destinations with [`Bans`].
+pub(crate) trait Cell: Copy {
+    /// The cell holding `label`.
+    fn known(label: Label) -> Self;
+    /// This cell moved into a destination that may not receive the values of `bans`.
+    fn moved(self, flow: &Flow<'_>, bans: Bans) -> Self;
+}
+
+impl Cell for Label {
+    fn known(label: Label) -> Label {
+        label
+    }
+
+    /// A value the destination may not receive leaves nothing known there.
+    fn moved(self, flow: &Flow<'_>, bans: Bans) -> Label {
+        if flow.banned(bans, self).is_some() {
+            Label::UNDEF
+        } else {
+            self
+        }
+    }
+}
+
+/// The values a move's destination may not receive ([`Flow::bans`]). A cell moved twice
+/// obeys both destinations' bans: their union.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Bans {
+    per_lane: bool,
+    uniform: bool,
+}
+
+impl Bans {
+    pub fn union(self, other: Bans) -> Bans {
+        Bans {
+            per_lane: self.per_lane || other.per_lane,
+            uniform: self.uniform || other.uniform,
         }
     }
 }
@@ -88,6 +145,32 @@ pub(crate) struct Flow<'a> {
 }
 
 type State = Vec<Label>;
+
+/// The keys of a block's in-state to recompute, each once.
+#[derive(Clone, Debug, Default)]
+struct Dirty {
+    keys: Vec<usize>,
+    marked: Vec<bool>,
+}
+
+impl Dirty {
+    /// Adds `key` of a state of `len` keys, unless it is there already.
+    fn mark(&mut self, key: usize, len: usize) {
+        self.marked.resize(len, false);
+        if !self.marked[key] {
+            self.marked[key] = true;
+            self.keys.push(key);
+        }
+    }
+
+    /// The keys marked, leaving none.
+    fn take(&mut self) -> Vec<usize> {
+        for &k in &self.keys {
+            self.marked[k] = false;
+        }
+        std::mem::take(&mut self.keys)
+    }
+}
 
 /// A `remat` instruction's parts.
 struct Remat<'i> {
@@ -135,42 +218,120 @@ impl<'a> Flow<'a> {
 
     /// Iterates to the fixpoint, then reports every error.
     pub fn run(&self, sink: &mut Sink) {
-        let n = self.a.blocks.len();
-        let mut outs: Vec<Option<State>> = vec![None; n];
-        let mut order = vec![usize::MAX; n];
-        for (i, &b) in self.cfg.rpo.iter().enumerate() {
-            order[b] = i;
-        }
-        let mut work: BTreeSet<usize> = (0..self.cfg.rpo.len()).collect();
-        while let Some(i) = work.pop_first() {
-            let b = self.cfg.rpo[i];
-            let mut state = self.in_state(b, &outs);
-            self.block(b, &mut state, None);
-            if outs[b].as_ref() != Some(&state) {
-                outs[b] = Some(state);
-                work.extend(self.cfg.linear_succs[b].iter().map(|&s| order[s]));
-            }
-        }
+        let outs = self.fixpoint();
         for &b in &self.cfg.rpo {
             let mut state = self.in_state(b, &outs);
-            self.block(b, &mut state, Some(sink));
+            self.check_block(b, &mut state, sink);
             self.check_edges(b, &state, sink);
         }
     }
 
-    fn in_state(&self, b: usize, outs: &[Option<State>]) -> State {
-        let keys = self.keys.len();
-        if b == 0 {
-            return vec![Label::UNDEF; keys];
+    /// The out-state of every reachable block at the fixpoint. A block's first visit runs
+    /// its transfer on its whole in-state; a later one recomputes only the keys of its
+    /// in-state whose predecessors' out-states changed, and from them, through the block's
+    /// summary (`summary.rs`, found on the first revisit), only the keys of its out-state
+    /// that depend on them. Each key of each block changes a bounded number of times (the
+    /// lattice's height), so deep loop nests, which send changes around many times, cost
+    /// per change rather than per block visit.
+    fn fixpoint(&self) -> Vec<Option<State>> {
+        let n = self.a.blocks.len();
+        let mut order = vec![usize::MAX; n];
+        for (i, &b) in self.cfg.rpo.iter().enumerate() {
+            order[b] = i;
         }
-        let mut state = self.meet_over(b, &self.cfg.preds[b], outs, true);
-        let linear = self.meet_over(b, &self.cfg.linear_preds[b], outs, false);
-        for (k, label) in linear.into_iter().enumerate() {
-            if self.keys.linear[k] {
-                state[k] = label;
+        let mut summaries: Vec<Option<Summary>> = vec![None; n];
+        let mut ins: Vec<State> = vec![Vec::new(); n];
+        let mut outs: Vec<Option<State>> = vec![None; n];
+        let mut dirty: Vec<Dirty> = vec![Dirty::default(); n];
+        let mut work: BTreeSet<usize> = (0..self.cfg.rpo.len()).collect();
+        while let Some(i) = work.pop_first() {
+            let b = self.cfg.rpo[i];
+            let changed = if outs[b].is_none() {
+                ins[b] = self.in_state(b, &outs);
+                let mut out = ins[b].clone();
+                self.transfer(b, &mut out);
+                outs[b] = Some(out);
+                (0..self.keys.len()).collect()
+            } else {
+                let keys = dirty[b].take();
+                let summary = summaries[b].get_or_insert_with(|| Summary::of(self, b));
+                self.revisit(b, keys, summary, &mut ins[b], &mut outs)
+            };
+            for &s in &self.cfg.linear_succs[b] {
+                // A block not visited yet computes its whole in-state on its first visit.
+                if outs[s].is_some() && !changed.is_empty() {
+                    for &k in &changed {
+                        dirty[s].mark(k, self.keys.len());
+                        // A lane view takes its slot's wave view where that holds a value.
+                        if let Some(own) = self.keys.own_of(k) {
+                            dirty[s].mark(own, self.keys.len());
+                        }
+                    }
+                    work.insert(order[s]);
+                }
             }
         }
-        for &(own, wave) in &self.keys.views {
+        outs
+    }
+
+    /// Recomputes the keys `keys` of block `b`'s in-state `entry` and the keys of its
+    /// out-state that its summary derives from those that changed; returns the out keys
+    /// that changed.
+    fn revisit(
+        &self,
+        b: usize,
+        keys: Vec<usize>,
+        summary: &Summary,
+        entry: &mut State,
+        outs: &mut [Option<State>],
+    ) -> Vec<usize> {
+        let mut changed_in = Vec::new();
+        for k in keys {
+            let label = self.in_key(b, k, outs);
+            if entry[k] != label {
+                entry[k] = label;
+                changed_in.push(k);
+            }
+        }
+        let out = outs[b]
+            .as_mut()
+            .expect("a revisited block has been visited");
+        let mut changed_out = Vec::new();
+        for k in changed_in {
+            for &j in summary.readers(k) {
+                let label = summary.resolve(j, self, entry);
+                if out[j] != label {
+                    out[j] = label;
+                    changed_out.push(j);
+                }
+            }
+        }
+        changed_out
+    }
+
+    /// The in-state of block `b`, from the out-states of the blocks visited so far:
+    /// [`Self::in_key`] of every key, computed edge by edge.
+    fn in_state(&self, b: usize, outs: &[Option<State>]) -> State {
+        if b == 0 {
+            return vec![Label::UNDEF; self.keys.len()];
+        }
+        let mut state = vec![Label::TOP; self.keys.len()];
+        for (edges, linear) in [
+            (&self.cfg.preds[b], false),
+            (&self.cfg.linear_preds[b], true),
+        ] {
+            for e in edges {
+                let Some(out) = &outs[e.from] else { continue };
+                let keys = state.iter_mut().zip(out).zip(&self.keys.linear);
+                for ((x, &y), _) in keys.filter(|&(_, &l)| l == linear) {
+                    *x = x.meet(y);
+                }
+                for k in self.keys.skipped(e.from, b).filter(|_| !linear) {
+                    state[k] = state[k].meet(Label::SKIPPED);
+                }
+            }
+        }
+        for (own, wave) in self.keys.views() {
             if state[wave].is_value() {
                 state[own] = state[wave];
             }
@@ -178,22 +339,43 @@ impl<'a> Flow<'a> {
         state
     }
 
-    /// The meet over `edges` into `b`; on logical edges, the keys written behind the
-    /// waiting lanes' back hold nothing known.
-    fn meet_over(&self, b: usize, edges: &[Edge], outs: &[Option<State>], logical: bool) -> State {
-        let mut acc = vec![Label::TOP; self.keys.len()];
+    /// Key `k` at block `b`'s entry: Undefined at the function's entry; elsewhere the meet
+    /// over the key's edges into `b` (linear or logical), except that a lane view takes its
+    /// slot's wave view where that holds a value (every lane holds it).
+    fn in_key(&self, b: usize, k: usize, outs: &[Option<State>]) -> Label {
+        if b == 0 {
+            return Label::UNDEF;
+        }
+        let own = self.meet_key(b, k, outs);
+        match self.keys.wave_of(k).map(|w| self.meet_key(b, w, outs)) {
+            Some(wave) if wave.is_value() => wave,
+            _ => own,
+        }
+    }
+
+    /// The meet of key `k` over its edges into `b`; on a logical edge whose waiting lanes
+    /// had `k` written behind their back, it holds nothing known.
+    fn meet_key(&self, b: usize, k: usize, outs: &[Option<State>]) -> Label {
+        let linear = self.keys.linear[k];
+        let edges = if linear {
+            &self.cfg.linear_preds[b]
+        } else {
+            &self.cfg.preds[b]
+        };
+        let mut acc = Label::TOP;
         for e in edges {
             let Some(out) = &outs[e.from] else { continue };
-            for (x, &y) in acc.iter_mut().zip(out) {
-                *x = x.meet(y);
-            }
-            if logical && self.keys.skips_any() {
-                for &k in self.keys.skipped(e.from, b) {
-                    acc[k] = acc[k].meet(Label::SKIPPED);
-                }
+            acc = acc.meet(out[k]);
+            if !linear && self.keys.skips_any() && self.keys.is_skipped(e.from, b, k) {
+                acc = acc.meet(Label::SKIPPED);
             }
         }
         acc
+    }
+
+    /// The number of keys, which a state holds one cell each of.
+    pub fn keys(&self) -> usize {
+        self.keys.len()
     }
 
     fn label(&self, v: Value, part: u16) -> Option<Label> {
@@ -205,134 +387,197 @@ impl<'a> Flow<'a> {
         units(loc).map(move |u| self.keys.read_key(u, uniform_reader))
     }
 
-    fn read(&self, state: &State, loc: Location, uniform_reader: bool) -> Vec<Label> {
+    fn read<C: Cell>(&self, state: &[C], loc: Location, uniform_reader: bool) -> Vec<C> {
         self.keys_of(loc, uniform_reader)
             .map(|k| state[k])
             .collect()
     }
 
-    /// Writes `label` to a unit: its own key, a slot's wave view (`wave`: what a store
+    /// Writes `cell` to a unit: its own key, a slot's wave view (`wave`: what a store
     /// leaves there), and clobbers the storage it shares.
-    fn set(&self, state: &mut State, u: Unit, label: Label, wave: Label) {
+    fn set<C: Cell>(&self, state: &mut [C], u: Unit, cell: C, wave: C) {
         let keys = self.keys.of(u);
-        state[keys.own] = label;
+        state[keys.own] = cell;
         if let Some(w) = keys.wave {
             state[w] = wave;
         }
         for &k in self.keys.aliases(keys.own) {
-            state[k] = Label::CLOBBERED;
+            state[k] = C::known(Label::CLOBBERED);
         }
     }
 
-    fn write_value(&self, state: &mut State, loc: Location, v: Value) {
+    fn write_value<C: Cell>(&self, state: &mut [C], loc: Location, v: Value) {
         for (i, u) in units(loc).enumerate() {
-            let label = self.label(v, i as u16).unwrap_or(Label::UNDEF);
+            let label = C::known(self.label(v, i as u16).unwrap_or(Label::UNDEF));
             self.set(state, u, label, label);
         }
     }
 
-    /// Runs block `b` on `state`, reporting into `sink` when given.
-    fn block(&self, b: usize, state: &mut State, mut sink: Option<&mut Sink>) {
+    /// Block `b`'s transfer on `state`: what its phis, operations and artefacts write.
+    /// Checks nothing; [`Self::check_block`] runs the same steps with the checks.
+    pub fn transfer<C: Cell>(&self, b: usize, state: &mut [C]) {
         let block = &self.a.blocks[b];
+        self.enter(block, state);
+        for inst in &block.insts {
+            self.step(b, inst, state);
+        }
+    }
+
+    /// At a block's entry every phi's location holds the phi.
+    fn enter<C: Cell>(&self, block: &chromatic::BlockData, state: &mut [C]) {
         for phi in &block.phis {
             if let Some(loc) = phi.def.loc {
                 self.write_value(state, loc, phi.def.value);
             }
         }
+    }
+
+    /// What instruction `inst` of block `b` writes.
+    fn step<C: Cell>(&self, b: usize, inst: &chromatic::Inst, state: &mut [C]) {
+        match &inst.kind {
+            InstKind::Op(op) => {
+                for d in &op.defs {
+                    if let Some(loc) = d.loc {
+                        self.write_value(state, loc, d.value);
+                    }
+                }
+            }
+            InstKind::Remat { dst, value, uses } => {
+                let remat = Remat {
+                    dst: *dst,
+                    value: *value,
+                    uses,
+                };
+                if self.remat_refusal(&remat, b).is_none() {
+                    self.write_value(state, *dst, *value);
+                } else {
+                    for u in units(*dst) {
+                        self.set(state, u, C::known(Label::UNDEF), C::known(Label::UNDEF));
+                    }
+                }
+            }
+            kind => self.moves(kind, state),
+        }
+    }
+
+    /// Runs block `b` on `state`, checking every instruction before its step.
+    fn check_block(&self, b: usize, state: &mut State, sink: &mut Sink) {
+        let block = &self.a.blocks[b];
+        self.enter(block, state);
         for (i, inst) in block.insts.iter().enumerate() {
             let at = At {
                 block: b,
                 point: Point::Inst(i),
                 pos: inst.pos,
             };
-            match &inst.kind {
-                InstKind::Op(op) => self.op(op, state, &at, sink.as_deref_mut()),
-                InstKind::Remat { dst, value, uses } => {
-                    let remat = Remat {
-                        dst: *dst,
-                        value: *value,
-                        uses,
-                    };
-                    self.remat(&remat, state, &at, sink.as_deref_mut())
-                }
-                kind => {
-                    if let Some(sink) = sink.as_deref_mut() {
-                        self.check_class_spill(kind, state, &at, sink);
-                    }
-                    self.moves(&moves_of(kind), state, &at, sink.as_deref_mut())
-                }
-            }
+            self.check_inst(inst, state, &at, sink);
+            self.step(b, inst, state);
         }
         let at = At {
             block: b,
             point: Point::Term,
             pos: block.term.pos(),
         };
-        for (k, u) in block.term.uses().iter().enumerate() {
-            if let (Some(loc), Some(sink)) = (u.loc, sink.as_deref_mut()) {
-                let at = At { pos: u.pos, ..at };
+        self.check_uses(block.term.uses().iter().enumerate(), state, &at, sink);
+    }
+
+    /// The checks of one instruction against the state before it.
+    fn check_inst(&self, inst: &chromatic::Inst, state: &State, at: &At, sink: &mut Sink) {
+        match &inst.kind {
+            InstKind::Op(op) => {
+                let uses = op.operands.iter().enumerate();
+                self.check_uses(
+                    uses.filter_map(|(k, o)| Some((k, o.as_use()?))),
+                    state,
+                    at,
+                    sink,
+                );
+            }
+            InstKind::Remat { dst, value, uses } => {
+                let remat = Remat {
+                    dst: *dst,
+                    value: *value,
+                    uses,
+                };
+                self.check_uses(uses.iter().enumerate(), state, at, sink);
+                self.check_remat(&remat, at, sink);
+            }
+            kind => {
+                self.check_class_spill(kind, state, at, sink);
+                let pairs: Vec<(Location, Location)> = moves_of(kind).collect();
+                self.check_moves(&pairs, state, at, sink);
+            }
+        }
+    }
+
+    /// Each located use (numbered) must hold its value.
+    fn check_uses<'u>(
+        &self,
+        uses: impl Iterator<Item = (usize, &'u chromatic::Use)>,
+        state: &State,
+        at: &At,
+        sink: &mut Sink,
+    ) {
+        for (k, u) in uses {
+            if let Some(loc) = u.loc {
+                let at = At { pos: u.pos, ..*at };
                 self.check_use(state, loc, u.value, &at, Operand::Use(k), sink);
             }
         }
     }
 
-    fn op(&self, op: &Op, state: &mut State, at: &At, sink: Option<&mut Sink>) {
-        if let Some(sink) = sink {
-            for (k, operand) in op.operands.iter().enumerate() {
-                if let Some((u, loc)) = operand.as_use().and_then(|u| Some((u, u.loc?))) {
-                    let at = At { pos: u.pos, ..*at };
-                    self.check_use(state, loc, u.value, &at, Operand::Use(k), sink);
-                }
-            }
+    /// Simultaneous moves: every source is read before any destination is written. A
+    /// source that holds nothing known leaves nothing known in its destination, and so does
+    /// a value the destination may not hold ([`Self::bans`]).
+    fn moves<C: Cell>(&self, kind: &InstKind, state: &mut [C]) {
+        let mut sources: Vec<C> =
+            Vec::with_capacity(moves_of(kind).map(|(s, _)| s.len()).sum::<u16>().into());
+        for (src, dst) in moves_of(kind) {
+            sources.extend(self.keys_of(src, self.holds_uniform(dst)).map(|k| state[k]));
         }
-        for d in &op.defs {
-            if let Some(loc) = d.loc {
-                self.write_value(state, loc, d.value);
+        let mut first = 0;
+        for (src, dst) in moves_of(kind) {
+            let fits = src.len() == dst.len();
+            let bans = self.bans(dst);
+            let whole_wave = self.whole_wave(src);
+            for (i, u) in units(dst).enumerate() {
+                let cell = if fits {
+                    sources[first + i].moved(self, bans)
+                } else {
+                    C::known(Label::UNDEF)
+                };
+                let wave = if whole_wave {
+                    cell
+                } else {
+                    C::known(Label::PER_LANE)
+                };
+                self.set(state, u, cell, wave);
             }
+            first += usize::from(src.len());
         }
     }
 
-    /// Simultaneous moves: every source is read before any destination is written. A
-    /// source that holds nothing known leaves nothing known in its destination.
-    fn moves(
-        &self,
-        pairs: &[(Location, Location)],
-        state: &mut State,
-        at: &At,
-        mut sink: Option<&mut Sink>,
-    ) {
+    /// The rules of simultaneous moves on the state before them.
+    fn check_moves(&self, pairs: &[(Location, Location)], state: &State, at: &At, sink: &mut Sink) {
         let sources: Vec<Vec<Label>> = pairs
             .iter()
             .map(|(s, d)| self.read(state, *s, self.holds_uniform(*d)))
             .collect();
-        if let Some(sink) = sink.as_deref_mut() {
-            self.check_scratch_to_uniform(pairs, state, at, sink);
-            self.check_pinned_sources(pairs, &sources, at, sink);
-        }
-        for (k, ((src, dst), labels)) in pairs.iter().zip(sources).enumerate() {
-            let labels = if labels.len() == usize::from(dst.len()) {
-                labels
-            } else {
-                vec![Label::UNDEF; usize::from(dst.len())]
-            };
-            let misplaced = labels
+        self.check_scratch_to_uniform(pairs, state, at, sink);
+        self.check_pinned_sources(pairs, &sources, at, sink);
+        for (k, ((_, dst), labels)) in pairs.iter().zip(&sources).enumerate() {
+            if labels.len() != usize::from(dst.len()) {
+                continue;
+            }
+            let bans = self.bans(*dst);
+            if let Some((kind, label)) = labels
                 .iter()
-                .find_map(|&l| Some((self.misplaced(*dst, l)?, l)));
-            if let (Some((kind, label)), Some(sink)) = (misplaced, sink.as_deref_mut()) {
+                .find_map(|&l| Some((self.banned(bans, l)?, l)))
+            {
                 self.report(sink, kind, at)
                     .operand(format!("move {k}"))
                     .location(chromatic::print::location(self.target, *dst))
                     .found(self.show(label));
-            }
-            let whole_wave = self.whole_wave(*src);
-            for (u, label) in units(*dst).zip(labels) {
-                let label = if self.misplaced(*dst, label).is_some() {
-                    Label::UNDEF
-                } else {
-                    label
-                };
-                let wave = if whole_wave { label } else { Label::PER_LANE };
-                self.set(state, u, label, wave);
             }
         }
     }
@@ -356,20 +601,26 @@ impl<'a> Flow<'a> {
         }
     }
 
-    /// The rule a move of `label` into `dst` breaks, if any: a per-lane value may not enter
-    /// a uniform register or lanes, nor a uniform value a per-lane register (lanes masked
-    /// off at the move would keep an older instance, which a later move back into a
-    /// uniform register could read). Slots follow their own rules (wave and lane slots).
-    fn misplaced(&self, dst: Location, label: Label) -> Option<ErrorKind> {
+    /// The values a move may not put into `dst`: a per-lane value may not enter a uniform
+    /// register or lanes, nor a uniform value a per-lane register (lanes masked off at the
+    /// move would keep an older instance, which a later move back into a uniform register
+    /// could read). Slots follow their own rules (wave and lane slots).
+    fn bans(&self, dst: Location) -> Bans {
+        let uniform = self.holds_uniform(dst);
+        Bans {
+            per_lane: uniform,
+            uniform: !uniform && dst.is_reg(),
+        }
+    }
+
+    /// The rule a move of `label` into a destination with `bans` breaks, if any.
+    fn banned(&self, bans: Bans, label: Label) -> Option<ErrorKind> {
         if !label.is_value() {
             return None;
         }
-        match (
-            self.is_uniform_value(label.value()),
-            self.holds_uniform(dst),
-        ) {
-            (false, true) => Some(ErrorKind::PerLaneInUniform),
-            (true, false) if dst.is_reg() => Some(ErrorKind::UniformInPerLane),
+        match self.is_uniform_value(label.value()) {
+            false if bans.per_lane => Some(ErrorKind::PerLaneInUniform),
+            true if bans.uniform => Some(ErrorKind::UniformInPerLane),
             _ => None,
         }
     }
@@ -443,37 +694,22 @@ impl<'a> Flow<'a> {
         }
     }
 
-    /// A recomputation: every operand must hold its value, then `dst` holds the value.
-    fn remat(&self, r: &Remat<'_>, state: &mut State, at: &At, sink: Option<&mut Sink>) {
-        let refusal = self.remat_refusal(r, at);
-        if let Some(sink) = sink {
-            for (k, u) in r.uses.iter().enumerate() {
-                if let Some(loc) = u.loc {
-                    let at = At { pos: u.pos, ..*at };
-                    self.check_use(state, loc, u.value, &at, Operand::Use(k), sink);
-                }
-            }
-            if let Some(why) = &refusal {
-                self.report(sink, ErrorKind::NotRematerialisable, at)
-                    .operand("remat")
-                    .location(chromatic::print::location(self.target, r.dst))
-                    .expected(format!("%{}", self.a.value(r.value).name))
-                    .note(why.clone());
-            }
-        }
-        if refusal.is_none() {
-            self.write_value(state, r.dst, r.value);
-        } else {
-            for u in units(r.dst) {
-                self.set(state, u, Label::UNDEF, Label::UNDEF);
-            }
+    /// A recomputation must recompute its value (its operands are checked as uses).
+    fn check_remat(&self, r: &Remat<'_>, at: &At, sink: &mut Sink) {
+        if let Some(why) = self.remat_refusal(r, at.block) {
+            self.report(sink, ErrorKind::NotRematerialisable, at)
+                .operand("remat")
+                .location(chromatic::print::location(self.target, r.dst))
+                .expected(format!("%{}", self.a.value(r.value).name))
+                .note(why);
         }
     }
 
-    /// Why `r` at `at` does not recompute its value, if it does not: the value's
-    /// definition may not be recomputed, or `r` reads other values than the definition's
-    /// operands, or it is in a block the definition's does not dominate (`fresh.rs`).
-    fn remat_refusal(&self, r: &Remat<'_>, at: &At) -> Option<String> {
+    /// Why `r` in block `in_block` does not recompute its value, if it does not: the
+    /// value's definition may not be recomputed, or `r` reads other values than the
+    /// definition's operands, or it is in a block the definition's does not dominate
+    /// (`fresh.rs`).
+    fn remat_refusal(&self, r: &Remat<'_>, in_block: usize) -> Option<String> {
         let how = self.value_map[r.value.index()].map(|o| (o, &self.recompute[o as usize]));
         let operands_given: Vec<Option<u32>> = r
             .uses
@@ -495,14 +731,14 @@ impl<'a> Flow<'a> {
                     operands.iter().map(|v| Some(v.index() as u32)).collect();
                 if operands_given != expected {
                     Some("it must read the operands of its definition, in order".into())
-                } else if *block == self.a.blocks[at.block].name.as_str() {
+                } else if *block == self.a.blocks[in_block].name.as_str() {
                     None
                 } else if *reads_fixed {
                     Some(format!(
                         "its pure definition in block `{block}` reads fixed registers, which \
                          hold one value only throughout that block"
                     ))
-                } else if self.fresh.dominated(original, at.block) {
+                } else if self.fresh.dominated(original, in_block) {
                     None
                 } else {
                     Some(format!(
@@ -512,21 +748,21 @@ impl<'a> Flow<'a> {
                 }
             }
             Some((_, Recompute::Select { join, selects })) => {
-                self.select_refusal(join, selects, &operands_given, at)
+                self.select_refusal(join, selects, &operands_given, in_block)
             }
             _ => Some("its definition is neither a `remat` operation nor a pure operation".into()),
         }
     }
 
-    /// Why a select of a phi of block `join` reading `given` at `at` does not recompute
-    /// it, if it does not: it must read the condition of a branch that decides the phi, in
+    /// Why a select of a phi of block `join` reading `given` in block `in_block` does not
+    /// recompute it, if it does not: it must read the condition of a branch that decides the phi, in
     /// a block `join` dominates (`select.rs`).
     fn select_refusal(
         &self,
         join: &str,
         selects: &[crate::select::Select],
         given: &[Option<u32>],
-        at: &At,
+        in_block: usize,
     ) -> Option<String> {
         let reads_cond = |s: &crate::select::Select| given == [Some(s.cond.index() as u32)];
         let join_block = self.a.blocks.iter().position(|b| b.name == join);
@@ -536,7 +772,7 @@ impl<'a> Flow<'a> {
                  the branch that decides its incoming edge"
                     .into(),
             )
-        } else if join_block.is_some_and(|j| self.fresh.dominates(j, at.block)) {
+        } else if join_block.is_some_and(|j| self.fresh.dominates(j, in_block)) {
             None
         } else {
             Some(format!(

@@ -101,10 +101,10 @@ pub(crate) struct Keys {
     pub linear: Vec<bool>,
     /// Per key: the keys a write to it clobbers (a register's lanes, a lane's register).
     aliases: Vec<Vec<usize>>,
-    /// (own, wave) keys of every slot unit with a wave view.
-    pub views: Vec<(usize, usize)>,
+    /// (own, wave) keys of every slot unit with a wave view, both increasing.
+    views: Vec<(usize, usize)>,
     /// Per logical edge (from, to): the per-lane keys written behind the waiting lanes'
-    /// back.
+    /// back, increasing.
     skipped: FxHashMap<(usize, usize), Vec<usize>>,
 }
 
@@ -175,8 +175,33 @@ impl Keys {
     }
 
     /// The per-lane keys written behind the back of lanes taking the logical edge.
-    pub fn skipped(&self, from: usize, to: usize) -> &[usize] {
-        self.skipped.get(&(from, to)).map_or(&[], Vec::as_slice)
+    pub fn skipped(&self, from: usize, to: usize) -> impl Iterator<Item = usize> + '_ {
+        let keys = self.skipped.get(&(from, to)).map_or(&[][..], Vec::as_slice);
+        keys.iter().copied()
+    }
+
+    /// The (own, wave) keys of every slot unit with a wave view.
+    pub fn views(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.views.iter().copied()
+    }
+
+    /// Whether `key` is written behind the back of lanes taking the logical edge.
+    pub fn is_skipped(&self, from: usize, to: usize, key: usize) -> bool {
+        self.skipped
+            .get(&(from, to))
+            .is_some_and(|keys| keys.binary_search(&key).is_ok())
+    }
+
+    /// The wave view of the slot unit whose lane view is `own`, if it has one.
+    pub fn wave_of(&self, own: usize) -> Option<usize> {
+        let i = self.views.binary_search_by_key(&own, |&(o, _)| o).ok()?;
+        Some(self.views[i].1)
+    }
+
+    /// The lane view of the slot unit whose wave view is `wave`, if `wave` is one.
+    pub fn own_of(&self, wave: usize) -> Option<usize> {
+        let i = self.views.binary_search_by_key(&wave, |&(_, w)| w).ok()?;
+        Some(self.views[i].0)
     }
 
     /// A write to register `r` changes its lanes; a write to a lane changes its register.
@@ -238,6 +263,10 @@ impl Keys {
                 add((x, j), &else_keys);
             }
         }
+        for keys in out.values_mut() {
+            keys.sort_unstable();
+            keys.dedup();
+        }
         out
     }
 
@@ -280,14 +309,19 @@ fn whole_wave_slots(f: &Function, target: &Target) -> FxHashSet<Unit> {
     out
 }
 
+/// A move's (source, destination).
+type Pair = (Location, Location);
+
 /// The (source, destination) pairs of an artefact's moves.
-pub(crate) fn moves_of(kind: &InstKind) -> Vec<(Location, Location)> {
-    match kind {
-        InstKind::ParallelCopy(moves) => moves.iter().map(|m| (m.src, m.dst)).collect(),
-        InstKind::Swap(x, y) => vec![(*x, *y), (*y, *x)],
-        InstKind::Spill(m) | InstKind::Reload(m) => vec![(m.src, m.dst)],
-        InstKind::Op(_) | InstKind::Remat { .. } => Vec::new(),
-    }
+pub(crate) fn moves_of(kind: &InstKind) -> impl Iterator<Item = Pair> + '_ {
+    let (copies, others): (&[chromatic::Move], [Option<Pair>; 2]) = match kind {
+        InstKind::ParallelCopy(moves) => (moves, [None, None]),
+        InstKind::Swap(x, y) => (&[], [Some((*x, *y)), Some((*y, *x))]),
+        InstKind::Spill(m) | InstKind::Reload(m) => (&[], [Some((m.src, m.dst)), None]),
+        InstKind::Op(_) | InstKind::Remat { .. } => (&[], [None, None]),
+    };
+    let copies = copies.iter().map(|m| (m.src, m.dst));
+    copies.chain(others.into_iter().flatten())
 }
 
 /// Every location the function names.

@@ -18,7 +18,8 @@
 //!    operand location; fixed, tied, early-clobber; shape of artefacts, moves between
 //!    classes only as class spills (below), parallel copies with disjoint destinations,
 //!    swaps of disjoint locations.
-//! 3. *Dataflow* (`dataflow.rs`): a forward analysis over location units.
+//! 3. *Dataflow* (`dataflow.rs`): a forward analysis over location units; its fixpoint
+//!    revisits a block through the block's summary (`summary.rs`).
 //!
 //! ## The lattice
 //!
@@ -108,6 +109,7 @@ mod order;
 mod select;
 mod sink;
 mod structure;
+mod summary;
 mod unit;
 
 pub use check::{verify, verify_program};
