@@ -63,14 +63,89 @@ pub struct Built {
     pub defs: Vec<Option<usize>>,
     /// The builder's working lists for fixed uses, kept for the next instruction.
     fixed: FixedUses,
+    /// [`build_into`]'s operands of the class, kept for the next instruction.
+    of_class: OfClass,
+}
+
+/// An instruction's value operands and definitions of one class, in operand order: what
+/// the builder reads, so that it walks the operands of other classes not at all. Assignment
+/// sorts an instruction's operands by class once for all its classes ([`OfClass::sort`]).
+#[derive(Clone, Debug, Default)]
+pub struct OfClass {
+    /// Value operands of the class: (operand index, use).
+    uses: Vec<(usize, Use)>,
+    /// Definitions of the class, by index.
+    defs: Vec<usize>,
+}
+
+impl OfClass {
+    /// No operands.
+    pub const EMPTY: OfClass = OfClass {
+        uses: Vec::new(),
+        defs: Vec::new(),
+    };
+
+    /// The operands of `class` in `ops`.
+    fn collect(&mut self, values: &[ValueData], class: ClassId, ops: Operands) {
+        self.uses.clear();
+        self.defs.clear();
+        let of_class = |v: Value| values[v.index()].class == class;
+        self.uses
+            .extend(value_uses(ops).filter(|(_, u)| of_class(u.value)));
+        let defs = ops.defs.iter().enumerate();
+        self.defs
+            .extend(defs.filter(|(_, d)| of_class(d.value)).map(|(k, _)| k));
+    }
+
+    /// Sorts the operands of `ops` into `by_class` (indexed by class; grown as needed) in
+    /// one pass; the lists of classes `ops` does not touch are left empty.
+    pub fn sort(values: &[ValueData], ops: Operands, by_class: &mut Vec<OfClass>) {
+        for of in by_class.iter_mut() {
+            of.uses.clear();
+            of.defs.clear();
+        }
+        let class = |v: Value| values[v.index()].class.index();
+        for (k, u) in value_uses(ops) {
+            list_of(by_class, class(u.value)).uses.push((k, u));
+        }
+        for (k, d) in ops.defs.iter().enumerate() {
+            list_of(by_class, class(d.value)).defs.push(k);
+        }
+    }
+
+    /// The class's value operands: (operand index, use).
+    pub fn uses(&self) -> &[(usize, Use)] {
+        &self.uses
+    }
+
+    /// The operand indices of the class's uses.
+    pub fn operands(&self) -> impl Iterator<Item = usize> + '_ {
+        self.uses.iter().map(|&(k, _)| k)
+    }
+
+    /// The values the class's uses read.
+    pub fn used_values(&self) -> impl Iterator<Item = Value> + '_ {
+        self.uses.iter().map(|(_, u)| u.value)
+    }
+
+    /// The indices of the class's definitions.
+    pub fn defs(&self) -> &[usize] {
+        &self.defs
+    }
+}
+
+/// The list of class `c` in `by_class`, grown to hold it.
+fn list_of(by_class: &mut Vec<OfClass>, c: usize) -> &mut OfClass {
+    if by_class.len() <= c {
+        by_class.resize_with(c + 1, OfClass::default);
+    }
+    &mut by_class[c]
 }
 
 /// What the builder collects about an instruction's fixed uses of one class.
 #[derive(Clone, Debug, Default)]
 struct FixedUses {
-    /// Value operands of the class: (operand index, use).
-    uses: Vec<(usize, Use)>,
-    /// Registers late definitions of the class are fixed to.
+    /// Registers late definitions are fixed to.
     late_fixed: Vec<Location>,
     /// The values read from a fixed register, sorted, each once.
     values: Vec<Value>,
@@ -79,14 +154,12 @@ struct FixedUses {
 }
 
 impl FixedUses {
-    fn collect(&mut self, ctx: &Context, ops: Operands) {
-        self.uses.clear();
-        self.uses.extend(uses_of(ctx, ops));
+    fn collect(&mut self, of: &OfClass, ops: Operands) {
         self.late_fixed.clear();
         let late = ops.defs.iter().filter(|d| !d.early_clobber);
         self.late_fixed.extend(late.filter_map(|d| d.fixed));
         self.values.clear();
-        let fixed = self.uses.iter().filter(|(_, u)| u.fixed.is_some());
+        let fixed = of.uses.iter().filter(|(_, u)| u.fixed.is_some());
         self.values.extend(fixed.map(|(_, u)| u.value));
         self.values.sort();
         self.values.dedup();
@@ -167,6 +240,20 @@ pub fn build_into(
     ops: Operands,
     built: &mut Built,
 ) {
+    let mut of = std::mem::take(&mut built.of_class);
+    of.collect(ctx.values, ctx.class, ops);
+    build_of_class(ctx, residents, (ops, &of), built);
+    built.of_class = of;
+}
+
+/// [`build_into`] with the operands of `ctx.class` sorted out already (`of`, from
+/// [`OfClass::sort`]).
+pub fn build_of_class(
+    ctx: &Context,
+    residents: &[(Value, Option<u16>)],
+    (ops, of): (Operands, &OfClass),
+    built: &mut Built,
+) {
     built.problem.units = ctx.units;
     built.problem.items.clear();
     built.roles.clear();
@@ -180,6 +267,7 @@ pub fn build_into(
     let mut b = Builder {
         ctx,
         ops,
+        of,
         built,
         residents: 0,
     };
@@ -193,6 +281,8 @@ pub fn build_into(
 struct Builder<'c, 'a, 'b> {
     ctx: &'c Context<'c>,
     ops: Operands<'a>,
+    /// The operands of `ctx.class`.
+    of: &'a OfClass,
     built: &'b mut Built,
     /// The items of resident values come first: this many.
     residents: usize,
@@ -241,14 +331,14 @@ impl Builder<'_, '_, '_> {
     /// sits in, if any) unless it lives on where a late fixed definition overwrites it;
     /// every other fixed register is read through a copy pinned there.
     fn fixed_uses(&mut self) {
-        if !uses_of(self.ctx, self.ops).any(|(_, u)| u.fixed.is_some()) {
+        if !self.of.uses.iter().any(|(_, u)| u.fixed.is_some()) {
             return;
         }
         let mut fixed = std::mem::take(&mut self.built.fixed);
-        fixed.collect(self.ctx, self.ops);
+        fixed.collect(self.of, self.ops);
         for &v in &fixed.values {
             let Some(vi) = self.item_of(v) else { continue };
-            registers_of(&fixed.uses, v, &mut fixed.regs);
+            registers_of(&self.of.uses, v, &mut fixed.regs);
             let lives = (self.ctx.lives_on)(v);
             let late_fixed = &fixed.late_fixed;
             let overwritten = |loc: Location| lives && late_fixed.iter().any(|&d| overlaps(d, loc));
@@ -269,7 +359,7 @@ impl Builder<'_, '_, '_> {
                     copy.pinned = self.ctx.first_of(loc);
                     self.push(copy, Role::Copy(v))
                 };
-                for (k, u) in &fixed.uses {
+                for (k, u) in &self.of.uses {
                     if u.value == v && u.fixed == Some(loc) {
                         self.built.reads[*k] = Some(reader);
                     }
@@ -281,7 +371,7 @@ impl Builder<'_, '_, '_> {
 
     /// Uses without a fixed register read their value's item.
     fn plain_uses(&mut self) {
-        for (k, u) in uses_of(self.ctx, self.ops) {
+        for &(k, u) in &self.of.uses {
             if u.fixed.is_none() {
                 self.built.reads[k] = self.item_of(u.value);
             }
@@ -293,14 +383,15 @@ impl Builder<'_, '_, '_> {
     /// copy of both instants.
     fn tied_defs(&mut self) {
         let mut taken: Vec<usize> = Vec::new();
-        for (d, def) in self.ops.defs.iter().enumerate() {
+        for &d in &self.of.defs {
+            let def = &self.ops.defs[d];
             let Some(t) = def.tied.map(usize::from) else {
                 continue;
             };
             let Some(u) = self.ops.operands.get(t).and_then(Operand::as_use).copied() else {
                 continue;
             };
-            if !self.ctx.of_class(def.value) || !self.ctx.of_class(u.value) {
+            if !self.ctx.of_class(u.value) {
                 continue;
             }
             let Some(read) = self.built.reads[t] else {
@@ -332,8 +423,9 @@ impl Builder<'_, '_, '_> {
     /// Early-clobber definitions span both instants, the others are late; fixed ones are
     /// pinned, a `prefer`red operand's position is wished for.
     fn other_defs(&mut self) {
-        for (d, def) in self.ops.defs.iter().enumerate() {
-            if self.built.defs[d].is_some() || !self.ctx.of_class(def.value) {
+        for &d in &self.of.defs {
+            let def = &self.ops.defs[d];
+            if self.built.defs[d].is_some() {
                 continue;
             }
             let span = if def.early_clobber {
@@ -356,13 +448,12 @@ impl Builder<'_, '_, '_> {
     }
 }
 
-/// Value operands of `ctx.class` in `ops`: (operand index, use).
-fn uses_of<'o>(ctx: &'o Context, ops: Operands<'o>) -> impl Iterator<Item = (usize, Use)> + 'o {
+/// Value operands in `ops`: (operand index, use).
+fn value_uses(ops: Operands<'_>) -> impl Iterator<Item = (usize, Use)> + '_ {
     ops.operands
         .iter()
         .enumerate()
         .filter_map(|(k, o)| Some((k, *o.as_use()?)))
-        .filter(move |(_, u)| ctx.of_class(u.value))
 }
 
 /// Whether two register ranges share a unit.

@@ -46,14 +46,14 @@ pub fn sequentialise(
     temp_slot: u32,
 ) -> Vec<InstKind> {
     let mut pending = expand(moves);
+    if !pending.iter().any(|m| is_read(&pending, m)) {
+        return merged_in_order(&pending);
+    }
     let mut out: Vec<InstKind> = Vec::new();
     let mut written: Vec<UnitMove> = Vec::new();
     while !pending.is_empty() {
-        let (ready, rest): (Vec<UnitMove>, Vec<UnitMove>) = pending.iter().partition(|m| {
-            !pending
-                .iter()
-                .any(|o| o.class == m.class && o.src == Src::Unit(m.dst))
-        });
+        let (ready, rest): (Vec<UnitMove>, Vec<UnitMove>) =
+            pending.iter().partition(|m| !is_read(&pending, m));
         pending = rest;
         if !ready.is_empty() {
             out.extend(ready.iter().map(emit));
@@ -66,6 +66,23 @@ pub fn sequentialise(
         }
     }
     merge_adjacent(out)
+}
+
+/// Whether a pending move still reads the unit `m` writes.
+fn is_read(pending: &[UnitMove], m: &UnitMove) -> bool {
+    pending
+        .iter()
+        .any(|o| o.class == m.class && o.src == Src::Unit(m.dst))
+}
+
+/// Moves none of which reads another's destination, in their order: what the general
+/// loop makes of them in one round, merged as it merges them.
+fn merged_in_order(units: &[UnitMove]) -> Vec<InstKind> {
+    let mut out: Vec<InstKind> = Vec::with_capacity(units.len());
+    for m in units {
+        push_merged(&mut out, emit(m));
+    }
+    out
 }
 
 fn expand(moves: &[Move]) -> Vec<UnitMove> {
@@ -276,19 +293,25 @@ impl Held<'_> {
 fn merge_adjacent(insts: Vec<InstKind>) -> Vec<InstKind> {
     let mut out: Vec<InstKind> = Vec::with_capacity(insts.len());
     for inst in insts {
-        if let (Some(InstKind::ParallelCopy(prev)), InstKind::ParallelCopy(next)) =
-            (out.last_mut(), &inst)
-        {
-            if let ([p], [n]) = (&mut prev[..], &next[..]) {
-                if let Some(merged) = extend(p, n) {
-                    *p = merged;
-                    continue;
-                }
-            }
-        }
-        out.push(inst);
+        push_merged(&mut out, inst);
     }
     out
+}
+
+/// Appends `inst` to `out`, merged into the last instruction when both are single-unit
+/// copies [`extend`] joins.
+fn push_merged(out: &mut Vec<InstKind>, inst: InstKind) {
+    if let (Some(InstKind::ParallelCopy(prev)), InstKind::ParallelCopy(next)) =
+        (out.last_mut(), &inst)
+    {
+        if let ([p], [n]) = (&mut prev[..], &next[..]) {
+            if let Some(merged) = extend(p, n) {
+                *p = merged;
+                return;
+            }
+        }
+    }
+    out.push(inst);
 }
 
 fn extend(p: &Move, n: &Move) -> Option<Move> {

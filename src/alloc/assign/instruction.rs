@@ -8,7 +8,7 @@
 //! when it can; the values that move and the copies fixed or tied operands read become
 //! one parallel copy before the instruction.
 
-use super::super::operands::{self, Built, Context, Operands, Role};
+use super::super::operands::{self, Built, Context, OfClass, Operands, Role};
 use super::super::packing;
 use super::super::parallel_copy::sequentialise;
 use super::super::TEMP_SLOT;
@@ -41,6 +41,8 @@ pub(super) struct Buffers {
     killed: Vec<Value>,
     placed: Placed,
     classes: Vec<ClassId>,
+    /// The instruction's operands by class.
+    of_class: Vec<OfClass>,
     residents: Vec<(Value, Option<u16>)>,
     /// Units held by values a solve leaves out of its problem.
     still: Vec<u64>,
@@ -311,9 +313,16 @@ impl Assigner<'_> {
             return Err(self.error(pos, message));
         }
         self.classes_of(ops, pins, &mut buf.classes);
+        let mut of_class = std::mem::take(&mut buf.of_class);
+        OfClass::sort(&self.f.values, ops, &mut of_class);
         for k in 0..buf.classes.len() {
             let class = buf.classes[k];
-            let problem = Problem { ops, killed, pins };
+            let problem = Problem {
+                ops,
+                of: of_class.get(class.index()).unwrap_or(&NO_OPERANDS),
+                killed,
+                pins,
+            };
             if !self.solve_around(class, problem, buf) {
                 buf.placement.at = self
                     .solve_whole(class, problem, buf)
@@ -325,8 +334,9 @@ impl Assigner<'_> {
                 after: &mut buf.after,
                 busy: &mut buf.busy,
             };
-            self.apply(ops, &buf.built, &buf.placement.at, &mut sink);
+            self.apply(problem, &buf.built, &buf.placement.at, &mut sink);
         }
+        buf.of_class = of_class;
         self.emit(&buf.moves, &buf.busy, &buf.classes, pos, out);
         for &(v, l) in &buf.after {
             self.set_loc(v, l);
@@ -360,18 +370,15 @@ impl Assigner<'_> {
     /// in `buf.placement`. False when that answer may move a value left out, or the
     /// register file is not as the values' locations say.
     fn solve_around(&mut self, class: ClassId, problem: Problem, buf: &mut Buffers) -> bool {
-        if self
-            .touched_residents(class, problem, &mut buf.residents)
+        let residents = &mut buf.residents;
+        let touched = self.touched_residents(class, problem, residents);
+        if touched
+            .and_then(|()| self.add_residents_under_pins(class, problem, residents))
             .is_none()
         {
             return false;
         }
         self.prepare(class, problem, &buf.residents, &mut buf.built);
-        match self.add_residents_under_pins(class, &buf.built, &mut buf.residents) {
-            None => return false,
-            Some(true) => self.prepare(class, problem, &buf.residents, &mut buf.built),
-            Some(false) => {}
-        }
         self.left_alone(class, &buf.residents, &mut buf.still);
         let order = self.regs.order(class);
         packing::near_around(&buf.built.problem, &buf.still, order, &mut buf.placement)
@@ -385,7 +392,7 @@ impl Assigner<'_> {
         residents: &[(Value, Option<u16>)],
         built: &mut Built,
     ) {
-        self.build(class, problem.ops, problem.killed, residents, built);
+        self.build(class, problem, residents, built);
         pin(built, problem.pins);
         self.keep_pinned_in_place(built);
         self.wish_affinities(built, problem.ops);
@@ -401,29 +408,41 @@ impl Assigner<'_> {
         out: &mut Vec<(Value, Option<u16>)>,
     ) -> Option<()> {
         out.clear();
-        let used = problem.ops.operands.iter().filter_map(Operand::as_use);
-        let values = used
-            .map(|u| u.value)
-            .chain(problem.pins.iter().map(|&(v, _)| v));
-        for v in values.filter(|&v| self.f.value(v).class == class) {
+        let pinned = problem.pins.iter().map(|&(v, _)| v);
+        let pinned = pinned.filter(|&v| self.f.value(v).class == class);
+        for v in problem.of.used_values().chain(pinned) {
             out.push((v, Some(self.resident_first(class, v)?)));
         }
         sort_by_unit(out);
         Some(())
     }
 
-    /// Adds to `residents` the values under the pinned items of `built`; whether it added
-    /// any, `None` when one of them is not where its location says.
+    /// Adds to `residents` the values under the items the problem will pin: the registers
+    /// the class's fixed uses read and its fixed definitions write, and those `pins` names
+    /// (a pinned value's own item stays where it is, over itself). `None` when one of them
+    /// is not where its location says.
     fn add_residents_under_pins(
         &self,
         class: ClassId,
-        built: &Built,
+        problem: Problem,
         residents: &mut Vec<(Value, Option<u16>)>,
-    ) -> Option<bool> {
+    ) -> Option<()> {
         let before = residents.len();
-        for item in &built.problem.items {
-            let Some(at) = item.pinned else { continue };
-            for u in at..at.saturating_add(item.size) {
+        let uses = problem.of.uses().iter().map(|(_, u)| (u.value, u.fixed));
+        let defs = problem.of.defs().iter().map(|&d| &problem.ops.defs[d]);
+        let pins = problem.pins.iter().map(|&(v, l)| (v, Some(l)));
+        let pinned = uses.chain(defs.map(|d| (d.value, d.fixed))).chain(pins);
+        for (v, at) in pinned {
+            let Some(Location::Reg {
+                class: c, first, ..
+            }) = at
+            else {
+                continue;
+            };
+            if c != class {
+                continue;
+            }
+            for u in first..first.saturating_add(self.f.value(v).size) {
                 let Some(w) = self.regs.occupant(class, u) else {
                     continue;
                 };
@@ -432,11 +451,10 @@ impl Assigner<'_> {
                 }
             }
         }
-        let added = residents.len() > before;
-        if added {
+        if residents.len() > before {
             sort_by_unit(residents);
         }
-        Some(added)
+        Some(())
     }
 
     /// The first unit of `v` when every unit of its location in `class` holds it.
@@ -483,11 +501,11 @@ impl Assigner<'_> {
     fn build(
         &self,
         class: ClassId,
-        ops: Operands,
-        killed: &[Value],
+        problem: Problem,
         residents: &[(Value, Option<u16>)],
         built: &mut Built,
     ) {
+        let killed = problem.killed;
         let lives_on = |v: Value| !killed.contains(&v);
         let ctx = Context {
             target: self.target,
@@ -496,15 +514,15 @@ impl Assigner<'_> {
             values: &self.f.values,
             lives_on: &lives_on,
         };
-        operands::build_into(&ctx, residents, ops, built);
+        operands::build_of_class(&ctx, residents, (problem.ops, problem.of), built);
     }
 
     /// Takes the solution of one class: values that move, copies, where operands are read
     /// and definitions written. The class's residents that move or die leave the register
     /// file; `after` lists those that move and stay live, at their new place (a value that
     /// stays where it is keeps its units: nothing placed later overlaps it).
-    fn apply(&mut self, ops: Operands, built: &Built, at: &[u16], out: &mut Solution) {
-        let f = self.f;
+    fn apply(&mut self, problem: Problem, built: &Built, at: &[u16], out: &mut Solution) {
+        let (f, ops) = (self.f, problem.ops);
         let item_loc = |i: usize, v: Value| Location::Reg {
             class: f.value(v).class,
             first: at[i],
@@ -546,14 +564,14 @@ impl Assigner<'_> {
                 Role::Def(_) => {}
             }
         }
-        for (k, item) in built.reads.iter().enumerate() {
-            if let (Some(i), Some(u)) = (item, ops.operands[k].as_use()) {
-                out.placed.reads[k] = Some(item_loc(*i, u.value));
+        for k in problem.of.operands() {
+            if let (Some(i), Some(u)) = (built.reads[k], ops.operands[k].as_use()) {
+                out.placed.reads[k] = Some(item_loc(i, u.value));
             }
         }
-        for (d, item) in built.defs.iter().enumerate() {
-            if let Some(i) = item {
-                out.placed.defs[d] = Some(self.reg_of(ops.defs[d].value, at[*i]));
+        for &d in problem.of.defs() {
+            if let Some(i) = built.defs[d] {
+                out.placed.defs[d] = Some(self.reg_of(ops.defs[d].value, at[i]));
             }
         }
     }
@@ -659,9 +677,14 @@ impl Assigner<'_> {
 #[derive(Clone, Copy)]
 struct Problem<'o> {
     ops: Operands<'o>,
+    /// The operands of the class solved.
+    of: &'o OfClass,
     killed: &'o [Value],
     pins: &'o [(Value, Location)],
 }
+
+/// The operands of a class the instruction has none of (a class only `pins` names).
+static NO_OPERANDS: OfClass = OfClass::EMPTY;
 
 /// Residents in unit order, each once.
 fn sort_by_unit(residents: &mut Vec<(Value, Option<u16>)>) {
