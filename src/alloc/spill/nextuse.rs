@@ -47,8 +47,8 @@ impl Uses {
                 let n = block.insts.len() as u32;
                 let mut uses: Vec<(Value, u32)> = Vec::new();
                 for (i, inst) in block.insts.iter().enumerate() {
-                    for v in inst_uses(&inst.kind) {
-                        uses.push((v, i as u32));
+                    if let InstKind::Op(op) = &inst.kind {
+                        uses.extend(op.uses().map(|u| (u.value, i as u32)));
                     }
                 }
                 uses.extend(block.term.uses().iter().map(|u| (u.value, n)));
@@ -83,14 +83,6 @@ impl Uses {
     /// Whether `b` reads `v` anywhere.
     pub fn reads(&self, b: Block, v: Value) -> bool {
         self.next(b, v, 0).is_some()
-    }
-}
-
-/// The values an instruction reads (spill pseudo-operations included).
-fn inst_uses(kind: &InstKind) -> Vec<Value> {
-    match kind {
-        InstKind::Op(op) => op.uses().map(|u| u.value).collect(),
-        _ => Vec::new(),
     }
 }
 
@@ -134,13 +126,6 @@ impl NextUse {
             for &b in &post {
                 for k in 0..out[b.index()].len() {
                     let v = out[b.index()][k].0;
-                    let live: Vec<Block> = graph
-                        .succs(b)
-                        .iter()
-                        .copied()
-                        .filter(|s| liveness.live_in(*s).binary_search(&v).is_ok())
-                        .collect();
-                    let run = live.iter().copied().filter(|&s| !skip(b, s));
                     let through = |s: Block| {
                         let from_entry = match uses.next(s, v, 0) {
                             Some(p) => u64::from(p),
@@ -148,11 +133,7 @@ impl NextUse {
                         };
                         from_entry.saturating_add(exit_penalty(loops, b, s))
                     };
-                    let d = run
-                        .map(through)
-                        .min()
-                        .or_else(|| live.iter().map(|&s| through(s)).min())
-                        .unwrap_or(NEVER);
+                    let d = nearest_through(graph, liveness, b, v, skip, through);
                     if d < out[b.index()][k].1 {
                         out[b.index()][k].1 = d;
                         changed = true;
@@ -178,6 +159,31 @@ impl NextUse {
             }
         }
     }
+}
+
+/// The least distance `through` gives over the successors of `b` where `v` is live in:
+/// over those not skipped when there are any, else over all of them; `NEVER` when `v`
+/// is live in none. One pass over the successors, no list of them built.
+fn nearest_through(
+    graph: &Graph,
+    liveness: &Liveness,
+    b: Block,
+    v: Value,
+    skip: &dyn Fn(Block, Block) -> bool,
+    through: impl Fn(Block) -> u64,
+) -> u64 {
+    let (mut run, mut any): (Option<u64>, Option<u64>) = (None, None);
+    for &s in graph.succs(b) {
+        if liveness.live_in(s).binary_search(&v).is_err() {
+            continue;
+        }
+        let d = through(s);
+        any = Some(any.map_or(d, |x| x.min(d)));
+        if !skip(b, s) {
+            run = Some(run.map_or(d, |x| x.min(d)));
+        }
+    }
+    run.or(any).unwrap_or(NEVER)
 }
 
 fn lookup(out: &[(Value, u64)], v: Value) -> u64 {
