@@ -531,7 +531,7 @@ impl Belady<'_, '_> {
             .filter(|&v| self.back_edge_reloads(b, v, &walked.evictions))
             .filter(|&v| self.exit_reads(b, v))
             .collect();
-        wanted.sort_by_key(|&v| (self.next.at_end(b, v), v));
+        wanted.sort_by_cached_key(|&v| (self.next.at_end(b, v), v));
         let n = self.f().block(b).insts.len() as u32;
         let lives = |v: Value| live_out.contains(&v);
         let mut held = Set {
@@ -843,7 +843,8 @@ impl Belady<'_, '_> {
         while changed {
             changed = false;
             for &b in order.iter().rev() {
-                for v in self.plans[b.index()].entry.clone() {
+                for k in 0..self.plans[b.index()].entry.len() {
+                    let v = self.plans[b.index()].entry[k];
                     if !needed[b.index()].contains(&v) && self.needed_at_entry(b, v, &needed) {
                         needed[b.index()].insert(v);
                         changed = true;
@@ -1200,8 +1201,8 @@ impl Belady<'_, '_> {
         let (mut used, mut through): (Vec<Value>, Vec<Value>) =
             candidates.iter().partition(|&&v| used_in_loop(v));
         let by_distance = |v: &Value| (!dead(*v), self.entry_distance(b, *v), *v);
-        used.sort_by_key(by_distance);
-        through.sort_by_key(by_distance);
+        used.sort_by_cached_key(by_distance);
+        through.sort_by_cached_key(by_distance);
         let k = u32::from(self.input.budget);
         let used_units: u32 = used.iter().map(|&v| self.rounded(v)).sum();
         let through_units: u32 = through.iter().map(|&v| self.rounded(v)).sum();
@@ -1292,8 +1293,8 @@ impl Belady<'_, '_> {
         }
         let remat = &self.input.flags.remat;
         let by_distance = |v: &Value| (remat[v.index()], self.entry_distance(b, *v), *v);
-        all.sort_by_key(by_distance);
-        some.sort_by_key(by_distance);
+        all.sort_by_cached_key(by_distance);
+        some.sort_by_cached_key(by_distance);
         all.extend(some);
         all
     }
