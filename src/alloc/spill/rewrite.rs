@@ -29,7 +29,8 @@ use crate::analysis::cfg::Graph;
 use crate::analysis::liveness::Liveness;
 use crate::program::*;
 use crate::target::{ClassId, SpillTarget, Target};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use rustc_hash::FxHashMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Where a spilled value can be found again.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -348,8 +349,8 @@ impl<'t> State<'t> {
 
     /// Where each of `values` is defined: block, and the index right after its defining
     /// instruction (0 for a phi).
-    fn def_sites(&self, values: &[Value]) -> HashMap<Value, (Block, u32)> {
-        let mut sites = HashMap::new();
+    fn def_sites(&self, values: &[Value]) -> FxHashMap<Value, (Block, u32)> {
+        let mut sites = FxHashMap::default();
         let mut wanted = vec![false; self.f.values.len()];
         for v in values {
             wanted[v.index()] = true;
@@ -374,8 +375,8 @@ impl<'t> State<'t> {
 
     /// Builds the pseudo-operations and puts them in their blocks; returns, for every
     /// reload made, the value it stands for.
-    fn insert(&mut self, code: Code) -> HashMap<Value, Value> {
-        let mut defs = HashMap::new();
+    fn insert(&mut self, code: Code) -> FxHashMap<Value, Value> {
+        let mut defs = FxHashMap::default();
         let mut per_block: BTreeMap<Block, Vec<(u32, Slot, usize, Inst)>> = BTreeMap::new();
         for (seq, (b, at, slot, pending)) in code.items.into_iter().enumerate() {
             let pos = self.position(b, at);
@@ -425,7 +426,7 @@ impl<'t> State<'t> {
     fn repair(
         &mut self,
         tracked: &[Value],
-        defs: &HashMap<Value, Value>,
+        defs: &FxHashMap<Value, Value>,
         removed: &[Value],
     ) -> Result<(), AllocError> {
         let (origin, home, flags) = (&mut self.origin, &mut self.home, &mut self.flags);
@@ -506,7 +507,7 @@ fn reloaded_not_around(coupling: &[(Block, EdgeCode)]) -> BTreeSet<Value> {
 fn live_spans(
     input: &ClassInput,
     order: &[Block],
-    def_sites: &HashMap<Value, (Block, u32)>,
+    def_sites: &FxHashMap<Value, (Block, u32)>,
     values: usize,
 ) -> Vec<Vec<Block>> {
     let mut spans: Vec<Vec<Block>> = vec![Vec::new(); values];
@@ -544,7 +545,8 @@ fn first_evictions(
     }
     let mut points = points.to_vec();
     points.sort();
-    let mut stored_out: HashMap<Block, bool> = HashMap::with_capacity(span.len());
+    let mut stored_out: FxHashMap<Block, bool> =
+        FxHashMap::with_capacity_and_hasher(span.len(), Default::default());
     let mut chosen = Vec::new();
     for &b in span {
         let mut stored = b != def_block
