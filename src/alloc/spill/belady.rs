@@ -681,8 +681,7 @@ impl Belady<'_, '_> {
             .filter(|v| held.binary_search(v).is_ok())
             .collect();
         let need = edges::Need::of_edges(p, &held, &protected, &[successor]);
-        let room =
-            |set: &BTreeSet<Value>| edges::fits_in(f, self.input.target, self.input.budget, set);
+        let room = |set: &SortedSet| edges::fits_in(f, self.input.target, self.input.budget, set);
         let size = |v: Value| u32::from(self.size(v));
         edges::edge_code(&need, &room, &size).stuck.is_some()
     }
@@ -779,8 +778,7 @@ impl Belady<'_, '_> {
             .filter(|v| plan.exit.binary_search(v).is_ok())
             .collect();
         let need = edges::Need::of_edges(b, &plan.exit, &protected, &succs);
-        let room =
-            |set: &BTreeSet<Value>| edges::fits_in(f, self.input.target, self.input.budget, set);
+        let room = |set: &SortedSet| edges::fits_in(f, self.input.target, self.input.budget, set);
         let size = |v: Value| u32::from(self.size(v));
         edges::edge_code(&need, &room, &size).stuck.map(|_| need)
     }
@@ -838,7 +836,7 @@ impl Belady<'_, '_> {
 
     fn drop_unneeded_round(&mut self) {
         let order = visit_order(self.input.graph, self.input.loops, self.input.f);
-        let mut needed: Vec<BTreeSet<Value>> = vec![BTreeSet::new(); self.plans.len()];
+        let mut needed: Vec<SortedSet> = vec![SortedSet::default(); self.plans.len()];
         let mut changed = true;
         while changed {
             changed = false;
@@ -884,7 +882,7 @@ impl Belady<'_, '_> {
 
     /// Whether `v`, in registers at the entry of `b`, is read there before it leaves
     /// them, or stays in them to the end into a successor that needs it.
-    fn needed_at_entry(&self, b: Block, v: Value, needed: &[BTreeSet<Value>]) -> bool {
+    fn needed_at_entry(&self, b: Block, v: Value, needed: &[SortedSet]) -> bool {
         let plan = &self.plans[b.index()];
         let first_eviction = plan
             .evictions

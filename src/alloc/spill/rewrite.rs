@@ -24,6 +24,7 @@ use super::belady::{visit_order, Decisions, DefFlags};
 use super::edges::{self, EdgeCode, EdgeOp, Need, Successor};
 use super::pseudo;
 use super::repair;
+use super::sorted::SortedSet;
 use crate::alloc::AllocError;
 use crate::analysis::cfg::Graph;
 use crate::analysis::liveness::Liveness;
@@ -212,7 +213,7 @@ impl<'t> State<'t> {
             let a = self.target.class(data.class).align.alignment(data.size);
             u32::from(data.size.div_ceil(a) * a)
         };
-        let room = |set: &BTreeSet<Value>| edges::fits_in(&self.f, self.target, input.budget, set);
+        let room = |set: &SortedSet| edges::fits_in(&self.f, self.target, input.budget, set);
         let mut out = Vec::new();
         for p in self.f.block_ids() {
             let succs: Vec<Successor> = input
