@@ -181,11 +181,13 @@ impl<'t> State<'t> {
             in_memory[v.index()] = true;
         }
         for b in self.f.block_ids().collect::<Vec<_>>() {
-            let phis = std::mem::take(&mut self.f.blocks[b.index()].phis);
-            if phis.iter().any(|p| in_memory[p.def.value.index()]) {
-                let order = phis.iter().map(|p| p.def.value).collect();
-                self.phi_order.entry(b).or_insert(order);
+            let phis = &self.f.blocks[b.index()].phis;
+            if !phis.iter().any(|p| in_memory[p.def.value.index()]) {
+                continue;
             }
+            let order = phis.iter().map(|p| p.def.value).collect();
+            self.phi_order.entry(b).or_insert(order);
+            let phis = std::mem::take(&mut self.f.blocks[b.index()].phis);
             let (memory, register): (Vec<Phi>, Vec<Phi>) = phis
                 .into_iter()
                 .partition(|p| in_memory[p.def.value.index()]);
