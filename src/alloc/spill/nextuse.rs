@@ -9,7 +9,10 @@
 //! leaves — a value used only after a loop is farther than any value used in it, so
 //! Belady's rule evicts it first and reloads it after the loop. The distances at block
 //! ends are a backward fixpoint over the CFG (unreachable regions included), with one
-//! sorted map per block.
+//! sorted map per block: a worklist seeded in post-order, where a block whose distances
+//! fell puts its predecessors back (the distances only fall, so any order reaches the
+//! same fixpoint; the worklist visits a block again only when a successor changed,
+//! instead of every block on every round).
 //!
 //! On the linear CFG of uniform values, the edges a wave takes only when no lane takes a
 //! side of a divergent branch (`Divergence::is_skip`) do not count while another edge
@@ -22,6 +25,7 @@ use crate::analysis::liveness::Liveness;
 use crate::analysis::loops::Loops;
 use crate::program::{Block, Function, InstKind, Value};
 use crate::target::ClassId;
+use std::collections::VecDeque;
 
 /// Distance of a value that is never read again.
 pub const NEVER: u64 = u64::MAX;
@@ -120,23 +124,30 @@ impl NextUse {
             .collect();
         let mut post = super::belady::visit_order(graph, loops, f);
         post.reverse();
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for &b in &post {
-                for k in 0..out[b.index()].len() {
-                    let v = out[b.index()][k].0;
-                    let through = |s: Block| {
-                        let from_entry = match uses.next(s, v, 0) {
-                            Some(p) => u64::from(p),
-                            None => len[s.index()].saturating_add(lookup(&out[s.index()], v)),
-                        };
-                        from_entry.saturating_add(exit_penalty(loops, b, s))
+        let mut queued = vec![true; f.blocks.len()];
+        let mut work: VecDeque<Block> = post.into_iter().collect();
+        while let Some(b) = work.pop_front() {
+            queued[b.index()] = false;
+            let mut changed = false;
+            for k in 0..out[b.index()].len() {
+                let v = out[b.index()][k].0;
+                let through = |s: Block| {
+                    let from_entry = match uses.next(s, v, 0) {
+                        Some(p) => u64::from(p),
+                        None => len[s.index()].saturating_add(lookup(&out[s.index()], v)),
                     };
-                    let d = nearest_through(graph, liveness, b, v, skip, through);
-                    if d < out[b.index()][k].1 {
-                        out[b.index()][k].1 = d;
-                        changed = true;
+                    from_entry.saturating_add(exit_penalty(loops, b, s))
+                };
+                let d = nearest_through(graph, liveness, b, v, skip, through);
+                if d < out[b.index()][k].1 {
+                    out[b.index()][k].1 = d;
+                    changed = true;
+                }
+            }
+            if changed {
+                for &p in graph.preds(b) {
+                    if !std::mem::replace(&mut queued[p.index()], true) {
+                        work.push_back(p);
                     }
                 }
             }
