@@ -53,7 +53,12 @@ pub fn colour_memory(
     placed
 }
 
+/// Nothing to colour costs nothing: the interference of no owners would still walk the
+/// function and solve its dataflow over every block.
 fn colour_slots(f: &Function, graph: &Graph, owners: Owners) -> Vec<(Value, u32)> {
+    if owners.list.is_empty() {
+        return Vec::new();
+    }
     let adj = interference(f, graph, owners.list, owners.phis);
     place(f, owners, &adj, None, u32::MAX)
 }
