@@ -44,7 +44,7 @@ use crate::analysis::loops::Loops;
 use crate::analysis::Analysis;
 use crate::program::*;
 use crate::target::{ClassId, SpillTarget, Target};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// The decisions for one class.
 #[derive(Clone, Debug, Default)]
@@ -836,20 +836,7 @@ impl Belady<'_, '_> {
 
     fn drop_unneeded_round(&mut self) {
         let order = visit_order(self.input.graph, self.input.loops, self.input.f);
-        let mut needed: Vec<SortedSet> = vec![SortedSet::default(); self.plans.len()];
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for &b in order.iter().rev() {
-                for k in 0..self.plans[b.index()].entry.len() {
-                    let v = self.plans[b.index()].entry[k];
-                    if !needed[b.index()].contains(&v) && self.needed_at_entry(b, v, &needed) {
-                        needed[b.index()].insert(v);
-                        changed = true;
-                    }
-                }
-            }
-        }
+        let needed = self.needed_at_entries(&order);
         for &b in &order {
             let protected = self.protected(b);
             let phis: Vec<Value> = self.f().block(b).phis.iter().map(|p| p.def.value).collect();
@@ -864,6 +851,36 @@ impl Belady<'_, '_> {
                 self.leave_from_entry(b, v);
             }
         }
+    }
+
+    /// Per block, the values of its entry W that are needed there ([`Self::needed_at_entry`]):
+    /// a least fixpoint, growing from nothing. A worklist seeded in post-order puts a
+    /// block's predecessors back when its set grows; the sets only grow, so the order of
+    /// the visits does not change the fixpoint, and a block is visited again only when a
+    /// successor changed, not on every round.
+    fn needed_at_entries(&self, order: &[Block]) -> Vec<SortedSet> {
+        let mut needed: Vec<SortedSet> = vec![SortedSet::default(); self.plans.len()];
+        let mut queued = vec![false; self.plans.len()];
+        order.iter().for_each(|b| queued[b.index()] = true);
+        let mut work: VecDeque<Block> = order.iter().rev().copied().collect();
+        while let Some(b) = work.pop_front() {
+            queued[b.index()] = false;
+            let mut grew = false;
+            for &v in &self.plans[b.index()].entry {
+                if !needed[b.index()].contains(&v) && self.needed_at_entry(b, v, &needed) {
+                    needed[b.index()].insert(v);
+                    grew = true;
+                }
+            }
+            if grew {
+                for &p in self.input.graph.preds(b) {
+                    if !std::mem::replace(&mut queued[p.index()], true) {
+                        work.push_back(p);
+                    }
+                }
+            }
+        }
+        needed
     }
 
     /// Records, per block, the exit values the final kept sets protect.
@@ -1334,8 +1351,9 @@ impl Belady<'_, '_> {
         let f = self.input.f;
         let n = f.block(b).insts.len() as u32;
         let mut crowded: Option<Vec<u64>> = None;
+        let mut reads = Vec::new();
         for i in 0..=n {
-            let reads = self.reads_at(b, i);
+            self.fill_reads(b, i, &mut reads);
             for &v in &reads {
                 if w.values.insert(v) {
                     walked.reloads.push((i, v));
@@ -1393,16 +1411,23 @@ impl Belady<'_, '_> {
     /// The distinct values of the class instruction `i` reads (the terminator's uses at
     /// the block's last position).
     fn reads_at(&self, b: Block, i: u32) -> Vec<Value> {
+        let mut reads = Vec::new();
+        self.fill_reads(b, i, &mut reads);
+        reads
+    }
+
+    /// [`Self::reads_at`] into `reads`, a buffer reused from instruction to instruction.
+    fn fill_reads(&self, b: Block, i: u32, reads: &mut Vec<Value>) {
+        reads.clear();
         let block = self.f().block(b);
-        let mut reads: Vec<Value> = match block.insts.get(i as usize).map(|inst| &inst.kind) {
-            Some(InstKind::Op(op)) => op.uses().map(|u| u.value).collect(),
-            Some(_) => Vec::new(),
-            None => block.term.uses().iter().map(|u| u.value).collect(),
-        };
+        match block.insts.get(i as usize).map(|inst| &inst.kind) {
+            Some(InstKind::Op(op)) => reads.extend(op.uses().map(|u| u.value)),
+            Some(_) => {}
+            None => reads.extend(block.term.uses().iter().map(|u| u.value)),
+        }
         reads.retain(|&v| self.of_class(v));
         reads.sort();
         reads.dedup();
-        reads
     }
 
     fn defs_at(&self, b: Block, i: u32) -> Vec<Value> {
