@@ -44,7 +44,7 @@ use crate::analysis::loops::Loops;
 use crate::analysis::Analysis;
 use crate::program::*;
 use crate::target::{ClassId, SpillTarget, Target};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// The decisions for one class.
 #[derive(Clone, Debug, Default)]
@@ -531,7 +531,7 @@ impl Belady<'_, '_> {
             .filter(|&v| self.back_edge_reloads(b, v, &walked.evictions))
             .filter(|&v| self.exit_reads(b, v))
             .collect();
-        wanted.sort_by_key(|&v| (self.next.at_end(b, v), v));
+        wanted.sort_by_cached_key(|&v| (self.next.at_end(b, v), v));
         let n = self.f().block(b).insts.len() as u32;
         let lives = |v: Value| live_out.contains(&v);
         let mut held = Set {
@@ -681,8 +681,7 @@ impl Belady<'_, '_> {
             .filter(|v| held.binary_search(v).is_ok())
             .collect();
         let need = edges::Need::of_edges(p, &held, &protected, &[successor]);
-        let room =
-            |set: &BTreeSet<Value>| edges::fits_in(f, self.input.target, self.input.budget, set);
+        let room = |set: &SortedSet| edges::fits_in(f, self.input.target, self.input.budget, set);
         let size = |v: Value| u32::from(self.size(v));
         edges::edge_code(&need, &room, &size).stuck.is_some()
     }
@@ -779,8 +778,7 @@ impl Belady<'_, '_> {
             .filter(|v| plan.exit.binary_search(v).is_ok())
             .collect();
         let need = edges::Need::of_edges(b, &plan.exit, &protected, &succs);
-        let room =
-            |set: &BTreeSet<Value>| edges::fits_in(f, self.input.target, self.input.budget, set);
+        let room = |set: &SortedSet| edges::fits_in(f, self.input.target, self.input.budget, set);
         let size = |v: Value| u32::from(self.size(v));
         edges::edge_code(&need, &room, &size).stuck.map(|_| need)
     }
@@ -838,19 +836,7 @@ impl Belady<'_, '_> {
 
     fn drop_unneeded_round(&mut self) {
         let order = visit_order(self.input.graph, self.input.loops, self.input.f);
-        let mut needed: Vec<BTreeSet<Value>> = vec![BTreeSet::new(); self.plans.len()];
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for &b in order.iter().rev() {
-                for v in self.plans[b.index()].entry.clone() {
-                    if !needed[b.index()].contains(&v) && self.needed_at_entry(b, v, &needed) {
-                        needed[b.index()].insert(v);
-                        changed = true;
-                    }
-                }
-            }
-        }
+        let needed = self.needed_at_entries(&order);
         for &b in &order {
             let protected = self.protected(b);
             let phis: Vec<Value> = self.f().block(b).phis.iter().map(|p| p.def.value).collect();
@@ -865,6 +851,36 @@ impl Belady<'_, '_> {
                 self.leave_from_entry(b, v);
             }
         }
+    }
+
+    /// Per block, the values of its entry W that are needed there ([`Self::needed_at_entry`]):
+    /// a least fixpoint, growing from nothing. A worklist seeded in post-order puts a
+    /// block's predecessors back when its set grows; the sets only grow, so the order of
+    /// the visits does not change the fixpoint, and a block is visited again only when a
+    /// successor changed, not on every round.
+    fn needed_at_entries(&self, order: &[Block]) -> Vec<SortedSet> {
+        let mut needed: Vec<SortedSet> = vec![SortedSet::default(); self.plans.len()];
+        let mut queued = vec![false; self.plans.len()];
+        order.iter().for_each(|b| queued[b.index()] = true);
+        let mut work: VecDeque<Block> = order.iter().rev().copied().collect();
+        while let Some(b) = work.pop_front() {
+            queued[b.index()] = false;
+            let mut grew = false;
+            for &v in &self.plans[b.index()].entry {
+                if !needed[b.index()].contains(&v) && self.needed_at_entry(b, v, &needed) {
+                    needed[b.index()].insert(v);
+                    grew = true;
+                }
+            }
+            if grew {
+                for &p in self.input.graph.preds(b) {
+                    if !std::mem::replace(&mut queued[p.index()], true) {
+                        work.push_back(p);
+                    }
+                }
+            }
+        }
+        needed
     }
 
     /// Records, per block, the exit values the final kept sets protect.
@@ -883,7 +899,7 @@ impl Belady<'_, '_> {
 
     /// Whether `v`, in registers at the entry of `b`, is read there before it leaves
     /// them, or stays in them to the end into a successor that needs it.
-    fn needed_at_entry(&self, b: Block, v: Value, needed: &[BTreeSet<Value>]) -> bool {
+    fn needed_at_entry(&self, b: Block, v: Value, needed: &[SortedSet]) -> bool {
         let plan = &self.plans[b.index()];
         let first_eviction = plan
             .evictions
@@ -1200,8 +1216,8 @@ impl Belady<'_, '_> {
         let (mut used, mut through): (Vec<Value>, Vec<Value>) =
             candidates.iter().partition(|&&v| used_in_loop(v));
         let by_distance = |v: &Value| (!dead(*v), self.entry_distance(b, *v), *v);
-        used.sort_by_key(by_distance);
-        through.sort_by_key(by_distance);
+        used.sort_by_cached_key(by_distance);
+        through.sort_by_cached_key(by_distance);
         let k = u32::from(self.input.budget);
         let used_units: u32 = used.iter().map(|&v| self.rounded(v)).sum();
         let through_units: u32 = through.iter().map(|&v| self.rounded(v)).sum();
@@ -1292,8 +1308,8 @@ impl Belady<'_, '_> {
         }
         let remat = &self.input.flags.remat;
         let by_distance = |v: &Value| (remat[v.index()], self.entry_distance(b, *v), *v);
-        all.sort_by_key(by_distance);
-        some.sort_by_key(by_distance);
+        all.sort_by_cached_key(by_distance);
+        some.sort_by_cached_key(by_distance);
         all.extend(some);
         all
     }
@@ -1335,8 +1351,9 @@ impl Belady<'_, '_> {
         let f = self.input.f;
         let n = f.block(b).insts.len() as u32;
         let mut crowded: Option<Vec<u64>> = None;
+        let mut reads = Vec::new();
         for i in 0..=n {
-            let reads = self.reads_at(b, i);
+            self.fill_reads(b, i, &mut reads);
             for &v in &reads {
                 if w.values.insert(v) {
                     walked.reloads.push((i, v));
@@ -1394,16 +1411,23 @@ impl Belady<'_, '_> {
     /// The distinct values of the class instruction `i` reads (the terminator's uses at
     /// the block's last position).
     fn reads_at(&self, b: Block, i: u32) -> Vec<Value> {
+        let mut reads = Vec::new();
+        self.fill_reads(b, i, &mut reads);
+        reads
+    }
+
+    /// [`Self::reads_at`] into `reads`, a buffer reused from instruction to instruction.
+    fn fill_reads(&self, b: Block, i: u32, reads: &mut Vec<Value>) {
+        reads.clear();
         let block = self.f().block(b);
-        let mut reads: Vec<Value> = match block.insts.get(i as usize).map(|inst| &inst.kind) {
-            Some(InstKind::Op(op)) => op.uses().map(|u| u.value).collect(),
-            Some(_) => Vec::new(),
-            None => block.term.uses().iter().map(|u| u.value).collect(),
-        };
+        match block.insts.get(i as usize).map(|inst| &inst.kind) {
+            Some(InstKind::Op(op)) => reads.extend(op.uses().map(|u| u.value)),
+            Some(_) => {}
+            None => reads.extend(block.term.uses().iter().map(|u| u.value)),
+        }
         reads.retain(|&v| self.of_class(v));
         reads.sort();
         reads.dedup();
-        reads
     }
 
     fn defs_at(&self, b: Block, i: u32) -> Vec<Value> {

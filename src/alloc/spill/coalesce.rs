@@ -15,6 +15,15 @@ use crate::program::{Function, Inst, Location};
 /// Removes every reload whose only use is the store right after it into the same
 /// location; returns whether anything was removed.
 pub fn drop_self_copies(f: &mut Function, homes: &[Option<Location>]) -> bool {
+    let any_pair = f.blocks.iter().any(|block| {
+        block
+            .insts
+            .windows(2)
+            .any(|pair| copies_onto_itself(&pair[0], &pair[1], homes))
+    });
+    if !any_pair {
+        return false;
+    }
     let uses = use_counts(f);
     let mut removed = false;
     for block in &mut f.blocks {
@@ -33,6 +42,16 @@ pub fn drop_self_copies(f: &mut Function, homes: &[Option<Location>]) -> bool {
 
 /// Whether `reload` loads a location that `store`, its value's only use, writes back.
 fn is_self_copy(reload: &Inst, store: &Inst, homes: &[Option<Location>], uses: &[usize]) -> bool {
+    let loaded = reload
+        .op()
+        .and_then(|load| load.defs.first())
+        .map(|d| d.value);
+    copies_onto_itself(reload, store, homes) && loaded.is_some_and(|v| uses[v.index()] == 1)
+}
+
+/// Whether `reload` loads a location that `store` writes the loaded value back to. Only
+/// such a pair can be a self-copy; a function without one needs no use counts.
+fn copies_onto_itself(reload: &Inst, store: &Inst, homes: &[Option<Location>]) -> bool {
     let (Some(load), Some(save)) = (reload.op(), store.op()) else {
         return false;
     };
@@ -46,7 +65,7 @@ fn is_self_copy(reload: &Inst, store: &Inst, homes: &[Option<Location>], uses: &
     };
     let stores_loaded = save.uses().any(|u| u.value == loaded);
     let home = |op| pseudo::owner(op).and_then(|o| home_of(homes, o));
-    stores_loaded && uses[loaded.index()] == 1 && home(load).is_some_and(|h| home(save) == Some(h))
+    stores_loaded && home(load).is_some_and(|h| home(save) == Some(h))
 }
 
 /// Per value: how many operands, terminator operands and phi arguments read it.

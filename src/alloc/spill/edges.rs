@@ -20,10 +20,11 @@
 //!    location and reloaded last ("spilled around" the edge) — never one protected for a
 //!    divergent side, whose register the side reads after the edge.
 
+use super::sorted::SortedSet;
 use crate::alloc::packing;
 use crate::program::{Function, Phi, Value};
 use crate::target::Target;
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 
 /// One successor as the coupling code sees it.
 #[derive(Debug)]
@@ -74,7 +75,7 @@ impl Need {
 }
 
 /// Whether `set` fits in `units` registers of its class, alignment included.
-pub fn fits_in(f: &Function, target: &Target, units: u16, set: &BTreeSet<Value>) -> bool {
+pub fn fits_in(f: &Function, target: &Target, units: u16, set: &SortedSet) -> bool {
     let items = set.iter().map(|&v| {
         let data = f.value(v);
         let align = target.class(data.class).align.alignment(data.size);
@@ -92,14 +93,14 @@ pub struct Need {
     /// Values in registers at the end of the block.
     pub held: Vec<Value>,
     /// Values the successors need in registers.
-    pub wanted: BTreeSet<Value>,
+    pub wanted: SortedSet,
     /// Held values some successor takes in memory (another may want them in registers).
-    pub in_memory: BTreeSet<Value>,
+    pub in_memory: SortedSet,
     /// Memory-phi arguments to store: (argument, phi).
     pub stores: Vec<(Value, Value)>,
     /// Held values a divergent side still to run reads in their registers: never
     /// spilled around.
-    pub protected: BTreeSet<Value>,
+    pub protected: SortedSet,
 }
 
 /// One operation of the coupling code.
@@ -126,7 +127,7 @@ pub struct EdgeCode {
 }
 
 /// Whether a set of values fits in the class's registers at once.
-pub type Room<'r> = &'r dyn Fn(&BTreeSet<Value>) -> bool;
+pub type Room<'r> = &'r dyn Fn(&SortedSet) -> bool;
 
 /// Orders the coupling code so that the values in registers always fit (`room`);
 /// `size` ranks values to spill around.
@@ -138,7 +139,7 @@ pub fn edge_code(need: &Need, room: Room, size: &dyn Fn(Value) -> u32) -> EdgeCo
         held: need.held.iter().copied().collect(),
         pending: need.stores.clone(),
         code: EdgeCode::default(),
-        spilled_around: BTreeSet::new(),
+        spilled_around: SortedSet::default(),
     };
     s.leave();
     s.flush();
@@ -169,11 +170,11 @@ struct Sequencer<'n> {
     need: &'n Need,
     room: Room<'n>,
     size: &'n dyn Fn(Value) -> u32,
-    held: BTreeSet<Value>,
+    held: SortedSet,
     pending: Vec<(Value, Value)>,
     code: EdgeCode,
     /// Values already spilled around the edge (each goes at most once).
-    spilled_around: BTreeSet<Value>,
+    spilled_around: SortedSet,
 }
 
 impl Sequencer<'_> {
@@ -308,7 +309,7 @@ mod tests {
                 4
             }
         };
-        let room = |set: &BTreeSet<Value>| set.iter().map(|&v| units(v)).sum::<u32>() <= 7;
+        let room = |set: &SortedSet| set.iter().map(|&v| units(v)).sum::<u32>() <= 7;
         let code = edge_code(&need, &room, &units);
         assert_eq!(
             code.ops[0],

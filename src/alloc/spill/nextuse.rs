@@ -9,7 +9,10 @@
 //! leaves — a value used only after a loop is farther than any value used in it, so
 //! Belady's rule evicts it first and reloads it after the loop. The distances at block
 //! ends are a backward fixpoint over the CFG (unreachable regions included), with one
-//! sorted map per block.
+//! sorted map per block: a worklist seeded in post-order, where a block whose distances
+//! fell puts its predecessors back (the distances only fall, so any order reaches the
+//! same fixpoint; the worklist visits a block again only when a successor changed,
+//! instead of every block on every round).
 //!
 //! On the linear CFG of uniform values, the edges a wave takes only when no lane takes a
 //! side of a divergent branch (`Divergence::is_skip`) do not count while another edge
@@ -22,6 +25,7 @@ use crate::analysis::liveness::Liveness;
 use crate::analysis::loops::Loops;
 use crate::program::{Block, Function, InstKind, Value};
 use crate::target::ClassId;
+use std::collections::VecDeque;
 
 /// Distance of a value that is never read again.
 pub const NEVER: u64 = u64::MAX;
@@ -47,8 +51,8 @@ impl Uses {
                 let n = block.insts.len() as u32;
                 let mut uses: Vec<(Value, u32)> = Vec::new();
                 for (i, inst) in block.insts.iter().enumerate() {
-                    for v in inst_uses(&inst.kind) {
-                        uses.push((v, i as u32));
+                    if let InstKind::Op(op) = &inst.kind {
+                        uses.extend(op.uses().map(|u| (u.value, i as u32)));
                     }
                 }
                 uses.extend(block.term.uses().iter().map(|u| (u.value, n)));
@@ -86,14 +90,6 @@ impl Uses {
     }
 }
 
-/// The values an instruction reads (spill pseudo-operations included).
-fn inst_uses(kind: &InstKind) -> Vec<Value> {
-    match kind {
-        InstKind::Op(op) => op.uses().map(|u| u.value).collect(),
-        _ => Vec::new(),
-    }
-}
-
 /// Distances from each block's end to the next use of its live-out values of one class.
 #[derive(Clone, Debug)]
 pub struct NextUse {
@@ -128,34 +124,30 @@ impl NextUse {
             .collect();
         let mut post = super::belady::visit_order(graph, loops, f);
         post.reverse();
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for &b in &post {
-                for k in 0..out[b.index()].len() {
-                    let v = out[b.index()][k].0;
-                    let live: Vec<Block> = graph
-                        .succs(b)
-                        .iter()
-                        .copied()
-                        .filter(|s| liveness.live_in(*s).binary_search(&v).is_ok())
-                        .collect();
-                    let run = live.iter().copied().filter(|&s| !skip(b, s));
-                    let through = |s: Block| {
-                        let from_entry = match uses.next(s, v, 0) {
-                            Some(p) => u64::from(p),
-                            None => len[s.index()].saturating_add(lookup(&out[s.index()], v)),
-                        };
-                        from_entry.saturating_add(exit_penalty(loops, b, s))
+        let mut queued = vec![true; f.blocks.len()];
+        let mut work: VecDeque<Block> = post.into_iter().collect();
+        while let Some(b) = work.pop_front() {
+            queued[b.index()] = false;
+            let mut changed = false;
+            for k in 0..out[b.index()].len() {
+                let v = out[b.index()][k].0;
+                let through = |s: Block| {
+                    let from_entry = match uses.next(s, v, 0) {
+                        Some(p) => u64::from(p),
+                        None => len[s.index()].saturating_add(lookup(&out[s.index()], v)),
                     };
-                    let d = run
-                        .map(through)
-                        .min()
-                        .or_else(|| live.iter().map(|&s| through(s)).min())
-                        .unwrap_or(NEVER);
-                    if d < out[b.index()][k].1 {
-                        out[b.index()][k].1 = d;
-                        changed = true;
+                    from_entry.saturating_add(exit_penalty(loops, b, s))
+                };
+                let d = nearest_through(graph, liveness, b, v, skip, through);
+                if d < out[b.index()][k].1 {
+                    out[b.index()][k].1 = d;
+                    changed = true;
+                }
+            }
+            if changed {
+                for &p in graph.preds(b) {
+                    if !std::mem::replace(&mut queued[p.index()], true) {
+                        work.push_back(p);
                     }
                 }
             }
@@ -178,6 +170,31 @@ impl NextUse {
             }
         }
     }
+}
+
+/// The least distance `through` gives over the successors of `b` where `v` is live in:
+/// over those not skipped when there are any, else over all of them; `NEVER` when `v`
+/// is live in none. One pass over the successors, no list of them built.
+fn nearest_through(
+    graph: &Graph,
+    liveness: &Liveness,
+    b: Block,
+    v: Value,
+    skip: &dyn Fn(Block, Block) -> bool,
+    through: impl Fn(Block) -> u64,
+) -> u64 {
+    let (mut run, mut any): (Option<u64>, Option<u64>) = (None, None);
+    for &s in graph.succs(b) {
+        if liveness.live_in(s).binary_search(&v).is_err() {
+            continue;
+        }
+        let d = through(s);
+        any = Some(any.map_or(d, |x| x.min(d)));
+        if !skip(b, s) {
+            run = Some(run.map_or(d, |x| x.min(d)));
+        }
+    }
+    run.or(any).unwrap_or(NEVER)
 }
 
 fn lookup(out: &[(Value, u64)], v: Value) -> u64 {

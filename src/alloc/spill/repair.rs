@@ -11,7 +11,7 @@
 
 use crate::analysis::cfg::Graph;
 use crate::program::*;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// A definition no lookup may reach: the value is read where no definition reaches.
 const UNDEFINED: Value = Value(u32::MAX);
@@ -46,7 +46,7 @@ enum Site {
 pub fn repair(
     f: &mut Function,
     tracked: &[Value],
-    defs: &HashMap<Value, Value>,
+    defs: &FxHashMap<Value, Value>,
     removed: &[Value],
     fresh: &mut dyn FnMut(&mut Function, Value) -> Value,
 ) -> Result<(), Value> {
@@ -126,7 +126,7 @@ fn write(f: &mut Function, site: Site, def: Value) {
     }
 }
 
-fn resolve(replace: &HashMap<Value, Value>, mut v: Value) -> Value {
+fn resolve(replace: &FxHashMap<Value, Value>, mut v: Value) -> Value {
     while let Some(&w) = replace.get(&v) {
         v = w;
     }
@@ -141,9 +141,9 @@ struct Lookup {
     tracked: Vec<bool>,
     /// Per (tracked value, block): its definitions there, by instruction index (a
     /// definition by phi at index 0 and `phi_def`).
-    sites: HashMap<(Value, Block), Vec<(u32, Value)>>,
+    sites: FxHashMap<(Value, Block), Vec<(u32, Value)>>,
     /// Per (tracked value, block): the definition reaching the block's entry.
-    entry: HashMap<(Value, Block), Value>,
+    entry: FxHashMap<(Value, Block), Value>,
     phis: Vec<NewPhi>,
     pending: Vec<usize>,
 }
@@ -152,7 +152,7 @@ impl Lookup {
     fn new(
         f: &Function,
         tracked: &[Value],
-        defs: &HashMap<Value, Value>,
+        defs: &FxHashMap<Value, Value>,
         removed: &[Value],
         cfg: Graph,
     ) -> Lookup {
@@ -166,8 +166,8 @@ impl Lookup {
             cfg,
             next: PLACEHOLDERS,
             tracked: is_tracked,
-            sites: HashMap::new(),
-            entry: HashMap::new(),
+            sites: FxHashMap::default(),
+            entry: FxHashMap::default(),
             phis: Vec::new(),
             pending: Vec::new(),
         };
@@ -309,8 +309,8 @@ impl Lookup {
     }
 
     /// Phis whose arguments are all one value (or the phi itself) stand for that value.
-    fn trivial_phis(&self) -> HashMap<Value, Value> {
-        let mut replace: HashMap<Value, Value> = HashMap::new();
+    fn trivial_phis(&self) -> FxHashMap<Value, Value> {
+        let mut replace: FxHashMap<Value, Value> = FxHashMap::default();
         let mut changed = true;
         while changed {
             changed = false;

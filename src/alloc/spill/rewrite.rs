@@ -24,12 +24,14 @@ use super::belady::{visit_order, Decisions, DefFlags};
 use super::edges::{self, EdgeCode, EdgeOp, Need, Successor};
 use super::pseudo;
 use super::repair;
+use super::sorted::SortedSet;
 use crate::alloc::AllocError;
 use crate::analysis::cfg::Graph;
 use crate::analysis::liveness::Liveness;
 use crate::program::*;
 use crate::target::{ClassId, SpillTarget, Target};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use rustc_hash::FxHashMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Where a spilled value can be found again.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -179,11 +181,13 @@ impl<'t> State<'t> {
             in_memory[v.index()] = true;
         }
         for b in self.f.block_ids().collect::<Vec<_>>() {
-            let phis = std::mem::take(&mut self.f.blocks[b.index()].phis);
-            if phis.iter().any(|p| in_memory[p.def.value.index()]) {
-                let order = phis.iter().map(|p| p.def.value).collect();
-                self.phi_order.entry(b).or_insert(order);
+            let phis = &self.f.blocks[b.index()].phis;
+            if !phis.iter().any(|p| in_memory[p.def.value.index()]) {
+                continue;
             }
+            let order = phis.iter().map(|p| p.def.value).collect();
+            self.phi_order.entry(b).or_insert(order);
+            let phis = std::mem::take(&mut self.f.blocks[b.index()].phis);
             let (memory, register): (Vec<Phi>, Vec<Phi>) = phis
                 .into_iter()
                 .partition(|p| in_memory[p.def.value.index()]);
@@ -211,7 +215,7 @@ impl<'t> State<'t> {
             let a = self.target.class(data.class).align.alignment(data.size);
             u32::from(data.size.div_ceil(a) * a)
         };
-        let room = |set: &BTreeSet<Value>| edges::fits_in(&self.f, self.target, input.budget, set);
+        let room = |set: &SortedSet| edges::fits_in(&self.f, self.target, input.budget, set);
         let mut out = Vec::new();
         for p in self.f.block_ids() {
             let succs: Vec<Successor> = input
@@ -348,8 +352,8 @@ impl<'t> State<'t> {
 
     /// Where each of `values` is defined: block, and the index right after its defining
     /// instruction (0 for a phi).
-    fn def_sites(&self, values: &[Value]) -> HashMap<Value, (Block, u32)> {
-        let mut sites = HashMap::new();
+    fn def_sites(&self, values: &[Value]) -> FxHashMap<Value, (Block, u32)> {
+        let mut sites = FxHashMap::default();
         let mut wanted = vec![false; self.f.values.len()];
         for v in values {
             wanted[v.index()] = true;
@@ -374,8 +378,8 @@ impl<'t> State<'t> {
 
     /// Builds the pseudo-operations and puts them in their blocks; returns, for every
     /// reload made, the value it stands for.
-    fn insert(&mut self, code: Code) -> HashMap<Value, Value> {
-        let mut defs = HashMap::new();
+    fn insert(&mut self, code: Code) -> FxHashMap<Value, Value> {
+        let mut defs = FxHashMap::default();
         let mut per_block: BTreeMap<Block, Vec<(u32, Slot, usize, Inst)>> = BTreeMap::new();
         for (seq, (b, at, slot, pending)) in code.items.into_iter().enumerate() {
             let pos = self.position(b, at);
@@ -425,7 +429,7 @@ impl<'t> State<'t> {
     fn repair(
         &mut self,
         tracked: &[Value],
-        defs: &HashMap<Value, Value>,
+        defs: &FxHashMap<Value, Value>,
         removed: &[Value],
     ) -> Result<(), AllocError> {
         let (origin, home, flags) = (&mut self.origin, &mut self.home, &mut self.flags);
@@ -506,7 +510,7 @@ fn reloaded_not_around(coupling: &[(Block, EdgeCode)]) -> BTreeSet<Value> {
 fn live_spans(
     input: &ClassInput,
     order: &[Block],
-    def_sites: &HashMap<Value, (Block, u32)>,
+    def_sites: &FxHashMap<Value, (Block, u32)>,
     values: usize,
 ) -> Vec<Vec<Block>> {
     let mut spans: Vec<Vec<Block>> = vec![Vec::new(); values];
@@ -544,7 +548,8 @@ fn first_evictions(
     }
     let mut points = points.to_vec();
     points.sort();
-    let mut stored_out: HashMap<Block, bool> = HashMap::with_capacity(span.len());
+    let mut stored_out: FxHashMap<Block, bool> =
+        FxHashMap::with_capacity_and_hasher(span.len(), Default::default());
     let mut chosen = Vec::new();
     for &b in span {
         let mut stored = b != def_block

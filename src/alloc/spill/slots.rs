@@ -15,9 +15,10 @@
 //! units, which for lanes stay in one register.
 
 use super::pseudo::{self, Pseudo};
+use super::sorted::SortedSet;
 use crate::analysis::cfg::Graph;
 use crate::program::{Block, Function, Value};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// The owners to colour and what ties them: memory phis (their block, their owner), and
 /// partners (a memory phi's argument and the phi) that want one location, so that the
@@ -52,7 +53,12 @@ pub fn colour_memory(
     placed
 }
 
+/// Nothing to colour costs nothing: the interference of no owners would still walk the
+/// function and solve its dataflow over every block.
 fn colour_slots(f: &Function, graph: &Graph, owners: Owners) -> Vec<(Value, u32)> {
+    if owners.list.is_empty() {
+        return Vec::new();
+    }
     let adj = interference(f, graph, owners.list, owners.phis);
     place(f, owners, &adj, None, u32::MAX)
 }
@@ -251,22 +257,22 @@ fn live_out_sets(
     accesses: &[Vec<(usize, bool)>],
     index: &BTreeMap<Value, usize>,
     phis: &[(Block, Value)],
-) -> Vec<BTreeSet<usize>> {
+) -> Vec<SortedSet<usize>> {
     let n = accesses.len();
-    let mut entry: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); n];
+    let mut entry: Vec<SortedSet<usize>> = vec![SortedSet::default(); n];
     for (d, owner) in phis {
         if let Some(&i) = index.get(owner) {
             entry[d.index()].insert(i);
         }
     }
-    let mut live_in: Vec<BTreeSet<usize>> = entry.clone();
-    let mut live_out: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); n];
+    let mut live_in: Vec<SortedSet<usize>> = entry.clone();
+    let mut live_out: Vec<SortedSet<usize>> = vec![SortedSet::default(); n];
     let order = graph.rpo_all();
     let mut changed = true;
     while changed {
         changed = false;
         for &b in order.iter().rev() {
-            let out: BTreeSet<usize> = graph
+            let out: SortedSet<usize> = graph
                 .succs(b)
                 .iter()
                 .flat_map(|s| live_in[s.index()].iter().copied())
@@ -289,8 +295,8 @@ fn live_out_sets(
 /// owners live just after.
 fn walk_back(
     accesses: &[(usize, bool)],
-    live: &mut BTreeSet<usize>,
-    mut at_store: impl FnMut(usize, &BTreeSet<usize>),
+    live: &mut SortedSet<usize>,
+    mut at_store: impl FnMut(usize, &SortedSet<usize>),
 ) {
     for &(o, store) in accesses.iter().rev() {
         if store {

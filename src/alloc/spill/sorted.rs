@@ -1,19 +1,26 @@
-//! A small ordered set of values kept as a sorted vector: W, the values MIN holds in
-//! registers ([`super::belady`]). W has tens to a few hundred members and is scanned at
-//! every instruction, so contiguous memory beats a tree; the iteration order is the
-//! values' order, as a `BTreeSet` would give, so decisions do not depend on the
-//! representation.
+//! A small ordered set kept as a sorted vector: W, the values MIN holds in registers
+//! ([`super::belady`]), the values a block's coupling code holds ([`super::edges`]), the
+//! spill locations live across a block ([`super::slots`]). Such sets have a few to a few
+//! hundred members and are scanned often, so contiguous memory beats a tree (one heap
+//! block, none per node); the iteration order is the members' order, as a `BTreeSet`
+//! would give, so decisions do not depend on the representation.
 
 use crate::program::Value;
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SortedSet {
-    items: Vec<Value>,
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SortedSet<T = Value> {
+    items: Vec<T>,
 }
 
-impl SortedSet {
+impl<T> Default for SortedSet<T> {
+    fn default() -> Self {
+        SortedSet { items: Vec::new() }
+    }
+}
+
+impl<T: Ord + Copy> SortedSet<T> {
     /// Adds `v`; false when it was already there.
-    pub fn insert(&mut self, v: Value) -> bool {
+    pub fn insert(&mut self, v: T) -> bool {
         match self.items.binary_search(&v) {
             Ok(_) => false,
             Err(at) => {
@@ -24,7 +31,7 @@ impl SortedSet {
     }
 
     /// Removes `v`; false when it was not there.
-    pub fn remove(&mut self, v: &Value) -> bool {
+    pub fn remove(&mut self, v: &T) -> bool {
         match self.items.binary_search(v) {
             Ok(at) => {
                 self.items.remove(at);
@@ -34,47 +41,55 @@ impl SortedSet {
         }
     }
 
-    pub fn contains(&self, v: &Value) -> bool {
+    pub fn contains(&self, v: &T) -> bool {
         self.items.binary_search(v).is_ok()
     }
 
-    pub fn retain(&mut self, keep: impl FnMut(&Value) -> bool) {
+    pub fn retain(&mut self, keep: impl FnMut(&T) -> bool) {
         self.items.retain(keep);
     }
 
-    pub fn iter(&self) -> std::slice::Iter<'_, Value> {
+    pub fn iter(&self) -> std::slice::Iter<'_, T> {
         self.items.iter()
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
     }
 }
 
-impl Extend<Value> for SortedSet {
-    fn extend<I: IntoIterator<Item = Value>>(&mut self, values: I) {
+impl<T: Ord + Copy> Extend<T> for SortedSet<T> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, values: I) {
         self.items.extend(values);
         self.items.sort_unstable();
         self.items.dedup();
     }
 }
 
-impl FromIterator<Value> for SortedSet {
-    fn from_iter<I: IntoIterator<Item = Value>>(values: I) -> SortedSet {
+impl<T: Ord + Copy> FromIterator<T> for SortedSet<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(values: I) -> SortedSet<T> {
         let mut set = SortedSet::default();
         set.extend(values);
         set
     }
 }
 
-impl IntoIterator for SortedSet {
-    type Item = Value;
-    type IntoIter = std::vec::IntoIter<Value>;
+impl<T> IntoIterator for SortedSet<T> {
+    type Item = T;
+    type IntoIter = std::vec::IntoIter<T>;
 
     fn into_iter(self) -> Self::IntoIter {
         self.items.into_iter()
     }
 }
 
-impl<'a> IntoIterator for &'a SortedSet {
-    type Item = &'a Value;
-    type IntoIter = std::slice::Iter<'a, Value>;
+impl<'a, T> IntoIterator for &'a SortedSet<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
 
     fn into_iter(self) -> Self::IntoIter {
         self.items.iter()
