@@ -743,7 +743,7 @@ fn cost_rises(p: &Program, class: chromatic::ClassId) -> Sweep {
 /// never rise when the budget grows by one. Belady's choices are greedy (a cheap eviction
 /// at one budget can force a costlier one later that a tighter budget avoids; one register
 /// more can leave a parallel copy without a free temporary), so it does on none of the
-/// corpus's 123 steps and on 63 of 1,799 steps over 1,000 generated programs (every class,
+/// corpus's 123 steps and on 60 of 1,799 steps over 1,000 generated programs (every class,
 /// every budget from the lowest legal one to MaxLive). This ratchet fails when either
 /// count grows, and lists every rising step (program, class, budget, both costs).
 #[test]
@@ -778,7 +778,7 @@ fn spill_cost_rises_with_one_more_register_no_more_often_than_measured() {
         rises.len()
     );
     assert!(
-        rises.len() <= 63,
+        rises.len() <= 60,
         "generated: {} of {steps} steps:\n{listed}",
         rises.len()
     );

@@ -36,6 +36,7 @@
 use super::demand::{self, Demand};
 use super::edges;
 use super::nextuse::{NextUse, Uses, LOOP_EXIT, NEVER};
+use super::reload_freq::ReloadFreq;
 use super::sorted::SortedSet;
 use crate::alloc::AllocError;
 use crate::analysis::cfg::Graph;
@@ -108,10 +109,19 @@ pub fn decide(input: &Input) -> Result<Decisions, AllocError> {
         &input.a.liveness,
         &|b, s| uniform && divergence.is_skip(b, s),
     );
+    let reload_freq = ReloadFreq::new(
+        input.f,
+        input.class,
+        &uses,
+        (input.graph, input.loops),
+        &input.a.liveness,
+        &input.a.freq,
+    );
     let mut b = Belady {
         input,
         uses,
         next,
+        reload_freq,
         plans: vec![BlockPlan::default(); input.f.blocks.len()],
         memory_phis: Vec::new(),
         sides: vec![Vec::new(); input.f.blocks.len()],
@@ -260,6 +270,8 @@ struct Belady<'i, 'a> {
     input: &'i Input<'a>,
     uses: Uses,
     next: NextUse,
+    /// Where an eviction's reload runs ([`ReloadFreq`]).
+    reload_freq: ReloadFreq,
     plans: Vec<BlockPlan>,
     memory_phis: Vec<Value>,
     /// Per block: the divergent branches whose sides it lies in (uniform classes).
@@ -319,7 +331,10 @@ struct Candidate {
 /// The candidate to evict (see [`Belady::victim`]): the farthest among those next used
 /// after the loop, whatever its size (out, it stays out for the rest of the loop, where
 /// its units serve every crowded point, not only this one's excess); else the cheapest
-/// among those next used after the `crowded` positions; else Belady's, size-aware.
+/// among those next used after the `crowded` positions; else the farthest for its cost
+/// (next-use distance per unit of store and reload cost per useful unit: Belady's
+/// farthest when every cost is the same, size-aware, and weighed by where the reload
+/// runs).
 fn choose(candidates: &[Candidate], crowded: u64) -> Option<(Value, bool)> {
     let by_score = |c: &&Candidate| (Score(c.gain, c.size), std::cmp::Reverse(c.value));
     let after_loop = candidates.iter().filter(|c| c.distance >= LOOP_EXIT);
@@ -332,8 +347,14 @@ fn choose(candidates: &[Candidate], crowded: u64) -> Option<(Value, bool)> {
             .total_cmp(&y.cost)
             .then_with(|| by_score(y).cmp(&by_score(x)))
     });
+    let distance_per_cost = |c: &Candidate| c.distance as f64 / c.cost.max(f64::MIN_POSITIVE);
+    let farthest_for_its_cost = candidates.iter().max_by(|x, y| {
+        distance_per_cost(x)
+            .total_cmp(&distance_per_cost(y))
+            .then_with(|| by_score(x).cmp(&by_score(y)))
+    });
     cheapest
-        .or_else(|| candidates.iter().max_by_key(by_score))
+        .or(farthest_for_its_cost)
         .map(|c| (c.value, c.operand))
 }
 
@@ -1478,10 +1499,12 @@ impl Belady<'_, '_> {
     /// values next used after the positions that stay over the budget (`crowded`, on
     /// into the successors), the cheapest to evict per useful unit (its store and
     /// reload, weighted by where they run: a loop-invariant value is stored once before
-    /// the loop, a value defined in the loop every iteration; a remat needs no store; a
-    /// 4-unit value evicted for one missing unit pays for three), the farthest among
-    /// equals. When every candidate comes back while the registers are still over the
-    /// budget, Belady's farthest weighted by the share of its units the `excess` needs.
+    /// the loop, a value defined in the loop every iteration; the reload runs where the
+    /// value is read next, [`ReloadFreq`]; a remat needs no store; a 4-unit value
+    /// evicted for one missing unit pays for three), the farthest among equals. When
+    /// every candidate comes back while the registers are still over the budget, the
+    /// farthest for its cost: next-use distance per unit of that cost (Belady's farthest
+    /// weighted by the share of its units the `excess` needs, when costs are equal).
     /// Operands that live on are candidates (to leave after the instruction) when only
     /// the late instant overflows. Values kept through a divergent side go only when nothing else can.
     /// Returns the value and whether it is an operand.
@@ -1615,7 +1638,8 @@ impl Belady<'_, '_> {
         } else {
             costs.store * (freq[def.index()] / here).min(1.0)
         };
-        let per_unit = (store + costs.reload) * f64::from(size) / f64::from(useful);
+        let reload = costs.reload * self.reload_weight(b, i + u32::from(operand), v) / here;
+        let per_unit = (store + reload) * f64::from(size) / f64::from(useful);
         Some(Candidate {
             value: v,
             operand,
@@ -1624,6 +1648,16 @@ impl Belady<'_, '_> {
             size: u128::from(size),
             cost: per_unit,
         })
+    }
+
+    /// The frequency at which `v`, leaving the registers at position `at` of `b`, is
+    /// reloaded: `b`'s own when `b` reads it again, else that of the block that would
+    /// reload it after `b` ([`ReloadFreq`]).
+    fn reload_weight(&self, b: Block, at: u32, v: Value) -> f64 {
+        match self.uses.next(b, v, at) {
+            Some(_) => self.input.a.freq[b.index()],
+            None => self.reload_freq.at_end(b, v),
+        }
     }
 
     fn stuck(&self, b: Block, i: u32) -> AllocError {

@@ -14,7 +14,8 @@
 //!    values in registers in all predecessors, then in some), and Belady's MIN through the
 //!    block, where the demand of an instruction is its [`packing`](super::packing)
 //!    problem — alignment, fixed registers, tied and early-clobber operands counted as
-//!    assignment will place them (§4.1–4.3).
+//!    assignment will place them (§4.1–4.3); a victim's reload is priced where it runs
+//!    ([`reload_freq`]: the block of the value's next read, or a loop's entry edge).
 //! 3. [`rewrite`]: reloads and remats where values enter W, coupling code on edges,
 //!    stores where they are needed (or once after the definition when that runs less
 //!    often), memory phis for phis left out of W, and SSA repaired ([`repair`]) with new
@@ -38,6 +39,7 @@ pub mod minimum;
 pub mod nextuse;
 pub mod pinned;
 pub mod pseudo;
+pub mod reload_freq;
 pub mod repair;
 pub mod rewrite;
 pub mod slots;

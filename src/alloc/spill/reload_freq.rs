@@ -1,0 +1,158 @@
+//! Where a reload runs: for each block end and live-out value of one class, the
+//! frequency of the block that would reload the value if it left the registers there.
+//!
+//! Braun & Hack ("Register Spilling and Live-Range Splitting for SSA-Form Programs",
+//! CC 2009, §4) reload an evicted value where it is next read, and a value a loop reads
+//! on the loop's entry edge (the loop header's W, §4.2). So an eviction's reload runs at
+//! the frequency of the block of the value's next read — not at that of the block where
+//! MIN evicts it: a value evicted before a branch whose hot side reads it is reloaded
+//! there, at the hot side's frequency. When the paths from a block end read the value in
+//! several blocks, each may need the reload; the frequency that counts is the highest
+//! among them, and a read inside a loop entered on the way counts at the frequency of the
+//! block entering the loop. The frequencies at block ends are a backward fixpoint over
+//! the class's CFG (a maximum over successors, so it settles on cycles), one sorted map
+//! per block like [`NextUse`](super::nextuse::NextUse)'s distances.
+
+use super::nextuse::Uses;
+use crate::analysis::cfg::Graph;
+use crate::analysis::liveness::Liveness;
+use crate::analysis::loops::Loops;
+use crate::program::{Block, Function, Value};
+use crate::target::ClassId;
+
+/// Per block end and live-out value of a class: the frequency its reload would run at.
+#[derive(Clone, Debug)]
+pub struct ReloadFreq {
+    /// Per block: (value, frequency) sorted by value.
+    out: Vec<Vec<(Value, f64)>>,
+}
+
+impl ReloadFreq {
+    /// `graph` is the CFG the class's liveness follows, `loops` its loops, `freq` the
+    /// block frequencies.
+    pub fn new(
+        f: &Function,
+        class: ClassId,
+        uses: &Uses,
+        (graph, loops): (&Graph, &Loops),
+        liveness: &Liveness,
+        freq: &[f64],
+    ) -> ReloadFreq {
+        let mut out: Vec<Vec<(Value, f64)>> = f
+            .block_ids()
+            .map(|b| {
+                liveness
+                    .live_out(b)
+                    .iter()
+                    .filter(|&&v| f.value(v).class == class)
+                    .map(|&v| (v, 0.0))
+                    .collect()
+            })
+            .collect();
+        let entering = loop_entries(f, graph, loops);
+        let mut order = super::belady::visit_order(graph, loops, f);
+        order.reverse();
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &b in &order {
+                for k in 0..out[b.index()].len() {
+                    let v = out[b.index()][k].0;
+                    let mut highest: f64 = 0.0;
+                    for (&s, &enters) in graph.succs(b).iter().zip(&entering[b.index()]) {
+                        if liveness.live_in(s).binary_search(&v).is_err() {
+                            continue;
+                        }
+                        let there = if uses.reads(s, v) {
+                            freq[s.index()]
+                        } else {
+                            lookup(&out[s.index()], v)
+                        };
+                        let there = if enters {
+                            there.min(freq[b.index()])
+                        } else {
+                            there
+                        };
+                        highest = highest.max(there);
+                    }
+                    if highest > out[b.index()][k].1 {
+                        out[b.index()][k].1 = highest;
+                        changed = true;
+                    }
+                }
+            }
+        }
+        ReloadFreq { out }
+    }
+
+    /// The frequency at which `v`, evicted at the end of `b`, would be reloaded (0 when
+    /// it is not live out).
+    pub fn at_end(&self, b: Block, v: Value) -> f64 {
+        lookup(&self.out[b.index()], v)
+    }
+}
+
+fn lookup(out: &[(Value, f64)], v: Value) -> f64 {
+    out.binary_search_by_key(&v, |&(w, _)| w)
+        .map_or(0.0, |i| out[i].1)
+}
+
+/// Per block, per successor (in `graph`'s order): whether the edge enters a loop (its
+/// target heads a loop that does not contain the source).
+fn loop_entries(f: &Function, graph: &Graph, loops: &Loops) -> Vec<Vec<bool>> {
+    f.block_ids()
+        .map(|b| {
+            graph
+                .succs(b)
+                .iter()
+                .map(|&s| loops.is_header(s) && loops.body(s).binary_search(&b).is_err())
+                .collect()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::Analysis;
+
+    #[test]
+    fn a_reload_runs_where_the_value_is_read_and_before_a_loop_that_reads_it() {
+        let src = "target generic v=8
+func @f {
+entry:
+  %x:v1 = mov 1
+  %y:v1 = mov 2
+  %c:v1 = mov 3
+  branch uniform %c, hot, cold
+hot freq=10:
+  %h:v1 = add %x, %x
+  jump join
+cold:
+  jump join
+join:
+  jump head
+head:
+  %u:v1 = add %y, %y
+  branch uniform %u, head, exit
+exit:
+  ret %y
+}
+";
+        let p = crate::parse(src).unwrap_or_else(|e| panic!("{e}"));
+        let f = &p.functions[0];
+        let a = Analysis::new(f, &p.target);
+        let class = ClassId(0);
+        let uses = Uses::new(f, class);
+        let r = ReloadFreq::new(f, class, &uses, (&a.cfg, &a.loops), &a.liveness, &a.freq);
+        let (x, y) = (Value(0), Value(1));
+        assert_eq!(r.at_end(Block(0), x), 10.0, "read on the hot side only");
+        assert_eq!(
+            r.at_end(Block(0), y),
+            1.0,
+            "reloaded on the loop's entry edge"
+        );
+        assert_eq!(r.at_end(Block(3), y), 1.0);
+        assert_eq!(r.at_end(Block(3), x), 0.0, "not live out");
+    }
+}
