@@ -284,6 +284,46 @@ fn alloc_below_the_lowest_legal_budget_is_a_positioned_error() {
     assert!(stderr.contains("corpus/tied_mac.chr:10:3"), "{stderr}");
 }
 
+/// Every allocator takes a program of operations only: an allocation fed back in is
+/// refused at its first copy, with its position, never a panic.
+#[test]
+fn allocating_an_allocated_program_is_a_positioned_error_for_every_allocator() {
+    let first = chromatic(&["alloc", "corpus/fixed_use_overwritten.chr"]);
+    assert_eq!(first.status.code(), Some(0));
+    let allocated = stdout(&first);
+    let line = allocated
+        .lines()
+        .position(|l| l.trim_start().starts_with("parallel_copy"))
+        .expect("the allocation copies")
+        + 1;
+    let path = temp_file("allocated_twice.chr", &allocated);
+    for allocator in [
+        "ssa",
+        "coloring",
+        "linear",
+        "regalloc2-ion",
+        "regalloc2-fast",
+    ] {
+        for schedule in ["none", "pressure"] {
+            let out = chromatic(&[
+                "alloc",
+                &path,
+                "--allocator",
+                allocator,
+                "--schedule",
+                schedule,
+            ]);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{allocator}: {stderr}");
+            assert!(
+                stderr.contains("the input is already allocated")
+                    && stderr.contains(&format!("allocated_twice.chr:{line}:")),
+                "{allocator}, schedule {schedule}: {stderr}"
+            );
+        }
+    }
+}
+
 #[test]
 fn bad_budget_arguments_are_rejected_without_panic() {
     for regs in ["v=x", "v", "q=4"] {

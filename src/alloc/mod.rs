@@ -270,6 +270,7 @@ fn schedule(
     if opts.schedule == Schedule::None {
         return Ok(None);
     }
+    reject_allocated(f)?;
     if let Err(errors) = ssa::validate(f, target) {
         return Err(AllocError::Invalid {
             function: f.name.clone(),
@@ -373,6 +374,23 @@ impl Stages {
     }
 }
 
+/// Refuses an input that holds an allocation's own instructions (parallel copies, swaps,
+/// spills, reloads, remats): every allocator takes a program of operations only, and names
+/// the first such instruction.
+fn reject_allocated(f: &Function) -> Result<(), AllocError> {
+    for block in &f.blocks {
+        if let Some(inst) = block.insts.iter().find(|i| i.is_artefact()) {
+            return Err(AllocError::Constraint {
+                function: f.name.clone(),
+                block: block.name.clone(),
+                pos: inst.pos,
+                message: "the input is already allocated".into(),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// A function ready for any allocator: validated, copy-less edges split, analysed, and
 /// its divergent shape checked.
 pub(crate) struct Prepared {
@@ -387,6 +405,7 @@ pub(crate) struct Prepared {
 /// The control-flow analyses of `f` serve validation, splitting and, when no edge needed
 /// splitting (the function's blocks and edges are `f`'s), the prepared function's analysis.
 pub(crate) fn prepare_function(f: &Function, target: &Target) -> Result<Prepared, AllocError> {
+    reject_allocated(f)?;
     let flow = ControlFlow::new(f);
     if let Err(errors) = ssa::validate_with(f, target, &flow) {
         return Err(AllocError::Invalid {
