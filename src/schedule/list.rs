@@ -400,4 +400,26 @@ mod tests {
         assert!(legal);
         assert_eq!((delta, ordered_last), (5, 3));
     }
+
+    /// The max-pool shape of `corpus/ptx/window_argmax_sm_90.ptx`: every loaded value read
+    /// by a running maximum and a running index. Each other heuristic builds one chain whole
+    /// from the bottom and keeps most loaded values live; the staged order's peak is at
+    /// least a third below the lowest of theirs, in a legal order.
+    #[test]
+    fn staged_order_consumes_each_load_before_the_next() {
+        let source = include_str!("../../corpus/ptx/window_argmax_sm_90.ptx");
+        let p = crate::ptx::import(source).expect("imports").program;
+        let others = [Heuristic::OrderedLast].iter().chain(&Heuristic::CLASSIC);
+        for weights in crate::schedule::weightings(&p.target) {
+            let run =
+                |h: Heuristic| peak_r(&p, |problem, live| schedule(problem, h, &weights, live));
+            let (staged, legal) = run(Heuristic::Staged);
+            assert!(legal);
+            let least_other = others.clone().map(|&h| run(h).0).min().expect("heuristics");
+            assert!(
+                3 * staged <= 2 * least_other,
+                "{staged} against {least_other}"
+            );
+        }
+    }
 }
