@@ -93,11 +93,15 @@ impl Cfg {
         let ipdom = post_dominators(&succs, &preds);
         let mut walker = Walker::new(n);
         let divergent = divergent_branches(f, &succs, &ipdom, &mut walker);
-        let mut linear = LinearEdges::new(&preds);
-        for d in &divergent {
-            linear.add_for(d, &succs, &mut walker);
-        }
-        let linear_preds = linear.preds;
+        let linear_preds = if divergent.is_empty() {
+            preds.clone()
+        } else {
+            let mut linear = LinearEdges::new(&preds);
+            for d in &divergent {
+                linear.add_for(d, &succs, &mut walker);
+            }
+            linear.preds
+        };
         let mut linear_succs = vec![Vec::new(); n];
         for (b, edges) in linear_preds.iter().enumerate() {
             for e in edges {

@@ -26,25 +26,33 @@ pub fn verify(
         sink.report(ErrorKind::NotAllocated, "", Point::Block, allocated.pos);
         return sink.errors;
     }
-    check_structure(original, allocated, &mut sink);
+    let by_name = originals_by_name(original, allocated);
+    check_structure(original, allocated, &by_name, &mut sink);
     Constraints::new(target, budget).check_function(allocated, &mut sink);
-    with_flow(original, allocated, target, &mut sink, |flow, sink| {
-        flow.run(sink)
-    });
+    with_flow(
+        original,
+        allocated,
+        target,
+        &by_name,
+        &mut sink,
+        |flow, sink| flow.run(sink),
+    );
     sink.errors
 }
 
 /// Builds the dataflow problem of `allocated` (reporting unknown values and unpinned phis
-/// of pinned values into `sink` on the way) and hands it to `f`.
+/// of pinned values into `sink` on the way) and hands it to `f`. `by_name` is
+/// [`originals_by_name`] of the two functions.
 pub(crate) fn with_flow<R>(
     original: &Function,
     allocated: &Function,
     target: &Target,
+    by_name: &[Option<u32>],
     sink: &mut Sink,
     f: impl FnOnce(&Flow<'_>, &mut Sink) -> R,
 ) -> R {
     let canonical = congruent_phis(original);
-    let value_map = map_values(original, allocated, &canonical, sink);
+    let value_map = map_values(allocated, by_name, &canonical, sink);
     let recompute = recomputable(original, target, &canonical);
     let pinned = pinned_values(original);
     check_pinned_phis(original, &pinned, sink);
@@ -143,9 +151,10 @@ fn lacks_locations(f: &Function) -> bool {
     operands
 }
 
-/// Allocated values to original values by name (a phi congruent to an earlier one, to
-/// that one); unknown names are errors.
-fn map_values(o: &Function, a: &Function, canonical: &[u32], sink: &mut Sink) -> Vec<Option<u32>> {
+/// Per allocated value, the original value of the same name, if there is one. A name
+/// names one value of a function (the parser refuses a name defined twice), so comparing
+/// these indices compares names.
+pub(crate) fn originals_by_name(o: &Function, a: &Function) -> Vec<Option<u32>> {
     let names: FxHashMap<&str, u32> = o
         .values
         .iter()
@@ -154,8 +163,23 @@ fn map_values(o: &Function, a: &Function, canonical: &[u32], sink: &mut Sink) ->
         .collect();
     a.values
         .iter()
-        .map(|v| {
-            let found = names.get(v.name.as_str()).map(|&o| canonical[o as usize]);
+        .map(|v| names.get(v.name.as_str()).copied())
+        .collect()
+}
+
+/// Allocated values to original values by name (`by_name`; a phi congruent to an earlier
+/// one, to that one); unknown names are errors.
+fn map_values(
+    a: &Function,
+    by_name: &[Option<u32>],
+    canonical: &[u32],
+    sink: &mut Sink,
+) -> Vec<Option<u32>> {
+    a.values
+        .iter()
+        .zip(by_name)
+        .map(|(v, &original)| {
+            let found = original.map(|o| canonical[o as usize]);
             if found.is_none() {
                 sink.report(ErrorKind::UnknownValue, "", Point::Block, v.pos)
                     .found(format!("%{}", v.name));

@@ -216,14 +216,39 @@ impl<'a> Flow<'a> {
         !self.divergent || is_uniform_register(self.target, src)
     }
 
-    /// Iterates to the fixpoint, then reports every error.
+    /// Iterates to the fixpoint, then reports every error in a last pass over the blocks in
+    /// reverse postorder. Without a back edge in the linear CFG (which holds every logical
+    /// edge) every predecessor of a block comes before it in that order, so the last pass
+    /// alone is the fixpoint: it keeps each block's out-state for the blocks after it
+    /// (`check_block` takes the transfer's steps) and no iteration runs first.
     pub fn run(&self, sink: &mut Sink) {
-        let outs = self.fixpoint();
+        let mut outs = if self.has_back_edge() {
+            self.fixpoint()
+        } else {
+            vec![None; self.a.blocks.len()]
+        };
         for &b in &self.cfg.rpo {
             let mut state = self.in_state(b, &outs);
             self.check_block(b, &mut state, sink);
             self.check_edges(b, &state, sink);
+            if outs[b].is_none() {
+                outs[b] = Some(state);
+            }
         }
+    }
+
+    /// Whether some linear edge between reachable blocks goes to a block not after its
+    /// source in reverse postorder.
+    fn has_back_edge(&self) -> bool {
+        let mut order = vec![usize::MAX; self.a.blocks.len()];
+        for (i, &b) in self.cfg.rpo.iter().enumerate() {
+            order[b] = i;
+        }
+        self.cfg.rpo.iter().any(|&b| {
+            self.cfg.linear_succs[b]
+                .iter()
+                .any(|&s| order[s] <= order[b])
+        })
     }
 
     /// The out-state of every reachable block at the fixpoint. A block's first visit runs
@@ -251,7 +276,12 @@ impl<'a> Flow<'a> {
                 let mut out = ins[b].clone();
                 self.transfer(b, &mut out);
                 outs[b] = Some(out);
-                (0..self.keys.len()).collect()
+                let revisits = self.cfg.linear_succs[b].iter().any(|&s| outs[s].is_some());
+                if revisits {
+                    (0..self.keys.len()).collect()
+                } else {
+                    Vec::new()
+                }
             } else {
                 let keys = dirty[b].take();
                 let summary = summaries[b].get_or_insert_with(|| Summary::of(self, b));

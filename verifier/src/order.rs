@@ -45,20 +45,16 @@ pub(crate) fn check_order(
     placed.sort_unstable();
     let reordered = placed.windows(2).any(|w| w[0].1 > w[1].1);
     let rules_2_to_5 = reordered.then(|| Ranks::new(&ops, matched, &placed));
-    let defined_in_block: FxHashMap<Value, usize> = ops
-        .iter()
-        .enumerate()
-        .flat_map(|(k, op)| op.defs.iter().map(move |d| (d.value, k)))
-        .collect();
+    let defined_in_block = definitions(&ops);
     let mut done = vec![false; ops.len()];
     for &(i, k) in &placed {
         let reads_later = ops[k]
             .uses()
-            .filter_map(|u| defined_in_block.get(&u.value))
-            .find(|&&p| !done[p] && matched[p].is_some());
+            .filter_map(|u| defined_by(&defined_in_block, u.value))
+            .find(|&p| !done[p] && matched[p].is_some());
         let ranks = rules_2_to_5.as_ref();
         let moved = ranks.is_some_and(|r| r.original[k] != r.allocated[k]);
-        if let Some(&p) = reads_later {
+        if let Some(p) = reads_later {
             report(
                 sink,
                 ab,
@@ -88,6 +84,24 @@ pub(crate) fn check_order(
         }
         done[k] = true;
     }
+}
+
+/// The values the block's operations define, with the index in `ops` of the operation
+/// defining each, sorted by value (a block is short: one sorted vector, no hashing).
+fn definitions(ops: &[&Op]) -> Vec<(Value, usize)> {
+    let mut defs: Vec<(Value, usize)> = ops
+        .iter()
+        .enumerate()
+        .flat_map(|(k, op)| op.defs.iter().map(move |d| (d.value, k)))
+        .collect();
+    defs.sort_unstable();
+    defs
+}
+
+/// The operation of `defs` (from [`definitions`]) that defines `v`, if one does.
+fn defined_by(defs: &[(Value, usize)], v: Value) -> Option<usize> {
+    let i = defs.binary_search_by_key(&v, |&(d, _)| d).ok()?;
+    Some(defs[i].1)
 }
 
 /// What rules 2 to 5 compare, per original op: its ranks in the original order and in

@@ -12,11 +12,18 @@
 use crate::error::{ErrorKind, Point};
 use crate::order::check_order;
 use crate::sink::Sink;
-use chromatic::{Def, Function, Op, Operand, Terminator, Use};
+use chromatic::{Def, Function, Op, Operand, Terminator, Use, Value};
 use rustc_hash::FxHashMap;
 
 /// Checks blocks, split edges, terminators, phis and operations.
-pub(crate) fn check_structure(o: &Function, a: &Function, sink: &mut Sink) {
+/// `by_name` gives per allocated value the original value of the same name
+/// (`check::originals_by_name`).
+pub(crate) fn check_structure(
+    o: &Function,
+    a: &Function,
+    by_name: &[Option<u32>],
+    sink: &mut Sink,
+) {
     let o_names: FxHashMap<&str, usize> = name_index(o);
     let a_names: FxHashMap<&str, usize> = name_index(a);
     let original: Vec<Option<usize>> = a
@@ -33,6 +40,7 @@ pub(crate) fn check_structure(o: &Function, a: &Function, sink: &mut Sink) {
     let m = Matcher {
         o,
         a,
+        by_name,
         original,
         preds: predecessors(a),
         constant: crate::select::constant_values(o),
@@ -72,6 +80,8 @@ fn name_index(f: &Function) -> FxHashMap<&str, usize> {
 struct Matcher<'a> {
     o: &'a Function,
     a: &'a Function,
+    /// Per allocated value, the original value of the same name.
+    by_name: &'a [Option<u32>],
     original: Vec<Option<usize>>,
     /// Per allocated block, its predecessors.
     preds: Vec<Vec<usize>>,
@@ -158,7 +168,12 @@ impl Matcher<'_> {
     }
 
     fn same_name(&self, o: &chromatic::Phi, a: &chromatic::Phi) -> bool {
-        self.o.value(o.def.value).name == self.a.value(a.def.value).name
+        self.same_value(o.def.value, a.def.value)
+    }
+
+    /// Whether allocated value `a` has the name of original value `o`.
+    fn same_value(&self, o: Value, a: Value) -> bool {
+        self.by_name[a.index()] == Some(o.0)
     }
 
     fn same_phi(&self, op: &chromatic::Phi, ap: &chromatic::Phi) -> bool {
@@ -167,7 +182,7 @@ impl Matcher<'_> {
             && op.args.iter().all(|oa| {
                 ap.args.iter().any(|aa| {
                     self.phi_pred(aa.block.index()) == Some(oa.block.index())
-                        && self.o.value(oa.value).name == self.a.value(aa.value).name
+                        && self.same_value(oa.value, aa.value)
                 })
             })
     }
@@ -273,7 +288,7 @@ impl Matcher<'_> {
 
     fn same_def(&self, o: &Def, a: &Def) -> bool {
         let (ov, av) = (self.o.value(o.value), self.a.value(a.value));
-        ov.name == av.name
+        self.same_value(o.value, a.value)
             && ov.class == av.class
             && ov.size == av.size
             && o.fixed == a.fixed
@@ -284,7 +299,7 @@ impl Matcher<'_> {
     }
 
     fn same_use(&self, o: &Use, a: &Use) -> bool {
-        self.o.value(o.value).name == self.a.value(a.value).name && o.fixed == a.fixed
+        self.same_value(o.value, a.value) && o.fixed == a.fixed
     }
 
     fn same_term(&self, o: &Terminator, a: &Terminator) -> bool {

@@ -113,7 +113,7 @@ impl Summary {
 #[cfg(test)]
 mod tests {
     use super::{Summary, Symbol};
-    use crate::check::with_flow;
+    use crate::check::{originals_by_name, with_flow};
     use crate::dataflow::{Bans, Label};
     use crate::sink::Sink;
 
@@ -192,7 +192,8 @@ exit:
         let allocated = chromatic::parse(&format!("{TARGET}{ALLOCATED}")).expect("parses");
         let (o, a) = (&original.functions[0], &allocated.functions[0]);
         let mut sink = Sink::new(&a.name, &original.target);
-        with_flow(o, a, &original.target, &mut sink, |flow, _| {
+        let by_name = originals_by_name(o, a);
+        with_flow(o, a, &original.target, &by_name, &mut sink, |flow, _| {
             let values =
                 (0..o.values.len() as u32).flat_map(|v| [Label::of(v, 0), Label::of(v, 1)]);
             let pool: Vec<Label> = values.chain(Label::SPECIAL).collect();
