@@ -44,7 +44,7 @@ pub(crate) struct UnitKeys {
 
 /// Units to their keys: registers in a dense table per class (every operand looks one
 /// up), slots and lanes hashed.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct UnitTable {
     /// Per class, per register: its key + 1 (0: not named).
     registers: Vec<Vec<u32>>,
@@ -52,6 +52,18 @@ struct UnitTable {
 }
 
 impl UnitTable {
+    /// A table with room for every register of every class of `target`, sized once.
+    fn for_target(target: &Target) -> UnitTable {
+        UnitTable {
+            registers: target
+                .classes
+                .iter()
+                .map(|c| vec![0; usize::from(c.units)])
+                .collect(),
+            others: FxHashMap::default(),
+        }
+    }
+
     fn get(&self, u: Unit) -> Option<UnitKeys> {
         match u {
             Unit::Reg(c, r) => {
@@ -116,7 +128,7 @@ impl Keys {
             FxHashSet::default()
         };
         let mut keys = Keys {
-            of_unit: UnitTable::default(),
+            of_unit: UnitTable::for_target(target),
             linear: Vec::new(),
             aliases: Vec::new(),
             views: Vec::new(),
