@@ -39,6 +39,9 @@ pub(crate) struct Select {
 /// Per original value: the selects that may recompute it (one per deciding branch).
 pub(crate) fn selects(o: &Function, target: &Target) -> Vec<Vec<Select>> {
     let mut out = vec![Vec::new(); o.values.len()];
+    if o.blocks.iter().all(|b| b.phis.is_empty()) {
+        return out;
+    }
     let succs: Vec<Vec<usize>> = o
         .blocks
         .iter()
