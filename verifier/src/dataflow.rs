@@ -9,7 +9,9 @@
 //! each block's transfer applied through its summary (`summary.rs`: what the block leaves
 //! in each key it writes, as a label or as a key of its in-state, found by running the
 //! same transfer on symbolic cells); a last pass over every reachable block runs the
-//! transfer on labels and reports errors against the stable in-states.
+//! transfer on labels and reports errors against the stable in-states. Where the linear
+//! CFG has no back edge, that last pass in reverse postorder is the fixpoint itself (each
+//! block's predecessors come before it), so no iteration runs first.
 
 use crate::cfg::Cfg;
 use crate::check::Recompute;
