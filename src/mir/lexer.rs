@@ -83,13 +83,7 @@ fn token_at(s: &str, pos: Pos) -> Result<(Tok, usize), MirError> {
     let c = s.as_bytes()[0];
     match c {
         b'%' => Ok(percent(s, pos)?),
-        b'$' => match word_len(&s[1..]) {
-            0 => Err(MirError {
-                pos,
-                message: "expected a physical register name after `$`".to_string(),
-            }),
-            n => Ok((Tok::Phys(s[1..1 + n].to_string()), 1 + n)),
-        },
+        b'$' => physical_register(s, pos),
         b'@' | b'!' => {
             let n = word_len(&s[1..]);
             Ok((Tok::Ref(s[..1 + n].to_string()), 1 + n))
@@ -121,6 +115,27 @@ fn token_at(s: &str, pos: Pos) -> Result<(Tok, usize), MirError> {
             message: format!("unexpected character `{}`", s.chars().next().unwrap_or(' ')),
         }),
     }
+}
+
+/// `$name`: a physical register, named like an identifier (`$vgpr0`, `$sgpr0_sgpr1`,
+/// `$exec_lo`, `$noreg`): a letter or `_`, then letters, digits and `_`. The name is kept
+/// as the register an operation accesses, so it must be one the text format can name too.
+fn physical_register(s: &str, pos: Pos) -> Result<(Tok, usize), MirError> {
+    let n = word_len(&s[1..]);
+    let name = &s[1..1 + n];
+    let mut chars = name.bytes();
+    let starts_well = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_');
+    if !starts_well || !chars.all(|c| c.is_ascii_alphanumeric() || c == b'_') {
+        let message = if name.is_empty() {
+            "expected a physical register name after `$`".to_string()
+        } else {
+            format!("`${name}` is not a physical register name (a letter or `_`, then letters, digits and `_`)")
+        };
+        return Err(MirError { pos, message });
+    }
+    Ok((Tok::Phys(name.to_string()), 1 + n))
 }
 
 fn parse_int(text: &str) -> Option<i64> {
@@ -224,6 +239,21 @@ mod tests {
         assert_eq!(toks("2228234 /* regdef:VGPR_32 */").len(), 1);
         let e = lex_line("  %1 = FOO ^", 7).unwrap_err();
         assert_eq!((e.pos.line, e.pos.col), (7, 12));
+    }
+
+    /// A physical register's name is an identifier: one that starts with a digit or holds
+    /// a `.` or `-` is an error at the `$`, not a register the text format cannot name.
+    #[test]
+    fn a_physical_register_name_is_an_identifier() {
+        for bad in ["$0ode", "$vgpr0.x", "$a-b"] {
+            let e = lex_line(&format!("    S_NOP 0, implicit {bad}"), 4).unwrap_err();
+            assert_eq!((e.pos.line, e.pos.col), (4, 23), "{bad}");
+            assert!(e.message.contains(bad), "{bad}: {}", e.message);
+        }
+        assert_eq!(
+            toks("$_x1 $exec_lo"),
+            vec![Tok::Phys("_x1".into()), Tok::Phys("exec_lo".into())]
+        );
     }
 
     /// A `$` names a physical register: alone it is an error, not a register named "".
