@@ -43,6 +43,18 @@ pub fn least_budget(
     a: &Analysis,
     budget: &[u16],
 ) -> Option<Vec<u16>> {
+    least_by_class(f, target, a, budget).into_iter().collect()
+}
+
+/// Per class, its least budget as in [`least_budget`], or `None` when it does not fit
+/// `budget`: which classes fit `budget` everywhere ([`demand::fits_everywhere`]), so the
+/// spiller need not ask again.
+pub fn least_by_class(
+    f: &Function,
+    target: &Target,
+    a: &Analysis,
+    budget: &[u16],
+) -> Vec<Option<u16>> {
     let low: Vec<u16> = target
         .class_ids()
         .map(|c| {
@@ -55,8 +67,6 @@ pub fn least_budget(
         })
         .collect();
     demand::least_fitting_by_class(f, target, a, &low, budget)
-        .into_iter()
-        .collect()
 }
 
 /// Per class, the units above the `least` budget that copy temporaries may take: one for

@@ -453,9 +453,13 @@ pub fn allocate_function(
         analysis: a,
     } = prepare_function(f, target)?;
     stages.ran("spill");
-    let least = match budgeting {
-        Budgeting::AsGiven => None,
-        Budgeting::Least => least::least_budget(&prepared, target, &a, budget),
+    let (least, fitting): (Option<Vec<u16>>, Option<Vec<bool>>) = match budgeting {
+        Budgeting::AsGiven => (None, None),
+        Budgeting::Least => {
+            let per_class = least::least_by_class(&prepared, target, &a, budget);
+            let fitting = per_class.iter().map(Option::is_some).collect();
+            (per_class.into_iter().collect(), Some(fitting))
+        }
     };
     let room = match &least {
         Some(least) => least::copy_room(target, least, budget),
@@ -463,7 +467,10 @@ pub fn allocate_function(
     };
     let spilled = match least {
         Some(least) => spill::Spilled::unspilled(prepared, least),
-        None => spill::spill(prepared, target, &a, budget)?,
+        None => match fitting {
+            Some(fitting) => spill::spill_knowing(prepared, target, &a, budget, fitting)?,
+            None => spill::spill(prepared, target, &a, budget)?,
+        },
     };
     stages.ran("assign");
     let mut func = assign_spilled(target, spilled, &a, (policy, &room))?;

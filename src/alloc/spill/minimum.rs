@@ -189,13 +189,13 @@ fn raise(
     pos: Pos,
 ) {
     for c in target.class_ids() {
-        let cannot_raise = unconstrained_bound(f, target, c, (ops, through))
-            .is_some_and(|bound| bound <= need[c.index()].units);
+        let floor = need[c.index()].units;
+        let cannot_raise =
+            unconstrained_bound(f, target, c, (ops, through)).is_some_and(|bound| bound <= floor);
         if cannot_raise {
             continue;
         }
-        let units = instruction_need(f, target, c, ops, through);
-        if units > need[c.index()].units {
+        if let Some(units) = need_above(f, target, c, (ops, through), floor) {
             need[c.index()] = Need { units, pos };
         }
     }
@@ -259,6 +259,20 @@ pub fn instruction_need(
     ops: Operands,
     through: &[Value],
 ) -> u32 {
+    need_above(f, target, class, (ops, through), 0).unwrap_or(0)
+}
+
+/// [`instruction_need`] when it is above `floor`, else `None`. The need is the first
+/// budget at which the instruction's problem fits, and fitting only grows with the budget,
+/// so one test at `floor` settles most instructions (those that need no more than the
+/// most demanding one found before them); the others are searched from above `floor`.
+fn need_above(
+    f: &Function,
+    target: &Target,
+    class: ClassId,
+    (ops, through): (Operands, &[Value]),
+    floor: u32,
+) -> Option<u32> {
     let of_class = |v: &Value| f.value(*v).class == class;
     let mut residents: Vec<Value> = ops
         .operands
@@ -272,7 +286,7 @@ pub fn instruction_need(
     residents.dedup();
     let writes = ops.defs.iter().any(|d| of_class(&d.value));
     if residents.is_empty() && !writes {
-        return 0;
+        return None;
     }
     // Every resident takes units of its own at the early instant: no smaller budget fits.
     let held: u32 = residents.iter().map(|&v| u32::from(f.value(v).size)).sum();
@@ -288,13 +302,26 @@ pub fn instruction_need(
     };
     // The problem is the same at every budget but for its units: built once.
     let mut problem = operands::build(&ctx, &residents, ops).problem;
+    let mut fits = |k: u16| {
+        problem.units = k;
+        packing::fits(&problem)
+    };
     let lowest = u16::try_from(held).unwrap_or(u16::MAX).max(1);
-    (lowest..=units)
-        .find(|&k| {
-            problem.units = k;
-            packing::fits(&problem)
-        })
-        .map_or(u32::from(units) + 1, u32::from)
+    if floor >= u32::from(lowest) {
+        let no_higher = match u16::try_from(floor) {
+            Ok(k) if k <= units => fits(k),
+            _ => true,
+        };
+        if no_higher {
+            return None;
+        }
+    }
+    // Here `floor` is below `lowest` or below the class's units.
+    let from = u16::try_from(floor + 1).map_or(lowest, |k| k.max(lowest));
+    let need = (from..=units)
+        .find(|&k| fits(k))
+        .map_or(u32::from(units) + 1, u32::from);
+    Some(need)
 }
 
 #[cfg(test)]
@@ -410,6 +437,65 @@ b:
             "v",
         );
         assert_eq!(need.units, 2, "the add reads two");
+    }
+
+    /// The lowest legal budget by its definition: every instruction's and terminator's
+    /// need computed in full, the first of the largest kept; phi rotations left out.
+    fn lowest_by_each_need(f: &Function, target: &Target) -> Vec<Need> {
+        let mut need = vec![
+            Need {
+                units: 0,
+                pos: f.pos
+            };
+            target.classes.len()
+        ];
+        let pinned = pinned::live_across(f);
+        let mut keep_largest = |c: ClassId, units: u32, pos: Pos| {
+            if units > need[c.index()].units {
+                need[c.index()] = Need { units, pos };
+            }
+        };
+        for (b, block) in f.blocks.iter().enumerate() {
+            for (i, inst) in block.insts.iter().enumerate() {
+                let Some(op) = inst.op() else { continue };
+                let ops = Operands {
+                    defs: &op.defs,
+                    operands: &op.operands,
+                };
+                let pos = op.defs.first().map(|d| d.pos);
+                let pos = pos.or_else(|| op.uses().next().map(|u| u.pos));
+                for c in target.class_ids() {
+                    let units = instruction_need(f, target, c, ops, &pinned[b][i]);
+                    keep_largest(c, units, pos.unwrap_or(inst.pos));
+                }
+            }
+            let uses: Vec<Operand> = block
+                .term
+                .uses()
+                .iter()
+                .map(|u| Operand::Value(*u))
+                .collect();
+            for c in target.class_ids() {
+                let units = instruction_need(f, target, c, Operands::uses_only(&uses), &[]);
+                keep_largest(c, units, block.term.pos());
+            }
+        }
+        need
+    }
+
+    #[cfg(feature = "arbitrary")]
+    #[test]
+    fn the_need_tested_at_the_largest_so_far_is_the_need_computed_in_full() {
+        let mut raised = 0;
+        for seed in 0..300 {
+            let p = crate::gen::generate_from_seed(seed, &crate::gen::GenConfig::default());
+            for f in p.functions.iter().filter(|f| rotations(f).is_empty()) {
+                let lowest = lowest_legal(f, &p.target);
+                assert_eq!(lowest, lowest_by_each_need(f, &p.target), "{}", f.name);
+                raised += lowest.iter().filter(|n| n.units > 0).count();
+            }
+        }
+        assert!(raised > 400, "needs above zero are compared: {raised}");
     }
 
     #[cfg(feature = "arbitrary")]

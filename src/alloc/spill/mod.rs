@@ -98,6 +98,18 @@ pub fn spill(
     budget: &[u16],
 ) -> Result<Spilled, AllocError> {
     let fitting = demand::fits_everywhere_by_class(&f, target, a, budget);
+    spill_knowing(f, target, a, budget, fitting)
+}
+
+/// [`spill`] with `fitting`, per class, whether it fits `budget` everywhere
+/// ([`demand::fits_everywhere`]) already known.
+pub fn spill_knowing(
+    f: Function,
+    target: &Target,
+    a: &Analysis,
+    budget: &[u16],
+    fitting: Vec<bool>,
+) -> Result<Spilled, AllocError> {
     if fitting.iter().all(|&fits| fits) {
         return Ok(Spilled::unspilled(f, budget.to_vec()));
     }
