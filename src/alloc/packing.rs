@@ -223,12 +223,17 @@ impl Grid {
         true
     }
 
+    /// The words that hold the units (no bit is ever set above them).
+    fn words(&self) -> usize {
+        usize::from(self.units).div_ceil(64)
+    }
+
     /// Units free at both instants.
     fn free_at_both(&self) -> usize {
-        let taken: u32 = self
-            .early
+        let n = self.words();
+        let taken: u32 = self.early[..n]
             .iter()
-            .zip(&self.late)
+            .zip(&self.late[..n])
             .map(|(e, l)| (e | l).count_ones())
             .sum();
         usize::from(self.units) - taken as usize
@@ -236,7 +241,7 @@ impl Grid {
 
     fn free_units(&self, early: bool) -> usize {
         let row = if early { &self.early } else { &self.late };
-        let taken: u32 = row.iter().map(|w| w.count_ones()).sum();
+        let taken: u32 = row[..self.words()].iter().map(|w| w.count_ones()).sum();
         usize::from(self.units) - taken as usize
     }
 

@@ -51,13 +51,17 @@ pub fn sequentialise(
     }
     let mut out: Vec<InstKind> = Vec::new();
     let mut written: Vec<UnitMove> = Vec::new();
+    let mut read: Vec<bool> = Vec::with_capacity(pending.len());
     while !pending.is_empty() {
-        let (ready, rest): (Vec<UnitMove>, Vec<UnitMove>) =
-            pending.iter().partition(|m| !is_read(&pending, m));
-        pending = rest;
-        if !ready.is_empty() {
-            out.extend(ready.iter().map(emit));
-            written.extend(ready);
+        read.clear();
+        read.extend(pending.iter().map(|m| is_read(&pending, m)));
+        if read.contains(&false) {
+            for (m, _) in pending.iter().zip(&read).filter(|(_, &r)| !r) {
+                push_merged(&mut out, emit(m));
+                written.push(*m);
+            }
+            let mut still_read = read.iter();
+            pending.retain(|_| still_read.next() == Some(&true));
             continue;
         }
         if !read_from_copy(&mut pending, &written) {
@@ -65,7 +69,7 @@ pub fn sequentialise(
             break_cycle(&mut pending, &mut out, target, &held, temp_slot);
         }
     }
-    merge_adjacent(out)
+    out
 }
 
 /// Whether a pending move still reads the unit `m` writes.
@@ -182,7 +186,7 @@ fn break_cycle(
     };
     let same_class = move |o: &UnitMove| o.class == m.class;
     if target.class(m.class).has_swap {
-        out.push(InstKind::Swap(reg(m.class, m.dst), reg(m.class, src)));
+        push_merged(out, InstKind::Swap(reg(m.class, m.dst), reg(m.class, src)));
         pending.remove(at);
         for o in pending.iter_mut().filter(|o| same_class(o)) {
             if o.src == Src::Unit(src) {
@@ -205,11 +209,14 @@ fn break_cycle(
         .or_else(other);
     let to = match found {
         Some((class, t)) => {
-            out.push(InstKind::ParallelCopy(vec![Move {
-                dst: reg(class, t),
-                src: reg(m.class, m.dst),
-                value: old,
-            }]));
+            push_merged(
+                out,
+                InstKind::ParallelCopy(vec![Move {
+                    dst: reg(class, t),
+                    src: reg(m.class, m.dst),
+                    value: old,
+                }]),
+            );
             if class == m.class {
                 Src::Unit(t)
             } else {
@@ -218,14 +225,17 @@ fn break_cycle(
         }
         None => {
             let slot = next_temp_slot(out, target, m.class, temp_slot);
-            out.push(InstKind::Spill(Move {
-                dst: Location::Slot {
-                    first: slot,
-                    len: 1,
-                },
-                src: reg(m.class, m.dst),
-                value: old,
-            }));
+            push_merged(
+                out,
+                InstKind::Spill(Move {
+                    dst: Location::Slot {
+                        first: slot,
+                        len: 1,
+                    },
+                    src: reg(m.class, m.dst),
+                    value: old,
+                }),
+            );
             Src::Slot(slot)
         }
     };
@@ -288,18 +298,10 @@ impl Held<'_> {
     }
 }
 
-/// Merges runs of single-unit copies of one value whose destinations and sources are both
-/// consecutive, when the later move does not read what the earlier one wrote.
-fn merge_adjacent(insts: Vec<InstKind>) -> Vec<InstKind> {
-    let mut out: Vec<InstKind> = Vec::with_capacity(insts.len());
-    for inst in insts {
-        push_merged(&mut out, inst);
-    }
-    out
-}
-
 /// Appends `inst` to `out`, merged into the last instruction when both are single-unit
-/// copies [`extend`] joins.
+/// copies [`extend`] joins: runs of single-unit copies of one value whose destinations and
+/// sources are both consecutive, when the later move does not read what the earlier one
+/// wrote, become one tuple move.
 fn push_merged(out: &mut Vec<InstKind>, inst: InstKind) {
     if let (Some(InstKind::ParallelCopy(prev)), InstKind::ParallelCopy(next)) =
         (out.last_mut(), &inst)
