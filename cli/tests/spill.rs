@@ -250,6 +250,48 @@ exit:
     assert!(spill_code(&a, "body").is_empty(), "{}", print(&a));
 }
 
+/// A value in memory where a loop is entered, live through the loop and not read in it,
+/// stays in memory when the entering edge runs more often than its next read after the
+/// loop: reloaded on that edge to fill the room the loop leaves, it cost one reload per
+/// run of the edge, and one register more reloaded one more such value (seed 905 of the
+/// generated programs, class `a`: 2,716 at a=47, 13,020 at a=48).
+#[test]
+fn a_live_through_value_in_memory_at_a_hot_loop_entry_is_reloaded_after_the_loop() {
+    let (_, a) = spilled(
+        "target generic v=3
+func @f {
+entry:
+  %x:v1 = mov 1
+  jump pre
+pre freq=10:
+  %a:v1 = mov 2
+  %b:v1 = mov 3
+  %c:v1 = mov 4
+  %s:v1 = add %a, %b
+  %t:v1 = add %s, %c
+  jump head
+head:
+  %i:v1 = phi [pre: %t], [head: %j]
+  %j:v1 = add %i, 1
+  branch uniform %j, head, exit
+exit:
+  %r:v1 = add %x, %j
+  ret %r
+}
+",
+        &[("v", 3)],
+    );
+    let x = value_named(&a, "x");
+    let reloads_x = |block: &str| {
+        spill_code(&a, block)
+            .into_iter()
+            .filter(|k| matches!(k, InstKind::Reload(m) if m.value == x))
+            .count()
+    };
+    assert_eq!(reloads_x("pre"), 0, "{}", print(&a));
+    assert_eq!(reloads_x("exit"), 1, "{}", print(&a));
+}
+
 #[test]
 fn a_rematerialisable_value_is_recomputed_instead_of_reloaded() {
     let (_, a) = spilled(
@@ -743,7 +785,7 @@ fn cost_rises(p: &Program, class: chromatic::ClassId) -> Sweep {
 /// never rise when the budget grows by one. Belady's choices are greedy (a cheap eviction
 /// at one budget can force a costlier one later that a tighter budget avoids; one register
 /// more can leave a parallel copy without a free temporary), so it does on none of the
-/// corpus's 123 steps and on 60 of 1,799 steps over 1,000 generated programs (every class,
+/// corpus's 123 steps and on 46 of 1,799 steps over 1,000 generated programs (every class,
 /// every budget from the lowest legal one to MaxLive). This ratchet fails when either
 /// count grows, and lists every rising step (program, class, budget, both costs).
 #[test]
@@ -778,7 +820,7 @@ fn spill_cost_rises_with_one_more_register_no_more_often_than_measured() {
         rises.len()
     );
     assert!(
-        rises.len() <= 60,
+        rises.len() <= 46,
         "generated: {} of {steps} steps:\n{listed}",
         rises.len()
     );
