@@ -1116,7 +1116,7 @@ impl Belady<'_, '_> {
         let header =
             self.input.loops.is_header(b) && visited.len() < self.input.graph.preds(b).len();
         let ranked = if header {
-            self.loop_entry(b, &candidates)
+            self.loop_entry(b, &candidates, &visited)
         } else {
             self.merge_entry(b, &candidates, &visited)
         };
@@ -1228,8 +1228,12 @@ impl Belady<'_, '_> {
     /// register at the entry only, where as a memory phi its arguments would be stored. A value only carried around the
     /// loop to a phi counts as live through: keeping it costs a register everywhere in
     /// the loop, and a phi left out is a memory phi, whose back-edge argument is stored
-    /// once instead of reloaded.
-    fn loop_entry(&self, b: Block, candidates: &[Value]) -> Vec<Value> {
+    /// once instead of reloaded. A value live through that no entering predecessor ends
+    /// with in a register is a candidate only when its reload on the entering edges runs
+    /// less often than the one at its next read after the loop ([`ReloadFreq`]): the loop
+    /// never reads it, so reloading it before the loop gains nothing inside, and the
+    /// entering edges may run on every iteration of an enclosing loop.
+    fn loop_entry(&self, b: Block, candidates: &[Value], visited: &[Block]) -> Vec<Value> {
         let body = self.input.loops.body(b);
         let read = self.read_in(body, b);
         let dead = |v: Value| self.input.a.liveness.is_dead(v);
@@ -1242,6 +1246,12 @@ impl Belady<'_, '_> {
         let k = u32::from(self.input.budget);
         let used_units: u32 = used.iter().map(|&v| self.rounded(v)).sum();
         let through_units: u32 = through.iter().map(|&v| self.rounded(v)).sum();
+        let freq = &self.input.a.freq;
+        let entering: f64 = visited.iter().map(|p| freq[p.index()]).sum();
+        through.retain(|&v| {
+            visited.iter().any(|&p| self.in_register_at_end(b, v, p))
+                || entering < self.reload_freq.at_end(b, v)
+        });
         let loop_max = body
             .iter()
             .map(|&x| {
@@ -1300,16 +1310,7 @@ impl Belady<'_, '_> {
     /// their edges into the join add up, and one reload after the join is the cheaper.
     fn merge_entry(&self, b: Block, candidates: &[Value], visited: &[Block]) -> Vec<Value> {
         let f = self.f();
-        let in_pred = |v: Value, p: Block| {
-            let arg = f
-                .block(b)
-                .phis
-                .iter()
-                .find(|phi| phi.def.value == v)
-                .and_then(|phi| phi.args.iter().find(|a| a.block == p))
-                .map_or(v, |a| a.value);
-            self.plans[p.index()].exit.binary_search(&arg).is_ok()
-        };
+        let in_pred = |v: Value, p: Block| self.in_register_at_end(b, v, p);
         let freq = &self.input.a.freq;
         let is_phi = |v: Value| f.block(b).phis.iter().any(|phi| phi.def.value == v);
         let mut all = Vec::new();
@@ -1333,6 +1334,20 @@ impl Belady<'_, '_> {
         some.sort_by_cached_key(by_distance);
         all.extend(some);
         all
+    }
+
+    /// Whether `v`, live into `b` or a phi of `b`, is in a register at the end of its
+    /// visited predecessor `p`: a phi is where its argument from `p` is.
+    fn in_register_at_end(&self, b: Block, v: Value, p: Block) -> bool {
+        let arg = self
+            .f()
+            .block(b)
+            .phis
+            .iter()
+            .find(|phi| phi.def.value == v)
+            .and_then(|phi| phi.args.iter().find(|a| a.block == p))
+            .map_or(v, |a| a.value);
+        self.plans[p.index()].exit.binary_search(&arg).is_ok()
     }
 
     /// Belady's MIN through `b` from `w`; returns W at the end. At the terminator the
