@@ -1306,8 +1306,11 @@ impl Belady<'_, '_> {
     /// ACO's spiller prefers them too: a remat costs less than any reload). A phi counts as in registers where its
     /// argument is. A value (not a phi) in registers at the end of only some predecessors
     /// is a candidate only when reloading it on the others' edges is cheaper than
-    /// reloading it once in the block: where the sides of a divergent branch both run,
-    /// their edges into the join add up, and one reload after the join is the cheaper.
+    /// reloading it once where it is next read ([`Self::reload_weight`]: in the block, or
+    /// after it where [`ReloadFreq`] puts that reload): where the sides of a divergent
+    /// branch both run, their edges into the join add up, and one reload after the join
+    /// is the cheaper; a value read next on a hot path after the block is cheaper to
+    /// reload on a cold edge into it.
     fn merge_entry(&self, b: Block, candidates: &[Value], visited: &[Block]) -> Vec<Value> {
         let f = self.f();
         let in_pred = |v: Value, p: Block| self.in_register_at_end(b, v, p);
@@ -1324,7 +1327,7 @@ impl Belady<'_, '_> {
                 .sum();
             if n == visited.len() && n > 0 {
                 all.push(v);
-            } else if n > 0 && (is_phi(v) || missing < freq[b.index()]) {
+            } else if n > 0 && (is_phi(v) || missing < self.reload_weight(b, 0, v)) {
                 some.push(v);
             }
         }
