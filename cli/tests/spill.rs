@@ -292,6 +292,99 @@ exit:
     assert_eq!(reloads_x("exit"), 1, "{}", print(&a));
 }
 
+/// `%x` is evicted in the outer loop, where the pressure peaks, and read after it; the
+/// inner loop never reads it and leaves room for it. Taking it into the inner header's W
+/// reloaded it on the inner loop's entering edge, on every outer iteration, and one
+/// register more made that room: it stays in memory until its read in `exit`.
+#[test]
+fn a_value_the_inner_loop_does_not_read_is_not_reloaded_to_enter_it() {
+    let (_, a) = spilled(
+        "target generic v=8
+func @f {
+entry:
+  %x:v1 = mov 1
+  %n:v1 = mov 0
+  jump outer
+outer:
+  %i:v1 = phi [entry: %n], [latch: %i2]
+  %a:v1 = mov 2
+  %b:v1 = mov 3
+  %d:v1 = mov 4
+  %c:v1 = add %a, %b, %d, %i
+  jump inner
+inner:
+  %j:v1 = phi [outer: %c], [inner: %j2]
+  %j2:v1 = add %j, %i
+  branch uniform %j2, inner, latch
+latch:
+  %i2:v1 = add %i, %j2
+  branch uniform %i2, outer, exit
+exit:
+  %y:v1 = add %x, %i2
+  ret %y
+}
+",
+        &[("v", 4)],
+    );
+    let x = value_named(&a, "x");
+    let reloads_x = |block: &str| {
+        spill_code(&a, block)
+            .into_iter()
+            .filter(|k| matches!(k, InstKind::Reload(m) if m.value == x))
+            .count()
+    };
+    for block in ["outer", "inner", "latch"] {
+        assert_eq!(reloads_x(block), 0, "{block}:\n{}", print(&a));
+    }
+    assert_eq!(reloads_x("exit"), 1, "{}", print(&a));
+}
+
+/// `%x` leaves the registers in `left`, where the pressure peaks, and stays in them
+/// through `right`; its next read is in `hot`, after the merge. Reloading it on the edge
+/// from `left` (frequency 1) is cheaper than reloading it in `hot` (100), so `join`
+/// takes it into its W: the rule compares the edge with the reload at the next read, not
+/// with one in `join` itself, which reads nothing.
+#[test]
+fn a_merge_keeps_a_value_its_hot_successor_reads_by_reloading_it_on_a_cold_edge() {
+    let (_, a) = spilled(
+        "target generic v=8
+func @f {
+entry:
+  %x:v1 = mov 1
+  %c:v1 = mov 0
+  branch uniform %c, left, right
+left:
+  %a:v1 = mov 2
+  %b:v1 = mov 3
+  %d:v1 = mov 4
+  %s:v1 = add %a, %b, %d
+  jump join
+right:
+  %t:v1 = mov 5
+  jump join
+join:
+  %e:v1 = phi [left: %s], [right: %t]
+  branch uniform %e, hot, exit
+hot freq=100:
+  %y:v1 = add %x, %e
+  ret %y
+exit:
+  ret %e
+}
+",
+        &[("v", 3)],
+    );
+    let x = value_named(&a, "x");
+    let reloads_x = |block: &str| {
+        spill_code(&a, block)
+            .into_iter()
+            .filter(|k| matches!(k, InstKind::Reload(m) if m.value == x))
+            .count()
+    };
+    assert_eq!(reloads_x("hot"), 0, "{}", print(&a));
+    assert_eq!(reloads_x("left"), 1, "{}", print(&a));
+}
+
 #[test]
 fn a_rematerialisable_value_is_recomputed_instead_of_reloaded() {
     let (_, a) = spilled(
@@ -785,7 +878,7 @@ fn cost_rises(p: &Program, class: chromatic::ClassId) -> Sweep {
 /// never rise when the budget grows by one. Belady's choices are greedy (a cheap eviction
 /// at one budget can force a costlier one later that a tighter budget avoids; one register
 /// more can leave a parallel copy without a free temporary), so it does on none of the
-/// corpus's 123 steps and on 46 of 1,799 steps over 1,000 generated programs (every class,
+/// corpus's 123 steps and on 40 of 1,799 steps over 1,000 generated programs (every class,
 /// every budget from the lowest legal one to MaxLive). This ratchet fails when either
 /// count grows, and lists every rising step (program, class, budget, both costs).
 #[test]
@@ -820,7 +913,7 @@ fn spill_cost_rises_with_one_more_register_no_more_often_than_measured() {
         rises.len()
     );
     assert!(
-        rises.len() <= 46,
+        rises.len() <= 40,
         "generated: {} of {steps} steps:\n{listed}",
         rises.len()
     );

@@ -5,9 +5,7 @@
 //! of values in registers ([`Belady::entry_set`], §4.2–4.3 of the paper):
 //!
 //! - at a loop header, the live-ins and phis used in the loop, by next use, then values
-//!   live through the loop while the loop's pressure leaves room — except one in memory
-//!   on an entering edge that runs more often than its reload after the loop (Mesa ACO
-//!   keeps it spilled; [`Belady::stays_in_memory`]);
+//!   live through the loop while the loop's pressure leaves room;
 //! - elsewhere, the values in registers at the end of every visited predecessor, then
 //!   those in some, by next use; when they exceed the budget, those MIN would evict at
 //!   the block's first position stay out, a phi priced with the stores a memory phi
@@ -1230,10 +1228,12 @@ impl Belady<'_, '_> {
     /// register at the entry only, where as a memory phi its arguments would be stored. A value only carried around the
     /// loop to a phi counts as live through: keeping it costs a register everywhere in
     /// the loop, and a phi left out is a memory phi, whose back-edge argument is stored
-    /// once instead of reloaded. A live-through value in memory at the end of an entering
-    /// predecessor stays in memory ([`Self::stays_in_memory`]) but keeps its share of the
-    /// room, so no farther value takes that room in its place.
-    fn loop_entry(&self, b: Block, candidates: &[Value], entering: &[Block]) -> Vec<Value> {
+    /// once instead of reloaded. A value live through that no entering predecessor ends
+    /// with in a register is a candidate only when its reload on the entering edges runs
+    /// less often than the one at its next read after the loop ([`ReloadFreq`]): the loop
+    /// never reads it, so reloading it before the loop gains nothing inside, and the
+    /// entering edges may run on every iteration of an enclosing loop.
+    fn loop_entry(&self, b: Block, candidates: &[Value], visited: &[Block]) -> Vec<Value> {
         let body = self.input.loops.body(b);
         let read = self.read_in(body, b);
         let dead = |v: Value| self.input.a.liveness.is_dead(v);
@@ -1246,6 +1246,12 @@ impl Belady<'_, '_> {
         let k = u32::from(self.input.budget);
         let used_units: u32 = used.iter().map(|&v| self.rounded(v)).sum();
         let through_units: u32 = through.iter().map(|&v| self.rounded(v)).sum();
+        let freq = &self.input.a.freq;
+        let entering: f64 = visited.iter().map(|p| freq[p.index()]).sum();
+        through.retain(|&v| {
+            visited.iter().any(|&p| self.in_register_at_end(b, v, p))
+                || entering < self.reload_freq.at_end(b, v)
+        });
         let loop_max = body
             .iter()
             .map(|&x| {
@@ -1264,9 +1270,7 @@ impl Belady<'_, '_> {
                 let need = self.rounded(v);
                 if taken + need <= room {
                     taken += need;
-                    if !self.stays_in_memory(b, v, entering) {
-                        out.push(v);
-                    }
+                    out.push(v);
                 }
             }
         }
@@ -1302,11 +1306,14 @@ impl Belady<'_, '_> {
     /// ACO's spiller prefers them too: a remat costs less than any reload). A phi counts as in registers where its
     /// argument is. A value (not a phi) in registers at the end of only some predecessors
     /// is a candidate only when reloading it on the others' edges is cheaper than
-    /// reloading it once in the block: where the sides of a divergent branch both run,
-    /// their edges into the join add up, and one reload after the join is the cheaper.
+    /// reloading it once where it is next read ([`Self::reload_weight`]: in the block, or
+    /// after it where [`ReloadFreq`] puts that reload): where the sides of a divergent
+    /// branch both run, their edges into the join add up, and one reload after the join
+    /// is the cheaper; a value read next on a hot path after the block is cheaper to
+    /// reload on a cold edge into it.
     fn merge_entry(&self, b: Block, candidates: &[Value], visited: &[Block]) -> Vec<Value> {
         let f = self.f();
-        let in_pred = |v: Value, p: Block| self.in_exit_of(b, v, p);
+        let in_pred = |v: Value, p: Block| self.in_register_at_end(b, v, p);
         let freq = &self.input.a.freq;
         let is_phi = |v: Value| f.block(b).phis.iter().any(|phi| phi.def.value == v);
         let mut all = Vec::new();
@@ -1320,7 +1327,7 @@ impl Belady<'_, '_> {
                 .sum();
             if n == visited.len() && n > 0 {
                 all.push(v);
-            } else if n > 0 && (is_phi(v) || missing < freq[b.index()]) {
+            } else if n > 0 && (is_phi(v) || missing < self.reload_weight(b, 0, v)) {
                 some.push(v);
             }
         }
@@ -1332,59 +1339,9 @@ impl Belady<'_, '_> {
         all
     }
 
-    /// Whether `v`, live through the loop headed by `b` and in memory at the end of some
-    /// entering predecessor, stays in memory in the loop (Mesa ACO's `init_live_in_vars`
-    /// keeps such a value spilled): the loop does not read it, so a reload on the entering
-    /// edges buys nothing but saving the reload after the loop, and it is made only where
-    /// those edges run less often than that reload (B&H §4.2 fill the header's W with
-    /// live-through values while room remains, whatever their reload costs, and one more
-    /// register then reloads one more value on an edge an enclosing loop runs every
-    /// iteration). A header phi and a value carried around the loop to one are not live
-    /// through in this sense: in memory, the one needs stores on the back edges, the other
-    /// a reload there.
-    fn stays_in_memory(&self, b: Block, v: Value, entering: &[Block]) -> bool {
-        let carried = self
-            .f()
-            .block(b)
-            .phis
-            .iter()
-            .any(|p| p.def.value == v || p.args.iter().any(|a| a.value == v));
-        !carried && self.reload_after_loop(b, v) < self.missing_on_entry(b, v, entering)
-    }
-
-    /// The frequency at which `v`, live through the loop headed by `b` and in memory in
-    /// it, is reloaded after the loop: the highest among the exits' targets that would
-    /// reload it ([`ReloadFreq`]'s rule).
-    fn reload_after_loop(&self, b: Block, v: Value) -> f64 {
-        let body = self.input.loops.body(b);
-        let live_in = |s: Block| self.input.a.liveness.live_in(s).binary_search(&v).is_ok();
-        let at = |s: Block| {
-            if self.uses.reads(s, v) {
-                self.input.a.freq[s.index()]
-            } else {
-                self.reload_freq.at_end(s, v)
-            }
-        };
-        body.iter()
-            .flat_map(|&x| self.input.graph.succs(x).iter().copied())
-            .filter(|s| body.binary_search(s).is_err() && live_in(*s))
-            .map(at)
-            .fold(0.0, f64::max)
-    }
-
-    /// The summed frequency of the entering predecessors of `b` at whose end `v` is in
-    /// memory: what reloading it on those edges costs.
-    fn missing_on_entry(&self, b: Block, v: Value, entering: &[Block]) -> f64 {
-        entering
-            .iter()
-            .filter(|&&p| !self.in_exit_of(b, v, p))
-            .map(|p| self.input.a.freq[p.index()])
-            .sum()
-    }
-
-    /// Whether `v`, live into `b` or a phi of `b`, is in registers at the end of its
-    /// predecessor `p` (a phi where its argument from `p` is).
-    fn in_exit_of(&self, b: Block, v: Value, p: Block) -> bool {
+    /// Whether `v`, live into `b` or a phi of `b`, is in a register at the end of its
+    /// visited predecessor `p`: a phi is where its argument from `p` is.
+    fn in_register_at_end(&self, b: Block, v: Value, p: Block) -> bool {
         let arg = self
             .f()
             .block(b)
