@@ -94,6 +94,38 @@ pub struct BlockData {
     pub term: Terminator,
 }
 
+impl BlockData {
+    /// Replaces every value the block mentions (phis, instructions, terminator) by `map`
+    /// of it, as [`Function::map_values`] does for every block.
+    pub fn map_values(&mut self, map: &impl Fn(Value) -> Value) {
+        let map = |v: &mut Value| *v = map(*v);
+        for phi in &mut self.phis {
+            map(&mut phi.def.value);
+            phi.args.iter_mut().for_each(|a| map(&mut a.value));
+        }
+        for inst in &mut self.insts {
+            match &mut inst.kind {
+                InstKind::Op(op) => {
+                    op.defs.iter_mut().for_each(|d| map(&mut d.value));
+                    op.operands.iter_mut().for_each(|o| {
+                        if let Operand::Value(u) = o {
+                            map(&mut u.value);
+                        }
+                    });
+                }
+                InstKind::ParallelCopy(moves) => moves.iter_mut().for_each(|m| map(&mut m.value)),
+                InstKind::Spill(m) | InstKind::Reload(m) => map(&mut m.value),
+                InstKind::Remat { value, .. } => map(value),
+                InstKind::Swap(..) => {}
+            }
+        }
+        self.term
+            .uses_mut()
+            .iter_mut()
+            .for_each(|u| map(&mut u.value));
+    }
+}
+
 /// `%y:v1 = phi [bb1: %a], [bb2: %b]`: one argument per predecessor.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Phi {
@@ -429,35 +461,8 @@ impl Function {
     /// Replaces every value the function mentions (defs, uses, phi arguments, the value
     /// annotations of moves) by `map` of it.
     pub fn map_values(&mut self, map: impl Fn(Value) -> Value) {
-        let map = |v: &mut Value| *v = map(*v);
         for block in &mut self.blocks {
-            for phi in &mut block.phis {
-                map(&mut phi.def.value);
-                phi.args.iter_mut().for_each(|a| map(&mut a.value));
-            }
-            for inst in &mut block.insts {
-                match &mut inst.kind {
-                    InstKind::Op(op) => {
-                        op.defs.iter_mut().for_each(|d| map(&mut d.value));
-                        op.operands.iter_mut().for_each(|o| {
-                            if let Operand::Value(u) = o {
-                                map(&mut u.value);
-                            }
-                        });
-                    }
-                    InstKind::ParallelCopy(moves) => {
-                        moves.iter_mut().for_each(|m| map(&mut m.value))
-                    }
-                    InstKind::Spill(m) | InstKind::Reload(m) => map(&mut m.value),
-                    InstKind::Remat { value, .. } => map(value),
-                    InstKind::Swap(..) => {}
-                }
-            }
-            block
-                .term
-                .uses_mut()
-                .iter_mut()
-                .for_each(|u| map(&mut u.value));
+            block.map_values(&map);
         }
     }
 

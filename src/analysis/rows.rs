@@ -70,6 +70,12 @@ impl<T: Copy> Rows<T> {
         &self.entries[self.offsets[i] as usize..self.offsets[i + 1] as usize]
     }
 
+    /// Row `k`, to change its entries in place (the row keeps its length).
+    pub fn row_mut(&mut self, k: impl RowKey) -> &mut [T] {
+        let i = k.row();
+        &mut self.entries[self.offsets[i] as usize..self.offsets[i + 1] as usize]
+    }
+
     /// The number of rows.
     pub fn len(&self) -> usize {
         self.offsets.len() - 1
@@ -122,5 +128,12 @@ mod tests {
         let rows: Rows<u8> = [vec![1, 2], vec![], vec![3]].into_iter().collect();
         assert_eq!(rows.iter().collect::<Vec<_>>(), [&[1, 2][..], &[], &[3]]);
         assert_eq!(rows.row(Block(2)), [3]);
+    }
+
+    #[test]
+    fn a_row_changed_in_place_leaves_its_neighbours() {
+        let mut rows: Rows<u8> = [vec![1, 2], vec![3], vec![4]].into_iter().collect();
+        rows.row_mut(Block(1))[0] = 9;
+        assert_eq!(rows.iter().collect::<Vec<_>>(), [&[1, 2][..], &[9], &[4]]);
     }
 }

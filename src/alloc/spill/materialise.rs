@@ -4,7 +4,8 @@
 //! for reloads go (out of SSA already put their copies on the edges, so the phi's
 //! register holds the value on entry however the block is reached), memory phis return
 //! with their spill location, and the temporary slots that copy sequentialisation used
-//! move above the spill slots.
+//! move above the spill slots. One walk over the blocks does all of it per block, so a
+//! large function is read from memory once, not once per step.
 
 use super::pseudo::{self, Pseudo};
 use super::Plan;
@@ -19,6 +20,7 @@ pub fn materialise(mut g: Function, plan: &Plan) -> Result<Function, AllocError>
         function: name.clone(),
         message,
     };
+    let origin = |v: Value| plan.origin[v.index()];
     for block in &mut g.blocks {
         for inst in &mut block.insts {
             shift_temporaries(&mut inst.kind, plan.memory_slots);
@@ -26,13 +28,11 @@ pub fn materialise(mut g: Function, plan: &Plan) -> Result<Function, AllocError>
                 inst.kind = kind;
             }
         }
-    }
-    for block in &mut g.blocks {
         block
             .phis
             .retain(|phi| phi.def.value.index() < plan.original_values);
+        block.map_values(&origin);
     }
-    g.map_values(|v| plan.origin[v.index()]);
     restore_memory_phis(&mut g, plan).map_err(&fail)?;
     g.values.truncate(plan.original_values);
     Ok(g)

@@ -249,6 +249,7 @@ fn lower_class(state: &mut State, a: &Analysis, c: ClassId, k: u16) -> Result<bo
     let class_input = ClassInput {
         class: c,
         budget: k,
+        cfg: &a.cfg,
         graph,
         loops: &loops,
         liveness: &a.liveness,

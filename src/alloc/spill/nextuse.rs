@@ -12,7 +12,9 @@
 //! sorted map per block: a worklist seeded in post-order, where a block whose distances
 //! fell puts its predecessors back (the distances only fall, so any order reaches the
 //! same fixpoint; the worklist visits a block again only when a successor changed,
-//! instead of every block on every round).
+//! instead of every block on every round). The use positions and the distances are
+//! compressed rows ([`Rows`]: one array of entries per table, not one vector per block),
+//! so the walks over the blocks read them in order.
 //!
 //! On the linear CFG of uniform values, the edges a wave takes only when no lane takes a
 //! side of a divergent branch (`Divergence::is_skip`) do not count while another edge
@@ -23,6 +25,7 @@
 use crate::analysis::cfg::Graph;
 use crate::analysis::liveness::Liveness;
 use crate::analysis::loops::Loops;
+use crate::analysis::rows::Rows;
 use crate::program::{Block, Function, InstKind, Value};
 use crate::target::ClassId;
 use std::collections::VecDeque;
@@ -38,50 +41,49 @@ pub const LOOP_EXIT: u64 = 100_000;
 #[derive(Clone, Debug, Default)]
 pub struct Uses {
     /// Per block: (value, position) sorted.
-    blocks: Vec<Vec<(Value, u32)>>,
+    blocks: Rows<(Value, u32)>,
 }
 
 impl Uses {
     pub fn new(f: &Function, class: ClassId) -> Uses {
         let of_class = |v: Value| f.value(v).class == class;
-        let blocks = f
-            .block_ids()
-            .map(|b| {
-                let block = f.block(b);
-                let n = block.insts.len() as u32;
-                let mut uses: Vec<(Value, u32)> = Vec::new();
-                for (i, inst) in block.insts.iter().enumerate() {
-                    if let InstKind::Op(op) = &inst.kind {
-                        uses.extend(op.uses().map(|u| (u.value, i as u32)));
+        let mut blocks = Rows::default();
+        let mut uses: Vec<(Value, u32)> = Vec::new();
+        for b in f.block_ids() {
+            let block = f.block(b);
+            let n = block.insts.len() as u32;
+            uses.clear();
+            for (i, inst) in block.insts.iter().enumerate() {
+                if let InstKind::Op(op) = &inst.kind {
+                    uses.extend(op.uses().map(|u| (u.value, i as u32)));
+                }
+            }
+            uses.extend(block.term.uses().iter().map(|u| (u.value, n)));
+            for s in block.term.successors() {
+                for phi in &f.block(s).phis {
+                    for arg in phi.args.iter().filter(|a| a.block == b) {
+                        uses.push((arg.value, n));
                     }
                 }
-                uses.extend(block.term.uses().iter().map(|u| (u.value, n)));
-                for s in block.term.successors() {
-                    for phi in &f.block(s).phis {
-                        for arg in phi.args.iter().filter(|a| a.block == b) {
-                            uses.push((arg.value, n));
-                        }
-                    }
-                }
-                uses.retain(|&(v, _)| of_class(v));
-                uses.sort_unstable();
-                uses.dedup();
-                uses
-            })
-            .collect();
+            }
+            uses.retain(|&(v, _)| of_class(v));
+            uses.sort_unstable();
+            uses.dedup();
+            blocks.push_row(uses.iter().copied());
+        }
         Uses { blocks }
     }
 
     /// The first position at or after `from` where `b` reads `v`.
     pub fn next(&self, b: Block, v: Value, from: u32) -> Option<u32> {
-        let uses = &self.blocks[b.index()];
+        let uses = self.blocks.row(b);
         let i = uses.partition_point(|&(w, p)| (w, p) < (v, from));
         uses.get(i).filter(|&&(w, _)| w == v).map(|&(_, p)| p)
     }
 
     /// The reads of `b`: (value, position), sorted.
     pub fn in_block(&self, b: Block) -> &[(Value, u32)] {
-        &self.blocks[b.index()]
+        self.blocks.row(b)
     }
 
     /// Whether `b` reads `v` anywhere.
@@ -94,7 +96,7 @@ impl Uses {
 #[derive(Clone, Debug)]
 pub struct NextUse {
     /// Per block: (value, distance from the end) sorted by value.
-    out: Vec<Vec<(Value, u64)>>,
+    out: Rows<(Value, u64)>,
     /// Per block: its number of positions (instructions and the terminator).
     len: Vec<u64>,
 }
@@ -111,17 +113,12 @@ impl NextUse {
         skip: &dyn Fn(Block, Block) -> bool,
     ) -> NextUse {
         let len: Vec<u64> = f.blocks.iter().map(|b| b.insts.len() as u64 + 1).collect();
-        let mut out: Vec<Vec<(Value, u64)>> = f
-            .block_ids()
-            .map(|b| {
-                liveness
-                    .live_out(b)
-                    .iter()
-                    .filter(|&&v| f.value(v).class == class)
-                    .map(|&v| (v, NEVER))
-                    .collect()
-            })
-            .collect();
+        let mut out = Rows::default();
+        for b in f.block_ids() {
+            let live_out = liveness.live_out(b).iter().copied();
+            let of_class = live_out.filter(|&v| f.value(v).class == class);
+            out.push_row(of_class.map(|v| (v, NEVER)));
+        }
         let mut post = super::belady::visit_order(graph, loops, f);
         post.reverse();
         let mut queued = vec![true; f.blocks.len()];
@@ -129,18 +126,18 @@ impl NextUse {
         while let Some(b) = work.pop_front() {
             queued[b.index()] = false;
             let mut changed = false;
-            for k in 0..out[b.index()].len() {
-                let v = out[b.index()][k].0;
+            for k in 0..out.row(b).len() {
+                let (v, known) = out.row(b)[k];
                 let through = |s: Block| {
                     let from_entry = match uses.next(s, v, 0) {
                         Some(p) => u64::from(p),
-                        None => len[s.index()].saturating_add(lookup(&out[s.index()], v)),
+                        None => len[s.index()].saturating_add(lookup(out.row(s), v)),
                     };
                     from_entry.saturating_add(exit_penalty(loops, b, s))
                 };
                 let d = nearest_through(graph, liveness, b, v, skip, through);
-                if d < out[b.index()][k].1 {
-                    out[b.index()][k].1 = d;
+                if d < known {
+                    out.row_mut(b)[k].1 = d;
                     changed = true;
                 }
             }
@@ -157,7 +154,7 @@ impl NextUse {
 
     /// Distance from the end of `b` to the next use of `v` (`NEVER` when not live out).
     pub fn at_end(&self, b: Block, v: Value) -> u64 {
-        lookup(&self.out[b.index()], v)
+        lookup(self.out.row(b), v)
     }
 
     /// Distance from position `at` of `b` to the next use of `v` at or after it.

@@ -38,19 +38,20 @@ enum Site {
     PhiArg(Block, usize, usize),
 }
 
-/// Renames the uses of `tracked` values in `f` to their reaching definitions. `defs`
-/// maps each definition made for a tracked value (a reload) to that value; values that
-/// are no longer defined (memory phis) are in `removed`. `fresh` makes a new value like
-/// a tracked one for a phi; the phis it places go into `f`. The error is the first value
-/// read where nothing defines it.
+/// Renames the uses of `tracked` values in `f` to their reaching definitions. `cfg` is
+/// `f`'s logical CFG (the spiller changes no block or edge, so the analysis it was given
+/// holds it). `defs` maps each definition made for a tracked value (a reload) to that
+/// value; values that are no longer defined (memory phis) are in `removed`. `fresh` makes
+/// a new value like a tracked one for a phi; the phis it places go into `f`. The error is
+/// the first value read where nothing defines it.
 pub fn repair(
     f: &mut Function,
+    cfg: &Graph,
     tracked: &[Value],
     defs: &FxHashMap<Value, Value>,
     removed: &[Value],
     fresh: &mut dyn FnMut(&mut Function, Value) -> Value,
 ) -> Result<(), Value> {
-    let cfg = Graph::of_function(f);
     let mut r = Lookup::new(f, tracked, defs, removed, cfg);
     let reads = r.read_sites(f);
     r.fill_pending();
@@ -133,8 +134,8 @@ fn resolve(replace: &FxHashMap<Value, Value>, mut v: Value) -> Value {
     v
 }
 
-struct Lookup {
-    cfg: Graph,
+struct Lookup<'g> {
+    cfg: &'g Graph,
     /// The next placeholder for a phi's value.
     next: u32,
     /// Per value of the function: whether it is tracked.
@@ -148,14 +149,14 @@ struct Lookup {
     pending: Vec<usize>,
 }
 
-impl Lookup {
+impl<'g> Lookup<'g> {
     fn new(
         f: &Function,
         tracked: &[Value],
         defs: &FxHashMap<Value, Value>,
         removed: &[Value],
-        cfg: Graph,
-    ) -> Lookup {
+        cfg: &'g Graph,
+    ) -> Lookup<'g> {
         let mut is_tracked = vec![false; f.values.len()];
         for v in tracked {
             is_tracked[v.index()] = true;

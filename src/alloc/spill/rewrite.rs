@@ -75,6 +75,9 @@ pub struct State<'t> {
 pub struct ClassInput<'a> {
     pub class: ClassId,
     pub budget: u16,
+    /// The function's logical CFG, which SSA repair follows.
+    pub cfg: &'a Graph,
+    /// The CFG the class's values follow (the linear CFG for uniform classes).
     pub graph: &'a Graph,
     pub loops: &'a crate::analysis::loops::Loops,
     pub liveness: &'a Liveness,
@@ -169,7 +172,7 @@ impl<'t> State<'t> {
             .collect();
         let removed: Vec<Value> = memory_phis.iter().map(|m| m.phi.def.value).collect();
         self.memory_phis.extend(memory_phis);
-        self.repair(&tracked, &defs, &removed)
+        self.repair(input.cfg, &tracked, &defs, &removed)
     }
 
     /// Removes the class's memory phis from their blocks; each owns a location. They come
@@ -296,7 +299,7 @@ impl<'t> State<'t> {
         reloaded: &[Value],
         code: &mut Code,
     ) {
-        let def_sites = self.def_sites(reloaded);
+        let def_sites = self.def_sites(reloaded, input.liveness);
         let mut evictions: BTreeMap<Value, Vec<(Block, u32, Slot)>> = BTreeMap::new();
         for (b, plan) in d.blocks.iter().enumerate() {
             for &(at, v) in &plan.evictions {
@@ -351,14 +354,18 @@ impl<'t> State<'t> {
     }
 
     /// Where each of `values` is defined: block, and the index right after its defining
-    /// instruction (0 for a phi).
-    fn def_sites(&self, values: &[Value]) -> FxHashMap<Value, (Block, u32)> {
+    /// instruction (0 for a phi). Only the blocks that liveness says define them are read
+    /// (definitions do not move while spilling), not the whole function.
+    fn def_sites(&self, values: &[Value], liveness: &Liveness) -> FxHashMap<Value, (Block, u32)> {
         let mut sites = FxHashMap::default();
         let mut wanted = vec![false; self.f.values.len()];
         for v in values {
             wanted[v.index()] = true;
         }
-        for b in self.f.block_ids() {
+        let mut blocks: Vec<Block> = values.iter().map(|&v| liveness.def_block(v)).collect();
+        blocks.sort_unstable();
+        blocks.dedup();
+        for b in blocks {
             let block = self.f.block(b);
             for phi in &block.phis {
                 if wanted[phi.def.value.index()] {
@@ -428,6 +435,7 @@ impl<'t> State<'t> {
     /// Renames every use of a reloaded value or memory phi to its reaching definition.
     fn repair(
         &mut self,
+        cfg: &Graph,
         tracked: &[Value],
         defs: &FxHashMap<Value, Value>,
         removed: &[Value],
@@ -439,7 +447,7 @@ impl<'t> State<'t> {
             home[v.index()] = home[like.index()];
             v
         };
-        repair::repair(&mut self.f, tracked, defs, removed, &mut fresh).map_err(|v| {
+        repair::repair(&mut self.f, cfg, tracked, defs, removed, &mut fresh).map_err(|v| {
             AllocError::Internal {
                 function: self.f.name.clone(),
                 message: format!(
