@@ -77,11 +77,13 @@ pub struct Builder<'f> {
 
 impl<'f> Builder<'f> {
     pub fn new(f: &'f Function, target: &Target) -> Builder<'f> {
+        let classes = target.classes.len();
+        let points: usize = f.blocks.iter().map(|b| b.insts.len() + 2).sum();
         Builder {
             f,
-            classes: target.classes.len(),
+            classes,
             offsets: Vec::with_capacity(f.blocks.len()),
-            demand: Vec::new(),
+            demand: Vec::with_capacity(points * classes),
             first: 0,
             late: Vec::new(),
             early: Vec::new(),

@@ -40,20 +40,30 @@ impl<T> Default for Rows<T> {
 
 impl<T: Copy> Rows<T> {
     /// `rows` rows from `(row, entry)` pairs; within a row, entries keep the order of
-    /// `pairs` (a stable counting sort by row).
+    /// `pairs` (a stable counting sort by row). The pairs are read twice: once to count
+    /// each row's entries (`offsets[k]` becomes the end of row `k`), once backwards to
+    /// place each entry just below its row's end (which leaves `offsets[k]` at the row's
+    /// start), so that large tables cost two passes over the pairs and one over the entries.
     pub fn grouped<K: RowKey>(rows: usize, pairs: Vec<(K, T)>) -> Rows<T> {
+        let Some(&(_, filler)) = pairs.first() else {
+            return Rows {
+                offsets: vec![0; rows + 1],
+                entries: Vec::new(),
+            };
+        };
         let mut offsets = vec![0u32; rows + 1];
         for &(k, _) in &pairs {
-            offsets[k.row() + 1] += 1;
+            offsets[k.row()] += 1;
         }
-        for i in 1..offsets.len() {
+        for i in 1..rows {
             offsets[i] += offsets[i - 1];
         }
-        let mut fill = offsets.clone();
-        let mut entries: Vec<T> = pairs.iter().map(|&(_, entry)| entry).collect();
-        for (k, entry) in pairs {
-            entries[fill[k.row()] as usize] = entry;
-            fill[k.row()] += 1;
+        offsets[rows] = pairs.len() as u32;
+        let mut entries = vec![filler; pairs.len()];
+        for &(k, entry) in pairs.iter().rev() {
+            let end = &mut offsets[k.row()];
+            *end -= 1;
+            entries[*end as usize] = entry;
         }
         Rows { offsets, entries }
     }

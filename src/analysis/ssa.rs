@@ -24,8 +24,20 @@ pub struct SsaError {
     pub message: String,
 }
 
-/// Where a value is defined: block and instruction index (`None` for a phi).
-type Site = (Block, Option<usize>);
+/// Where a value is defined: block and instruction index ([`PHI`] for a phi); 12 bytes a
+/// value, since the table spans every value of the function.
+#[derive(Clone, Copy, Debug)]
+struct Site {
+    block: Block,
+    at: u32,
+}
+
+/// [`Site::at`] of a phi.
+const PHI: u32 = u32::MAX;
+
+/// A use whose definition had not been seen when the walk reached it: checked once every
+/// definition is known.
+type Deferred = (Value, Pos, Block, Option<usize>);
 
 /// Checks `f`; `Ok` or every problem found.
 pub fn validate(f: &Function, target: &Target) -> Result<(), Vec<SsaError>> {
@@ -46,8 +58,10 @@ pub fn validate_with(
         errors: Vec::new(),
         defs: vec![None; f.values.len()],
     };
-    v.collect_defs_and_check_constraints();
-    v.check_uses();
+    let deferred = v.collect_defs_and_check_constraints_and_uses();
+    for (value, pos, b, at) in deferred {
+        v.check_use(value, pos, b, at);
+    }
     v.check_phis(&flow.divergence);
     if v.errors.is_empty() {
         Ok(())
@@ -89,13 +103,18 @@ impl Validator<'_> {
         }
     }
 
-    /// One walk of the function: records every definition and checks every constraint
-    /// (the errors are sorted at the end, so their order here does not matter).
-    fn collect_defs_and_check_constraints(&mut self) {
+    /// One walk of the function: records every definition, checks every constraint, and
+    /// checks that each use in a reachable block is dominated by its definition where that
+    /// definition was already seen (the first definition of a value is final once seen);
+    /// the other uses are returned, to be checked once every definition is known. The
+    /// errors are sorted at the end, so their order here does not matter.
+    fn collect_defs_and_check_constraints_and_uses(&mut self) -> Vec<Deferred> {
+        let mut deferred = Vec::new();
         for b in self.f.block_ids() {
             let block = self.f.block(b);
+            let reachable = self.cfg.is_reachable(b);
             for phi in &block.phis {
-                self.define(&phi.def, (b, None));
+                self.define(&phi.def, Site { block: b, at: PHI });
             }
             for (i, op) in block
                 .insts
@@ -104,14 +123,26 @@ impl Validator<'_> {
                 .filter_map(|(i, inst)| Some((i, inst.op()?)))
             {
                 for d in &op.defs {
-                    self.define(d, (b, Some(i)));
+                    self.define(
+                        d,
+                        Site {
+                            block: b,
+                            at: i as u32,
+                        },
+                    );
                 }
                 self.check_op_constraints(op);
+                if reachable {
+                    self.check_or_defer(op.uses(), (b, Some(i)), &mut deferred);
+                }
             }
             for u in block.term.uses() {
                 self.check_fixed(u.fixed, u.value, u.pos);
             }
             self.check_fixed_uses(block.term.uses().iter());
+            if reachable {
+                self.check_or_defer(block.term.uses().iter(), (b, None), &mut deferred);
+            }
         }
         for v in self.f.value_ids() {
             if self.defs[v.index()].is_none() {
@@ -121,42 +152,46 @@ impl Validator<'_> {
                 );
             }
         }
+        deferred
     }
 
     /// Whether the definition of `v` dominates a use at `(b, at)` (`at == None`: end of `b`).
     fn def_dominates(&self, v: Value, b: Block, at: Option<usize>) -> bool {
-        let Some((db, di)) = self.defs[v.index()] else {
+        let Some(Site { block: db, at: di }) = self.defs[v.index()] else {
             return true;
         };
         if db != b {
             return self.dom.dominates(db, b);
         }
-        match (di, at) {
-            (None, _) | (Some(_), None) => true,
-            (Some(d), Some(u)) => d < u,
+        match at {
+            None => true,
+            Some(_) if di == PHI => true,
+            Some(u) => (di as usize) < u,
         }
     }
 
-    fn check_use(&mut self, u: &Use, b: Block, at: Option<usize>) {
-        if !self.def_dominates(u.value, b, at) {
+    fn check_use(&mut self, v: Value, pos: Pos, b: Block, at: Option<usize>) {
+        if !self.def_dominates(v, b, at) {
             let message = format!(
                 "the definition of `%{}` does not dominate this use",
-                self.name(u.value)
+                self.name(v)
             );
-            self.error(u.pos, message);
+            self.error(pos, message);
         }
     }
 
-    fn check_uses(&mut self) {
-        for &b in self.cfg.rpo() {
-            let block = self.f.block(b);
-            for (i, inst) in block.insts.iter().enumerate() {
-                for u in inst.op().into_iter().flat_map(|op| op.uses()) {
-                    self.check_use(u, b, Some(i));
-                }
-            }
-            for u in block.term.uses() {
-                self.check_use(u, b, None);
+    /// Checks the uses at `(b, at)` whose definition was seen; defers the others.
+    fn check_or_defer<'u>(
+        &mut self,
+        uses: impl Iterator<Item = &'u Use>,
+        (b, at): (Block, Option<usize>),
+        deferred: &mut Vec<Deferred>,
+    ) {
+        for u in uses {
+            if self.defs[u.value.index()].is_some() {
+                self.check_use(u.value, u.pos, b, at);
+            } else {
+                deferred.push((u.value, u.pos, b, at));
             }
         }
     }

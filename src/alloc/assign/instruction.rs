@@ -55,27 +55,28 @@ pub(super) struct Buffers {
 }
 
 impl Assigner<'_> {
+    /// Assigns operation `i` of `b` in place (the locations of its operands and
+    /// definitions); the copies it needs before it go to `copies`.
     pub(super) fn op(
         &mut self,
-        b: Block,
-        i: usize,
-        mut op: Op,
+        (b, i): (Block, usize),
+        op: &mut Op,
         pos: Pos,
-        out: &mut Vec<Inst>,
+        copies: &mut Vec<Inst>,
         buf: &mut Buffers,
     ) -> Result<(), AllocError> {
         buf.killed.clear();
         buf.killed.extend(self.a.liveness.kills_at(b, i as u32));
         let killed = std::mem::take(&mut buf.killed);
-        self.make_way(&op, &killed, pos, out);
-        if self.fast(&op, &killed, &mut buf.placed.defs) {
+        self.make_way(op, &killed, pos, copies);
+        if self.fast(op, &killed, &mut buf.placed.defs) {
             self.reads_in_place(&op.operands, &mut buf.placed.reads);
         } else {
             let ops = Operands {
                 defs: &op.defs,
                 operands: &op.operands,
             };
-            self.solve(ops, &killed, &[], pos, out, buf)?;
+            self.solve(ops, &killed, &[], pos, copies, buf)?;
         }
         for (operand, l) in op.operands.iter_mut().zip(&buf.placed.reads) {
             if let Operand::Value(u) = operand {
@@ -90,10 +91,6 @@ impl Assigner<'_> {
                 }
             }
         }
-        out.push(Inst {
-            kind: InstKind::Op(op),
-            pos,
-        });
         buf.killed = killed;
         Ok(())
     }

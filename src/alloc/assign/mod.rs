@@ -48,9 +48,10 @@ pub struct Assigned {
 
 /// Assigns registers within `budget` to every value of `f`, whose pressure fits it; copy
 /// temporaries stay within `temps` (per class, at least `budget`). `f`
-/// is moved, not copied: its instructions are taken out, the assigner reads the rest and
-/// records what it changes (instructions, phi and terminator locations) on the side,
-/// and the function is completed with them at the end.
+/// is moved, not copied: its instructions are taken out and assigned in place (a block's
+/// vector is rebuilt only where copies go between its instructions), the assigner reads
+/// the rest and records what it changes (phi and terminator locations) on the side, and
+/// the function is completed with them at the end.
 pub fn assign(
     mut f: Function,
     target: &Target,
@@ -73,7 +74,7 @@ pub fn assign(
         let ops = insts.iter().flatten().filter_map(Inst::op);
         // One pass over the operations finds both the pinned definitions and the parts.
         let ops = ops.inspect(|op| mark_pinned(&op.defs, &mut pinned));
-        let parts = parts::Parts::new(f.values.len(), ops);
+        let parts = parts::Parts::new(ops);
         let foresight = foresight::Foresight::new(&f, &insts, &a.liveness, &pinned);
         let mut s = Assigner {
             f: &f,
@@ -175,6 +176,26 @@ fn phi_uses(f: &Function) -> Rows<(Block, usize)> {
     Rows::grouped(f.values.len(), uses)
 }
 
+/// A block's instructions, assigned in place, with the copies assignment adds: each
+/// `(i, copy)` goes before instruction `i` (at the end for `i == insts.len()`), in the
+/// order given. A block that needs no copy keeps its vector, so that assignment writes a
+/// large function's instructions where they are instead of into a second copy.
+fn with_copies(insts: Vec<Inst>, added: Vec<(usize, Inst)>) -> Vec<Inst> {
+    if added.is_empty() {
+        return insts;
+    }
+    let mut out = Vec::with_capacity(insts.len() + added.len());
+    let mut added = added.into_iter().peekable();
+    for (i, inst) in insts.into_iter().enumerate() {
+        while let Some((_, copy)) = added.next_if(|&(at, _)| at == i) {
+            out.push(copy);
+        }
+        out.push(inst);
+    }
+    out.extend(added.map(|(_, copy)| copy));
+    out
+}
+
 /// Reverse post-order of the linear CFG, unreachable regions too (`Graph::rpo_all`).
 fn visit_order(a: &Analysis) -> Vec<Block> {
     a.divergence.linear.rpo_all()
@@ -224,16 +245,18 @@ impl Assigner<'_> {
         self.block = b;
         self.regs.clear();
         self.place_entry(b)?;
-        let insts = std::mem::take(&mut self.insts[b.index()]);
-        let mut out = Vec::with_capacity(insts.len());
-        for (i, inst) in insts.into_iter().enumerate() {
-            match inst.kind {
-                InstKind::Op(op) => self.op(b, i, op, inst.pos, &mut out, buf)?,
+        let mut insts = std::mem::take(&mut self.insts[b.index()]);
+        let (mut added, mut copies) = (Vec::new(), Vec::new());
+        for (i, inst) in insts.iter_mut().enumerate() {
+            match &mut inst.kind {
+                InstKind::Op(op) => self.op((b, i), op, inst.pos, &mut copies, buf)?,
                 _ => return Err(self.error(inst.pos, "the input is already allocated".into())),
             }
+            added.extend(copies.drain(..).map(|c| (i, c)));
         }
-        self.terminator(b, &mut out, buf)?;
-        self.insts[b.index()] = out;
+        self.terminator(b, &mut copies, buf)?;
+        added.extend(copies.drain(..).map(|c| (insts.len(), c)));
+        self.insts[b.index()] = with_copies(insts, added);
         let live_out = self.a.liveness.live_out(b);
         let mut exit = Vec::with_capacity(live_out.len());
         exit.extend(

@@ -17,23 +17,26 @@
 
 use crate::program::{Function, Location, Op, Operand, Value};
 use crate::target::ClassId;
+use rustc_hash::{FxHashMap, FxHashSet};
 
-/// Per value: whether it is an element of a split that a collect regroups in place.
+/// The elements of a split that a collect regroups in place. Only splits' elements are
+/// recorded, in hash tables rather than tables over every value, so that a function
+/// without splits (most) touches no memory per value.
 pub(super) struct Parts {
-    regrouped: Vec<bool>,
+    regrouped: FxHashSet<Value>,
 }
 
 impl Parts {
-    /// From the operations of a function of `values` values, in one pass.
-    pub(super) fn new<'a>(values: usize, ops: impl Iterator<Item = &'a Op>) -> Parts {
-        let mut element: Vec<Option<(usize, usize)>> = vec![None; values];
+    /// From the operations of a function, in one pass.
+    pub(super) fn new<'a>(ops: impl Iterator<Item = &'a Op>) -> Parts {
+        let mut element: FxHashMap<Value, (usize, usize)> = FxHashMap::default();
         let mut collects = Vec::new();
         let mut splits = 0;
         for op in ops {
             match op.opcode.as_str() {
                 "split" => {
                     for (k, d) in op.defs.iter().enumerate() {
-                        element[d.value.index()] = Some((splits, k));
+                        element.insert(d.value, (splits, k));
                     }
                     splits += 1;
                 }
@@ -41,10 +44,12 @@ impl Parts {
                 _ => {}
             }
         }
-        let mut regrouped = vec![false; values];
+        let mut regrouped = FxHashSet::default();
         for collect in collects {
-            let places: Option<Vec<(usize, usize)>> =
-                collect.uses().map(|u| element[u.value.index()]).collect();
+            let places: Option<Vec<(usize, usize)>> = collect
+                .uses()
+                .map(|u| element.get(&u.value).copied())
+                .collect();
             let Some(places) = places.filter(|p| p.len() == collect.operands.len()) else {
                 continue;
             };
@@ -52,9 +57,7 @@ impl Parts {
                 .windows(2)
                 .all(|w| w[1].0 == w[0].0 && w[1].1 == w[0].1 + 1);
             if consecutive {
-                collect
-                    .uses()
-                    .for_each(|u| regrouped[u.value.index()] = true);
+                regrouped.extend(collect.uses().map(|u| u.value));
             }
         }
         Parts { regrouped }
@@ -69,7 +72,7 @@ impl Parts {
         loc: &[Option<Location>],
     ) -> Option<Location> {
         match op.opcode.as_str() {
-            "split" if self.regrouped[def.index()] => element_of_split(f, op, def, loc),
+            "split" if self.regrouped.contains(&def) => element_of_split(f, op, def, loc),
             "collect" => span_of_collect(op, loc),
             _ => None,
         }

@@ -64,21 +64,23 @@ struct Packing {
 impl<'a> Demand<'a> {
     pub fn new(f: &'a Function, target: &'a Target, class: ClassId, budget: u16) -> Demand<'a> {
         let rule = target.class(class).align;
-        let mut values = f.values.iter().filter(|v| v.class == class);
-        let alignment_free =
-            rule == AlignRule::Stride1 || values.clone().all(|v| rule.alignment(v.size) == 1);
-        let singles = values
-            .clone()
-            .all(|v| v.size == 1 && rule.alignment(v.size) <= 1);
-        let gap_free = values.all(|v| {
-            let a = rule.alignment(v.size).max(1);
-            a.is_power_of_two() && v.size % a == 0
-        });
-        let units = f
-            .values
-            .iter()
-            .map(|v| if v.class == class { v.size } else { 0 })
-            .collect();
+        // One pass over the values (a large function's value table is read once, not once
+        // per property): the units of each, and the properties of the class's.
+        let (mut all_aligned_1, mut singles, mut gap_free) = (true, true, true);
+        let mut units = Vec::with_capacity(f.values.len());
+        for v in &f.values {
+            if v.class != class {
+                units.push(0);
+                continue;
+            }
+            units.push(v.size);
+            let a = rule.alignment(v.size);
+            all_aligned_1 &= a == 1;
+            singles &= v.size == 1 && a <= 1;
+            let a = a.max(1);
+            gap_free &= a.is_power_of_two() && v.size % a == 0;
+        }
+        let alignment_free = rule == AlignRule::Stride1 || all_aligned_1;
         Demand {
             f,
             target,
