@@ -210,6 +210,15 @@ fn value_named(a: &Program, name: &str) -> Value {
         .expect("value")
 }
 
+/// How many reloads of the value named `value` block `block` of the only function holds.
+fn reloads_of(a: &Program, value: &str, block: &str) -> usize {
+    let v = value_named(a, value);
+    spill_code(a, block)
+        .into_iter()
+        .filter(|k| matches!(k, InstKind::Reload(m) if m.value == v))
+        .count()
+}
+
 #[test]
 fn a_value_live_through_a_loop_is_spilled_before_it_and_reloaded_after_it() {
     let (_, a) = spilled(
@@ -281,15 +290,8 @@ exit:
 ",
         &[("v", 3)],
     );
-    let x = value_named(&a, "x");
-    let reloads_x = |block: &str| {
-        spill_code(&a, block)
-            .into_iter()
-            .filter(|k| matches!(k, InstKind::Reload(m) if m.value == x))
-            .count()
-    };
-    assert_eq!(reloads_x("pre"), 0, "{}", print(&a));
-    assert_eq!(reloads_x("exit"), 1, "{}", print(&a));
+    assert_eq!(reloads_of(&a, "x", "pre"), 0, "{}", print(&a));
+    assert_eq!(reloads_of(&a, "x", "exit"), 1, "{}", print(&a));
 }
 
 /// `%x` is evicted in the outer loop, where the pressure peaks, and read after it; the
@@ -326,17 +328,10 @@ exit:
 ",
         &[("v", 4)],
     );
-    let x = value_named(&a, "x");
-    let reloads_x = |block: &str| {
-        spill_code(&a, block)
-            .into_iter()
-            .filter(|k| matches!(k, InstKind::Reload(m) if m.value == x))
-            .count()
-    };
     for block in ["outer", "inner", "latch"] {
-        assert_eq!(reloads_x(block), 0, "{block}:\n{}", print(&a));
+        assert_eq!(reloads_of(&a, "x", block), 0, "{block}:\n{}", print(&a));
     }
-    assert_eq!(reloads_x("exit"), 1, "{}", print(&a));
+    assert_eq!(reloads_of(&a, "x", "exit"), 1, "{}", print(&a));
 }
 
 /// `%x` leaves the registers in `left`, where the pressure peaks, and stays in them
@@ -374,15 +369,8 @@ exit:
 ",
         &[("v", 3)],
     );
-    let x = value_named(&a, "x");
-    let reloads_x = |block: &str| {
-        spill_code(&a, block)
-            .into_iter()
-            .filter(|k| matches!(k, InstKind::Reload(m) if m.value == x))
-            .count()
-    };
-    assert_eq!(reloads_x("hot"), 0, "{}", print(&a));
-    assert_eq!(reloads_x("left"), 1, "{}", print(&a));
+    assert_eq!(reloads_of(&a, "x", "hot"), 0, "{}", print(&a));
+    assert_eq!(reloads_of(&a, "x", "left"), 1, "{}", print(&a));
 }
 
 #[test]
