@@ -316,7 +316,8 @@ fn need_above(
             return None;
         }
     }
-    // Here `floor` is below `lowest` or below the class's units.
+    // Here the need is above `floor`: `floor` is below `lowest`, or the problem does not
+    // fit at `floor`; the search starts at the larger of `lowest` and `floor + 1`.
     let from = u16::try_from(floor + 1).map_or(lowest, |k| k.max(lowest));
     let need = (from..=units)
         .find(|&k| fits(k))
