@@ -4,12 +4,17 @@
 //! Construction of Static Single Assignment Form", CC 2013: on-demand lookup with
 //! operandless phis that are filled afterwards, trivial phis removed).
 //!
+//! One walk over the function finds both the definitions of tracked values (a compressed
+//! row per block, sorted by value, so a lookup is a binary search) and their reads, which
+//! are resolved afterwards in the order of the walk.
+//!
 //! Lookups follow the logical CFG. Uniform values follow the linear CFG, but the spiller
 //! keeps the values reaching a divergent branch's else-arm and join unchanged through the
 //! sides (`belady`), so wherever the two graphs differ the definitions agree and the phis
 //! the logical CFG would place there are trivial.
 
 use crate::analysis::cfg::Graph;
+use crate::analysis::rows::Rows;
 use crate::program::*;
 use rustc_hash::FxHashMap;
 
@@ -52,8 +57,12 @@ pub fn repair(
     removed: &[Value],
     fresh: &mut dyn FnMut(&mut Function, Value) -> Value,
 ) -> Result<(), Value> {
-    let mut r = Lookup::new(f, tracked, defs, removed, cfg);
-    let reads = r.read_sites(f);
+    let mut r = Lookup::new(f, tracked, removed, cfg);
+    let reads: Vec<(Site, Value)> = r
+        .scan(f, defs)
+        .into_iter()
+        .map(|read| (read.site, r.reaching(read.value, read.block, read.before)))
+        .collect();
     r.fill_pending();
     let mut replace = r.trivial_phis();
     let kept: Vec<bool> = r
@@ -102,6 +111,16 @@ pub fn repair(
     Ok(())
 }
 
+/// A read of a tracked value: where it is, and the point whose reaching definition it
+/// reads (`before` instruction `before` of `block`; `u32::MAX`: the block's end).
+#[derive(Clone, Copy, Debug)]
+struct Read {
+    site: Site,
+    value: Value,
+    block: Block,
+    before: u32,
+}
+
 fn original_of(f: &Function, site: &Site) -> Value {
     match *site {
         Site::Operand(b, k, o) => f.block(b).insts[k]
@@ -140,9 +159,9 @@ struct Lookup<'g> {
     next: u32,
     /// Per value of the function: whether it is tracked.
     tracked: Vec<bool>,
-    /// Per (tracked value, block): its definitions there, by instruction index (a
-    /// definition by phi at index 0 and `phi_def`).
-    sites: FxHashMap<(Value, Block), Vec<(u32, Value)>>,
+    /// Per block: the definitions of tracked values there, `(tracked value, instruction
+    /// index, definition)`, sorted by value and then index.
+    sites: Rows<(Value, u32, Value)>,
     /// Per (tracked value, block): the definition reaching the block's entry.
     entry: FxHashMap<(Value, Block), Value>,
     phis: Vec<NewPhi>,
@@ -150,13 +169,9 @@ struct Lookup<'g> {
 }
 
 impl<'g> Lookup<'g> {
-    fn new(
-        f: &Function,
-        tracked: &[Value],
-        defs: &FxHashMap<Value, Value>,
-        removed: &[Value],
-        cfg: &'g Graph,
-    ) -> Lookup<'g> {
+    /// The lookup before the walk: the tracked values' phis (those not `removed`) define
+    /// them at their block's entry.
+    fn new(f: &Function, tracked: &[Value], removed: &[Value], cfg: &'g Graph) -> Lookup<'g> {
         let mut is_tracked = vec![false; f.values.len()];
         for v in tracked {
             is_tracked[v.index()] = true;
@@ -167,7 +182,7 @@ impl<'g> Lookup<'g> {
             cfg,
             next: PLACEHOLDERS,
             tracked: is_tracked,
-            sites: FxHashMap::default(),
+            sites: Rows::default(),
             entry: FxHashMap::default(),
             phis: Vec::new(),
             pending: Vec::new(),
@@ -179,17 +194,6 @@ impl<'g> Lookup<'g> {
                     r.entry.insert((v, b), v);
                 }
             }
-            for (k, inst) in f.block(b).insts.iter().enumerate() {
-                for d in inst.op().into_iter().flat_map(|op| &op.defs) {
-                    let of = defs.get(&d.value).copied().unwrap_or(d.value);
-                    if r.is_tracked(of) {
-                        r.sites
-                            .entry((of, b))
-                            .or_default()
-                            .push((k as u32, d.value));
-                    }
-                }
-            }
         }
         r
     }
@@ -198,9 +202,12 @@ impl<'g> Lookup<'g> {
         self.tracked.get(v.index()).copied().unwrap_or(false)
     }
 
-    /// Every read of a tracked value, with the definition reaching it.
-    fn read_sites(&mut self, f: &Function) -> Vec<(Site, Value)> {
-        let mut reads: Vec<(Site, Value)> = Vec::new();
+    /// One walk over `f`: the definitions of tracked values go into `sites` (`defs` maps
+    /// each definition made for a tracked value to it), and every read of a tracked value
+    /// is returned, in block order (operands, terminator, phi arguments).
+    fn scan(&mut self, f: &Function, defs: &FxHashMap<Value, Value>) -> Vec<Read> {
+        let mut reads = Vec::new();
+        let mut row: Vec<(Value, u32, Value)> = Vec::new();
         for b in f.block_ids() {
             let block = f.block(b);
             for (k, inst) in block.insts.iter().enumerate() {
@@ -209,39 +216,58 @@ impl<'g> Lookup<'g> {
                 };
                 for (o, operand) in op.operands.iter().enumerate() {
                     if let Operand::Value(u) = operand {
-                        if self.is_tracked(u.value) {
-                            let def = self.reaching(u.value, b, k as u32);
-                            reads.push((Site::Operand(b, k, o), def));
-                        }
+                        self.note_read(&mut reads, Site::Operand(b, k, o), u.value, (b, k as u32));
+                    }
+                }
+                for d in &op.defs {
+                    let of = defs.get(&d.value).copied().unwrap_or(d.value);
+                    if self.is_tracked(of) {
+                        row.push((of, k as u32, d.value));
                     }
                 }
             }
             for (t, u) in block.term.uses().iter().enumerate() {
-                if self.is_tracked(u.value) {
-                    let def = self.reaching(u.value, b, u32::MAX);
-                    reads.push((Site::Term(b, t), def));
-                }
+                self.note_read(&mut reads, Site::Term(b, t), u.value, (b, u32::MAX));
             }
             for (p, phi) in block.phis.iter().enumerate() {
                 for (a, arg) in phi.args.iter().enumerate() {
-                    if self.is_tracked(arg.value) {
-                        let def = self.reaching(arg.value, arg.block, u32::MAX);
-                        reads.push((Site::PhiArg(b, p, a), def));
-                    }
+                    let at = (arg.block, u32::MAX);
+                    self.note_read(&mut reads, Site::PhiArg(b, p, a), arg.value, at);
                 }
             }
+            row.sort_by_key(|&(v, _, _)| v);
+            self.sites.push_row(row.drain(..));
         }
         reads
     }
 
+    /// Records a read of `value` at `site`, reading the definition reaching `at`, when
+    /// `value` is tracked.
+    fn note_read(&self, reads: &mut Vec<Read>, site: Site, value: Value, at: (Block, u32)) {
+        if self.is_tracked(value) {
+            let (block, before) = at;
+            reads.push(Read {
+                site,
+                value,
+                block,
+                before,
+            });
+        }
+    }
+
+    /// The last definition of `v` in `b` before instruction `before` (`u32::MAX`: the
+    /// block's end).
+    fn last_def(&self, v: Value, b: Block, before: u32) -> Option<Value> {
+        let row = self.sites.row(b);
+        let start = row.partition_point(|&(w, _, _)| w < v);
+        let of_v = &row[start..];
+        let end = of_v.partition_point(|&(w, k, _)| w == v && k < before);
+        end.checked_sub(1).map(|last| of_v[last].2)
+    }
+
     /// The definition of `v` reaching instruction `before` of `b` (`u32::MAX`: the end).
     fn reaching(&mut self, v: Value, b: Block, before: u32) -> Value {
-        let last = self
-            .sites
-            .get(&(v, b))
-            .and_then(|s| s.iter().rev().find(|&&(k, _)| k < before))
-            .map(|&(_, d)| d);
-        match last {
+        match self.last_def(v, b, before) {
             Some(d) => d,
             None => self.at_entry(v, b),
         }
@@ -261,12 +287,7 @@ impl<'g> Lookup<'g> {
                 [] => break UNDEFINED,
                 [p] => {
                     let p = *p;
-                    let last = self
-                        .sites
-                        .get(&(v, p))
-                        .and_then(|s| s.last())
-                        .map(|&(_, d)| d);
-                    if let Some(d) = last {
+                    if let Some(d) = self.last_def(v, p, u32::MAX) {
                         break d;
                     }
                     if chain.contains(&p) {
@@ -339,5 +360,90 @@ impl<'g> Lookup<'g> {
             }
         }
         replace
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `%r1` and `%r2` stand for two reloads of `%x` in block `a`, `%q` for one of `%y`;
+    /// block `b` reloads nothing.
+    const RELOADED: &str = "target gfx9
+func @f {
+entry:
+  %x:v1 = v_mov_b32 0
+  %y:v1 = v_mov_b32 1
+  %c:s1 = s_cmp %x
+  branch uniform %c, a, b
+a:
+  %r1:v1 = v_mov_b32 0
+  %q:v1 = v_mov_b32 0
+  %u:v1 = v_add_f32 %x, %y
+  %r2:v1 = v_mov_b32 0
+  %w:v1 = v_add_f32 %x, %u
+  jump j
+b:
+  jump j
+j:
+  %p:v1 = phi [a: %x], [b: %x]
+  ret %x, %y, %w, %p
+}
+";
+
+    fn value(f: &Function, name: &str) -> Value {
+        f.value_ids()
+            .find(|&v| f.value(v).name == name)
+            .unwrap_or_else(|| panic!("no value `{name}`"))
+    }
+
+    fn repaired() -> Function {
+        let mut f = crate::parse(RELOADED).expect("parses").functions.remove(0);
+        let cfg = Graph::of_function(&f);
+        let of = |name: &str| value(&f, name);
+        let (x, y) = (of("x"), of("y"));
+        let defs: FxHashMap<Value, Value> = [(of("r1"), x), (of("r2"), x), (of("q"), y)]
+            .into_iter()
+            .collect();
+        let mut fresh = |f: &mut Function, like: Value| {
+            let mut data = f.value(like).clone();
+            data.name = compact_str::format_compact!("{}.p", data.name);
+            f.values.push(data);
+            Value(f.values.len() as u32 - 1)
+        };
+        repair(&mut f, &cfg, &[x, y], &defs, &[], &mut fresh).expect("every read reached");
+        f
+    }
+
+    fn names(f: &Function, values: impl IntoIterator<Item = Value>) -> Vec<String> {
+        values
+            .into_iter()
+            .map(|v| f.value(v).name.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn a_read_takes_the_last_definition_before_it_in_its_block() {
+        let f = repaired();
+        let a = &f.blocks[1];
+        let reads = |k: usize| names(&f, a.insts[k].op().expect("op").uses().map(|u| u.value));
+        assert_eq!(reads(2), ["r1", "q"]);
+        assert_eq!(reads(4), ["r2", "u"]);
+    }
+
+    #[test]
+    fn reads_after_a_merge_take_new_phis_and_phi_arguments_their_edges_definition() {
+        let f = repaired();
+        let j = &f.blocks[3];
+        let phi_args = |p: usize| names(&f, j.phis[p].args.iter().map(|arg| arg.value));
+        assert_eq!(phi_args(0), ["r2", "x"]);
+        assert_eq!(
+            names(&f, [j.phis[1].def.value, j.phis[2].def.value]),
+            ["x.p", "y.p"]
+        );
+        assert_eq!(phi_args(1), ["r2", "x"]);
+        assert_eq!(phi_args(2), ["q", "y"]);
+        let returned = names(&f, j.term.uses().iter().map(|u| u.value));
+        assert_eq!(returned, ["x.p", "y.p", "w", "p"]);
     }
 }
