@@ -736,7 +736,7 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
             defs,
             operands,
             effect: Effect::None,
-            regs: Vec::new(),
+            regs: RegAccesses::default(),
             remat: false,
         };
         self.attributes(c, &mut op)?;
@@ -1117,9 +1117,10 @@ fn reg_accesses(c: &mut Cursor<'_, '_>, op: &mut Op, word: &str) -> Result<()> {
         _ => RegAccessKind::Clobber,
     };
     c.expect(Tok::Punct('('), &format!("`(` after `{word}`"))?;
+    let mut regs = op.regs.to_vec();
     loop {
         let (reg, _) = c.ident("a register name")?;
-        op.regs.push(RegAccess {
+        regs.push(RegAccess {
             reg: reg.to_string(),
             kind,
         });
@@ -1128,8 +1129,9 @@ fn reg_accesses(c: &mut Cursor<'_, '_>, op: &mut Op, word: &str) -> Result<()> {
         }
     }
     c.expect(Tok::Punct(')'), "`)`")?;
-    op.regs.sort_unstable();
-    op.regs.dedup();
+    regs.sort_unstable();
+    regs.dedup();
+    op.regs = regs.into();
     Ok(())
 }
 

@@ -16,7 +16,9 @@
 //! no heap block of their own), and an operation's definitions and operands are
 //! [`SmallVec`]s that hold the common counts inline ([`Defs`]: one definition; [`Operands`]:
 //! two operands, which covers about 85% of the operations of `corpus/`; more move to the
-//! heap as a `Vec` would).
+//! heap as a `Vec` would). What few operations carry, the fixed registers they touch
+//! ([`RegAccesses`]), is held out of line in one word, so that it does not widen every
+//! instruction (a test pins the sizes).
 
 use crate::target::{ClassId, Target};
 pub use compact_str::CompactString;
@@ -292,6 +294,55 @@ pub struct RegAccess {
     pub kind: RegAccessKind,
 }
 
+/// The fixed registers an operation touches, out of line: most operations touch none, and
+/// then the list is one null word in the operation, with no heap block.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+// The box is the point: one word in every operation instead of a vector's three.
+#[allow(clippy::box_collection)]
+pub struct RegAccesses(Option<Box<Vec<RegAccess>>>);
+
+impl RegAccesses {
+    pub fn push(&mut self, access: RegAccess) {
+        self.0.get_or_insert_with(Default::default).push(access);
+    }
+}
+
+impl std::ops::Deref for RegAccesses {
+    type Target = [RegAccess];
+
+    fn deref(&self) -> &[RegAccess] {
+        self.0.as_deref().map_or(&[], Vec::as_slice)
+    }
+}
+
+impl std::ops::DerefMut for RegAccesses {
+    fn deref_mut(&mut self) -> &mut [RegAccess] {
+        self.0.as_deref_mut().map_or(&mut [], Vec::as_mut_slice)
+    }
+}
+
+impl From<Vec<RegAccess>> for RegAccesses {
+    /// An empty list takes no heap block.
+    fn from(accesses: Vec<RegAccess>) -> RegAccesses {
+        RegAccesses((!accesses.is_empty()).then(|| Box::new(accesses)))
+    }
+}
+
+impl FromIterator<RegAccess> for RegAccesses {
+    fn from_iter<I: IntoIterator<Item = RegAccess>>(iter: I) -> RegAccesses {
+        iter.into_iter().collect::<Vec<_>>().into()
+    }
+}
+
+impl<'a> IntoIterator for &'a RegAccesses {
+    type Item = &'a RegAccess;
+    type IntoIter = std::slice::Iter<'a, RegAccess>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
 /// An original operation: `%d:v1 = mad %a, %b, %c tied(2)`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Op {
@@ -301,7 +352,7 @@ pub struct Op {
     pub effect: Effect,
     /// The fixed registers it reads and writes, which order it against the operations
     /// that access the same register (`docs/FORMAT.md`, "Order").
-    pub regs: Vec<RegAccess>,
+    pub regs: RegAccesses,
     /// The op may be recomputed instead of reloaded; it has no value operands.
     pub remat: bool,
 }
@@ -531,6 +582,40 @@ mod tests {
         for value in &f.values {
             assert!(!value.name.is_heap_allocated(), "`%{}`", value.name);
         }
+    }
+
+    /// Every walk over a large function reads its instructions whole, so their size bounds
+    /// the memory traffic of the allocator's stages: the sizes are pinned, and a field that
+    /// widens every instruction shows here.
+    #[test]
+    fn instruction_sizes_are_pinned() {
+        use std::mem::size_of;
+        assert_eq!(size_of::<RegAccesses>(), 8);
+        assert_eq!(size_of::<Use>(), 28);
+        assert_eq!(size_of::<Operand>(), 32);
+        assert_eq!(size_of::<Def>(), 40);
+        assert_eq!(size_of::<Op>(), 160);
+        assert_eq!(size_of::<Inst>(), 168);
+    }
+
+    /// Fixed-register accesses round-trip through the text, and an operation without any
+    /// holds no heap block for them.
+    #[test]
+    fn register_accesses_are_out_of_line() {
+        let text = "target gfx9\nfunc @f {\nentry:\n  %a:s1 = s_mov 1 implicit_def(scc) \
+                    clobber(vcc)\n  %b:s1 = s_add %a, %a\n  ret %b\n}\n";
+        let program = crate::parse(text).expect("parses");
+        let f = &program.functions[0];
+        let ops: Vec<&Op> = f.blocks[0].insts.iter().filter_map(Inst::op).collect();
+        let names: Vec<&str> = ops[0].regs.iter().map(|a| a.reg.as_str()).collect();
+        assert_eq!(names, ["scc", "vcc"]);
+        assert_eq!(ops[1].regs, RegAccesses::default());
+        assert!(ops[1].regs.is_empty());
+        let printed = crate::print(&program);
+        assert!(
+            printed.contains("s_mov 1 implicit_def(scc) clobber(vcc)"),
+            "{printed}"
+        );
     }
 
     /// Past the inline counts, definitions and operands move to the heap and stay whole.

@@ -3,7 +3,7 @@
 //! checked by the verifier first so the numbers describe real allocations.
 
 use chromatic::alloc::stats::collect;
-use chromatic::alloc::{budget_of, AllocOptions, ClassStats, FunctionStats};
+use chromatic::alloc::{allocate, budget_of, AllocOptions, Allocator, ClassStats, FunctionStats};
 use chromatic::analysis::Analysis;
 use chromatic::{parse, Program};
 use chromatic_verifier::verify_program;
@@ -137,4 +137,25 @@ fn mixed_spill_code_with_block_frequencies() {
     let v = class(&s, "v");
     assert_eq!((v.copies, v.weighted_copies, v.regs_used), (1, 50.0, 11));
     assert_eq!(class(&s, "s").regs_used, 4);
+}
+
+/// Allocation reads the input's operation count from its blocks' lengths (every allocator
+/// refuses an input that holds allocation's own instructions): each of ours reports
+/// `Function::op_count` of the input, on a corpus program and a synthetic one.
+#[test]
+fn every_allocator_reports_the_inputs_operation_count() {
+    let synthetic = chromatic::synth::synthetic(1_000);
+    for text in [read("corpus/divergent_loop.chr"), synthetic] {
+        let p = parse(&text).unwrap();
+        for allocator in Allocator::OURS {
+            let opts = AllocOptions {
+                allocator,
+                ..AllocOptions::default()
+            };
+            let (_, stats) = allocate(&p, &opts).unwrap();
+            for (f, s) in p.functions.iter().zip(&stats) {
+                assert_eq!(s.instructions, f.op_count(), "{allocator}: @{}", f.name);
+            }
+        }
+    }
 }

@@ -19,7 +19,7 @@ use crate::residency::Residency;
 use crate::OracleError;
 use chromatic::program::{
     smallvec, Block, Def, Defs, Function, Inst, InstKind, Location, Move, Op, Operand, Operands,
-    Phi, PhiArg, Pos, Use, Value, ValueData,
+    Phi, PhiArg, Pos, RegAccesses, Use, Value, ValueData,
 };
 use chromatic::target::ClassId;
 use std::collections::BTreeMap;
@@ -378,7 +378,7 @@ fn op_inst(opcode: &str, defs: Defs, operands: Operands) -> Inst {
             defs,
             operands,
             effect: Default::default(),
-            regs: Vec::new(),
+            regs: RegAccesses::default(),
             remat: false,
         }),
         pos: Pos::default(),

@@ -229,6 +229,7 @@ pub fn allocate(
         let measured = stats::Measured {
             analysis: &done.analysis,
             freq: &done.freq,
+            ops: inputs_op_count(f),
             micros,
         };
         let mut s = stats::collect_measured(f, &done.func, &p.target, &measured);
@@ -372,6 +373,13 @@ impl Stages {
     pub fn retries(&self) -> u32 {
         self.runs.iter().map(|&(_, n)| n - 1).sum()
     }
+}
+
+/// [`Function::op_count`] of an input every allocator took: as [`reject_allocated`]
+/// refused the instructions allocation adds, each of its instructions is an operation,
+/// and the count needs the blocks' lengths only, not a walk over the instructions.
+fn inputs_op_count(f: &Function) -> usize {
+    f.blocks.iter().map(|b| b.insts.len()).sum()
 }
 
 /// Refuses an input that holds an allocation's own instructions (parallel copies, swaps,

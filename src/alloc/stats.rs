@@ -77,11 +77,12 @@ impl FunctionStats {
 
 /// What the allocation already knows about the allocated function: the analysis of the
 /// original (with its edges split), the frequencies of the allocated function's blocks,
-/// and the time it took.
+/// the original's operations ([`Function::op_count`]) and the time it took.
 #[derive(Debug)]
 pub struct Measured<'a> {
     pub analysis: &'a Analysis,
     pub freq: &'a [f64],
+    pub ops: usize,
     pub micros: u64,
 }
 
@@ -101,6 +102,7 @@ pub fn collect(
     let measured = Measured {
         analysis: a,
         freq: &freq,
+        ops: original.op_count(),
         micros,
     };
     collect_measured(original, allocated, target, &measured)
@@ -116,6 +118,7 @@ pub fn collect_measured(
     let Measured {
         analysis: a,
         freq,
+        ops,
         micros,
     } = *measured;
     let mut classes: Vec<ClassStats> = target
@@ -155,7 +158,7 @@ pub fn collect_measured(
     let used: Vec<u16> = classes.iter().map(|c| c.regs_used).collect();
     FunctionStats {
         function: original.name.clone(),
-        instructions: original.op_count(),
+        instructions: ops,
         occupancy: target.occupancy(&used),
         classes,
         spill_slots: storage.slots.len() as u32,

@@ -99,7 +99,7 @@ impl FnBuilder<'_, '_> {
                 defs: Defs::new(),
                 operands: Operands::new(),
                 effect,
-                regs: Vec::new(),
+                regs: RegAccesses::default(),
                 remat: false,
             },
             room,

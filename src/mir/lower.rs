@@ -38,7 +38,7 @@ use super::tuple_phis::{form_tuple_phis, TupleParts};
 use super::MirError;
 use crate::program::{
     Block, BlockData, BranchKind, Def, Effect, Function, Inst, InstKind, Location, Op, Operand,
-    Operands, Phi, PhiArg, Pos, Terminator, Use, Value, ValueData,
+    Operands, Phi, PhiArg, Pos, RegAccesses, Terminator, Use, Value, ValueData,
 };
 use crate::target::{ClassId, Target};
 use smallvec::smallvec;
@@ -295,7 +295,7 @@ impl Lowering<'_> {
                     pos,
                 })],
                 effect: Effect::None,
-                regs: Vec::new(),
+                regs: RegAccesses::default(),
                 remat: false,
             }),
             pos,
@@ -465,7 +465,7 @@ impl Lowering<'_> {
             remat: operands.is_empty(),
             operands,
             effect: Effect::None,
-            regs: Vec::new(),
+            regs: RegAccesses::default(),
         };
         self.tail[pred.index()].push(Inst {
             kind: InstKind::Op(op),
@@ -709,7 +709,7 @@ impl Lowering<'_> {
                 defs: defs.into(),
                 operands: operands.into(),
                 effect: effect(inst),
-                regs,
+                regs: regs.into(),
                 remat,
             }),
             pos: inst.pos,
@@ -834,7 +834,7 @@ impl Lowering<'_> {
                     defs: smallvec![Def::new(copy, u.pos)],
                     operands: smallvec![Operand::Value(*u)],
                     effect: Effect::None,
-                    regs: Vec::new(),
+                    regs: RegAccesses::default(),
                     remat: false,
                 }),
                 pos: inst.pos,

@@ -668,7 +668,7 @@ impl<'a> Renamer<'a> {
             defs: defs.into(),
             operands: operands.into(),
             effect: l.effect,
-            regs: Vec::new(),
+            regs: RegAccesses::default(),
             remat: l.remat,
         };
         let insts = &mut self.ir.blocks[irb].insts;
@@ -815,7 +815,7 @@ pub fn helper(
             defs: defs.into(),
             operands: operands.into(),
             effect: Effect::None,
-            regs: Vec::new(),
+            regs: RegAccesses::default(),
             remat: matches!(origin, Origin::Undef),
         },
         pos,

@@ -34,7 +34,8 @@ use crate::analysis::cfg::Graph;
 use crate::analysis::dom::DomTree;
 use crate::analysis::Analysis;
 use crate::program::{
-    Block, Def, Effect, Function, Inst, InstKind, Op, Operand, Phi, Terminator, Use, Value,
+    Block, Def, Effect, Function, Inst, InstKind, Op, Operand, Phi, RegAccesses, Terminator, Use,
+    Value,
 };
 use crate::target::Target;
 use smallvec::smallvec;
@@ -220,7 +221,7 @@ fn select_for(
                 pos: phi.pos,
             })],
             effect: Effect::None,
-            regs: Vec::new(),
+            regs: RegAccesses::default(),
             remat: false,
         },
         at,

@@ -7,7 +7,8 @@
 //! spill location it is, carried as an immediate operand.
 
 use crate::program::{
-    smallvec, Def, Defs, Effect, Inst, InstKind, Op, Operand, Operands, Pos, SmallVec, Use, Value,
+    smallvec, Def, Defs, Effect, Inst, InstKind, Op, Operand, Operands, Pos, RegAccesses, SmallVec,
+    Use, Value,
 };
 
 /// What a pseudo-operation does.
@@ -63,7 +64,7 @@ fn inst(kind: Pseudo, defs: Defs, operands: Operands, pos: Pos) -> Inst {
             defs,
             operands,
             effect: Effect::None,
-            regs: Vec::new(),
+            regs: RegAccesses::default(),
             remat: false,
         }),
         pos,
