@@ -442,6 +442,7 @@ b:
 
     /// The lowest legal budget by its definition: every instruction's and terminator's
     /// need computed in full, the first of the largest kept; phi rotations left out.
+    #[cfg(feature = "arbitrary")]
     fn lowest_by_each_need(f: &Function, target: &Target) -> Vec<Need> {
         let mut need = vec![
             Need {
