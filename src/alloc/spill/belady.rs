@@ -7,8 +7,9 @@
 //! - at a loop header, the live-ins and phis used in the loop, by next use, then values
 //!   live through the loop while the loop's pressure leaves room;
 //! - elsewhere, the values in registers at the end of every visited predecessor, then
-//!   those in some, by next use; when they exceed the budget, those MIN would evict at
-//!   the block's first position stay out, a phi priced with the stores a memory phi
+//!   those in some, by next use; when they do not fit the budget as the packing places
+//!   them (alignment counted exactly), those MIN would evict at the block's first
+//!   position stay out, a phi priced with the stores a memory phi
 //!   needs on its incoming edges ([`Belady::leave_out_at_merge`]); a single predecessor
 //!   passes its set on;
 //! - (uniform classes) the else-arm and the join of a divergent branch take what the
@@ -1140,11 +1141,13 @@ impl Belady<'_, '_> {
         set
     }
 
-    /// A merge's W: every ranked candidate, then, while they exceed the budget, the one
+    /// A merge's W: every ranked candidate, then, while they do not fit the budget as
+    /// packed ([`Self::packs`]: not their sizes rounded up to alignment, which count a
+    /// gap where a smaller value fits), the one
     /// MIN would evict first at the block's first position leaves ([`choose`]: next used
     /// after the loop, else the cheapest to leave out among those next used after the
     /// crowded positions, else Belady's farthest), the last to leave coming back while
-    /// there is room for it. Leaving a value out is an eviction on the incoming edges,
+    /// it fits. Leaving a value out is an eviction on the incoming edges,
     /// priced as MIN prices one (a store where it is not stored yet, and a reload),
     /// except that a phi left out is a memory phi, stored on every incoming edge
     /// ([`Self::entry_candidate`]).
@@ -1154,8 +1157,8 @@ impl Belady<'_, '_> {
         let mut units: u32 = set.values.iter().map(|&v| self.rounded(v)).sum();
         let crowded = self.crowded[b.index()].saturating_sub(1);
         let mut left_out = Vec::new();
-        while units > k {
-            let excess = units - k;
+        while !self.packs(&set.values) {
+            let excess = units.saturating_sub(k).max(1);
             let candidates: Vec<Candidate> = set
                 .values
                 .iter()
@@ -1170,11 +1173,18 @@ impl Belady<'_, '_> {
             left_out.push(v);
         }
         for v in left_out.into_iter().rev() {
-            if units + self.rounded(v) <= k {
-                units += self.rounded(v);
-                set.values.insert(v);
+            set.values.insert(v);
+            if !self.packs(&set.values) {
+                set.values.remove(&v);
             }
         }
+    }
+
+    /// Whether `set` fits the budget as the packing places it, alignment included: a
+    /// block's entry holds exactly what its first instruction's problem places, which
+    /// can be more than the sizes rounded up to their alignment allow.
+    fn packs(&self, set: &SortedSet) -> bool {
+        edges::fits_in(self.f(), self.input.target, self.input.budget, set)
     }
 
     /// `v` as a candidate to leave out of a merge's W ([`Self::candidate`] at the first
