@@ -635,7 +635,10 @@ impl Belady<'_, '_> {
     /// with W still in registers (what the body evicts on the way only makes room);
     /// while it does not fit, the largest phi in a rotation leaves W (it becomes a memory
     /// phi: rotations between memory locations need room only for the values moved),
-    /// else the live-through value used farthest away. Protected values stay.
+    /// else the live-through value used farthest away. Protected values stay. Where it
+    /// fits only by spilling a live-in around the edge (a store and a reload on every
+    /// iteration), that live-in leaves W instead: the loop then reloads it where it
+    /// reads it, a reload without the store, and not at all on paths that do not read it.
     fn fit_rotations(&self, b: Block, entry: &mut Set) {
         let back_edges: Vec<Block> = self
             .input
@@ -645,17 +648,44 @@ impl Belady<'_, '_> {
             .copied()
             .filter(|p| !self.plans[p.index()].visited)
             .collect();
-        while back_edges.iter().any(|&p| self.rotation_stuck(b, p, entry)) {
-            let Some(v) = self.rotation_victim(b, entry) else {
+        loop {
+            let codes: Vec<edges::EdgeCode> = back_edges
+                .iter()
+                .map(|&p| self.back_edge_code(b, p, entry))
+                .collect();
+            let victim = if codes.iter().any(|c| c.stuck.is_some()) {
+                self.rotation_victim(b, entry)
+            } else {
+                self.spilled_around_live_in(b, entry, &codes)
+            };
+            let Some(v) = victim else {
                 return;
             };
             entry.values.remove(&v);
         }
     }
 
-    /// Whether the coupling on the back edge from `p` into the header `b` with W
-    /// `entry` finds no room (see [`Self::fit_rotations`]).
-    fn rotation_stuck(&self, b: Block, p: Block, entry: &Set) -> bool {
+    /// A live-in of the header `b` (not a phi, not protected) in `entry` that one of the
+    /// back edges' `codes` spills around.
+    fn spilled_around_live_in(
+        &self,
+        b: Block,
+        entry: &Set,
+        codes: &[edges::EdgeCode],
+    ) -> Option<Value> {
+        let protected = self.protected(b);
+        let live_in = self.input.a.liveness.live_in(b);
+        codes.iter().flat_map(|c| c.spilled_around()).find(|v| {
+            entry.values.contains(v)
+                && live_in.binary_search(v).is_ok()
+                && !protected.contains(v)
+                && !self.pinned.contains(v)
+        })
+    }
+
+    /// The coupling on the back edge from `p` into the header `b` with W `entry` (see
+    /// [`Self::fit_rotations`]).
+    fn back_edge_code(&self, b: Block, p: Block, entry: &Set) -> edges::EdgeCode {
         let f = self.f();
         let phis: Vec<&Phi> = f
             .block(b)
@@ -705,7 +735,7 @@ impl Belady<'_, '_> {
         let need = edges::Need::of_edges(p, &held, &protected, &[successor]);
         let room = |set: &SortedSet| edges::fits_in(f, self.input.target, self.input.budget, set);
         let size = |v: Value| u32::from(self.size(v));
-        edges::edge_code(&need, &room, &size).stuck.is_some()
+        edges::edge_code(&need, &room, &size)
     }
 
     /// What leaves a loop header's W to make its back edges fit: the largest phi in a
