@@ -373,6 +373,103 @@ exit:
     assert_eq!(reloads_of(&a, "x", "left"), 1, "{}", print(&a));
 }
 
+/// `%t` (three units, aligned to four), `%a` and `%b` reach `join` in registers from both
+/// sides: with five registers they fit as packed (`%a` in the unit `%t`'s window leaves
+/// free), though their sizes rounded up to alignment add up to six. The merge keeps all
+/// three instead of leaving one out to be reloaded in `join` (seed 555, class `s`).
+#[test]
+fn a_merge_keeps_what_fits_as_packed_though_rounded_sizes_exceed_the_budget() {
+    let (_, a) = spilled(
+        "target generic v=8:aligned s=4
+func @f {
+entry:
+  %t:v3 = mov 1
+  %a:v1 = mov 2
+  %b:v1 = mov 3
+  %c:s1 = s_mov 0
+  branch uniform %c, left, right
+left:
+  %l:s1 = s_mov 1
+  jump join
+right:
+  %r:s1 = s_mov 2
+  jump join
+join:
+  %s:v1 = add %t, %a, %b
+  %p1:v1 = mov 1
+  %p2:v1 = mov 2
+  %p3:v1 = mov 3
+  %p4:v1 = mov 4
+  %p5:v1 = mov 5
+  %p6:v1 = mov 6
+  %z1:v1 = add %p1, %p2
+  %z2:v1 = add %z1, %p3
+  %z3:v1 = add %z2, %p4
+  %z4:v1 = add %z3, %p5
+  %z5:v1 = add %z4, %p6
+  %z:v1 = add %z5, %s
+  ret %z
+}
+",
+        &[("v", 5)],
+    );
+    for value in ["t", "a", "b"] {
+        assert_eq!(reloads_of(&a, value, "join"), 0, "{value}:\n{}", print(&a));
+    }
+}
+
+/// `%x` and `%y` swap every iteration; `%y`, only carried around, is a memory phi. On the
+/// back edge `%x` takes `%y`'s old value from memory while `%x` is still held, one
+/// register more than the header's W leaves: spilling `%k` around the edge would cost a
+/// store and a reload every iteration. `%k` leaves the header's W instead and is
+/// reloaded where `use` reads it (seed 998, class `a`: a 16-unit value spilled around
+/// three back edges, 10,056 -> 16,536 with one register more).
+#[test]
+fn a_live_in_a_back_edge_would_spill_around_leaves_the_loop_header_instead() {
+    let (_, a) = spilled(
+        "target generic v=8 s=4
+func @f {
+entry:
+  %k:v1 = mov 9
+  %m:v1 = mov 8
+  %x0:v1 = mov 1
+  %y0:v1 = mov 2
+  %n:s1 = s_load reads
+  jump loop
+loop:
+  %x:v1 = phi [entry: %x0], [latch: %y]
+  %y:v1 = phi [entry: %y0], [latch: %x]
+  %c:s1 = s_cmp %n, %x, %m
+  branch uniform %c, use, latch
+use:
+  %w:s1 = s_add %k
+  jump latch
+latch:
+  %d:s1 = s_cmp %c
+  branch uniform %d, loop, exit
+exit:
+  %s:v1 = add %x, %y
+  ret %s
+}
+",
+        &[("v", 3)],
+    );
+    let k = value_named(&a, "k");
+    let f = &a.functions[0];
+    let stores_of_k: Vec<&str> = f
+        .blocks
+        .iter()
+        .filter(|b| {
+            b.insts
+                .iter()
+                .any(|i| matches!(&i.kind, InstKind::Spill(m) if m.value == k))
+        })
+        .map(|b| b.name.as_str())
+        .collect();
+    assert_eq!(stores_of_k, ["entry"], "{}", print(&a));
+    assert_eq!(reloads_of(&a, "k", "use"), 1, "{}", print(&a));
+}
+
 #[test]
 fn a_rematerialisable_value_is_recomputed_instead_of_reloaded() {
     let (_, a) = spilled(
@@ -866,7 +963,7 @@ fn cost_rises(p: &Program, class: chromatic::ClassId) -> Sweep {
 /// never rise when the budget grows by one. Belady's choices are greedy (a cheap eviction
 /// at one budget can force a costlier one later that a tighter budget avoids; one register
 /// more can leave a parallel copy without a free temporary), so it does on none of the
-/// corpus's 123 steps and on 40 of 1,799 steps over 1,000 generated programs (every class,
+/// corpus's 123 steps and on 37 of 1,799 steps over 1,000 generated programs (every class,
 /// every budget from the lowest legal one to MaxLive). This ratchet fails when either
 /// count grows, and lists every rising step (program, class, budget, both costs).
 #[test]
@@ -901,7 +998,7 @@ fn spill_cost_rises_with_one_more_register_no_more_often_than_measured() {
         rises.len()
     );
     assert!(
-        rises.len() <= 40,
+        rises.len() <= 37,
         "generated: {} of {steps} steps:\n{listed}",
         rises.len()
     );

@@ -7,8 +7,9 @@
 //! - at a loop header, the live-ins and phis used in the loop, by next use, then values
 //!   live through the loop while the loop's pressure leaves room;
 //! - elsewhere, the values in registers at the end of every visited predecessor, then
-//!   those in some, by next use; when they exceed the budget, those MIN would evict at
-//!   the block's first position stay out, a phi priced with the stores a memory phi
+//!   those in some, by next use; when they do not fit the budget as the packing places
+//!   them (alignment counted exactly), those MIN would evict at the block's first
+//!   position stay out, a phi priced with the stores a memory phi
 //!   needs on its incoming edges ([`Belady::leave_out_at_merge`]); a single predecessor
 //!   passes its set on;
 //! - (uniform classes) the else-arm and the join of a divergent branch take what the
@@ -634,7 +635,10 @@ impl Belady<'_, '_> {
     /// with W still in registers (what the body evicts on the way only makes room);
     /// while it does not fit, the largest phi in a rotation leaves W (it becomes a memory
     /// phi: rotations between memory locations need room only for the values moved),
-    /// else the live-through value used farthest away. Protected values stay.
+    /// else the live-through value used farthest away. Protected values stay. Where it
+    /// fits only by spilling a live-in around the edge (a store and a reload on every
+    /// iteration), that live-in leaves W instead: the loop then reloads it where it
+    /// reads it, a reload without the store, and not at all on paths that do not read it.
     fn fit_rotations(&self, b: Block, entry: &mut Set) {
         let back_edges: Vec<Block> = self
             .input
@@ -644,17 +648,44 @@ impl Belady<'_, '_> {
             .copied()
             .filter(|p| !self.plans[p.index()].visited)
             .collect();
-        while back_edges.iter().any(|&p| self.rotation_stuck(b, p, entry)) {
-            let Some(v) = self.rotation_victim(b, entry) else {
+        loop {
+            let codes: Vec<edges::EdgeCode> = back_edges
+                .iter()
+                .map(|&p| self.back_edge_code(b, p, entry))
+                .collect();
+            let victim = if codes.iter().any(|c| c.stuck.is_some()) {
+                self.rotation_victim(b, entry)
+            } else {
+                self.spilled_around_live_in(b, entry, &codes)
+            };
+            let Some(v) = victim else {
                 return;
             };
             entry.values.remove(&v);
         }
     }
 
-    /// Whether the coupling on the back edge from `p` into the header `b` with W
-    /// `entry` finds no room (see [`Self::fit_rotations`]).
-    fn rotation_stuck(&self, b: Block, p: Block, entry: &Set) -> bool {
+    /// A live-in of the header `b` (not a phi, not protected) in `entry` that one of the
+    /// back edges' `codes` spills around.
+    fn spilled_around_live_in(
+        &self,
+        b: Block,
+        entry: &Set,
+        codes: &[edges::EdgeCode],
+    ) -> Option<Value> {
+        let protected = self.protected(b);
+        let live_in = self.input.a.liveness.live_in(b);
+        codes.iter().flat_map(|c| c.spilled_around()).find(|v| {
+            entry.values.contains(v)
+                && live_in.binary_search(v).is_ok()
+                && !protected.contains(v)
+                && !self.pinned.contains(v)
+        })
+    }
+
+    /// The coupling on the back edge from `p` into the header `b` with W `entry` (see
+    /// [`Self::fit_rotations`]).
+    fn back_edge_code(&self, b: Block, p: Block, entry: &Set) -> edges::EdgeCode {
         let f = self.f();
         let phis: Vec<&Phi> = f
             .block(b)
@@ -704,7 +735,7 @@ impl Belady<'_, '_> {
         let need = edges::Need::of_edges(p, &held, &protected, &[successor]);
         let room = |set: &SortedSet| edges::fits_in(f, self.input.target, self.input.budget, set);
         let size = |v: Value| u32::from(self.size(v));
-        edges::edge_code(&need, &room, &size).stuck.is_some()
+        edges::edge_code(&need, &room, &size)
     }
 
     /// What leaves a loop header's W to make its back edges fit: the largest phi in a
@@ -1140,11 +1171,13 @@ impl Belady<'_, '_> {
         set
     }
 
-    /// A merge's W: every ranked candidate, then, while they exceed the budget, the one
+    /// A merge's W: every ranked candidate, then, while they do not fit the budget as
+    /// packed ([`Self::packs`]: not their sizes rounded up to alignment, which count a
+    /// gap where a smaller value fits), the one
     /// MIN would evict first at the block's first position leaves ([`choose`]: next used
     /// after the loop, else the cheapest to leave out among those next used after the
     /// crowded positions, else Belady's farthest), the last to leave coming back while
-    /// there is room for it. Leaving a value out is an eviction on the incoming edges,
+    /// it fits. Leaving a value out is an eviction on the incoming edges,
     /// priced as MIN prices one (a store where it is not stored yet, and a reload),
     /// except that a phi left out is a memory phi, stored on every incoming edge
     /// ([`Self::entry_candidate`]).
@@ -1154,8 +1187,8 @@ impl Belady<'_, '_> {
         let mut units: u32 = set.values.iter().map(|&v| self.rounded(v)).sum();
         let crowded = self.crowded[b.index()].saturating_sub(1);
         let mut left_out = Vec::new();
-        while units > k {
-            let excess = units - k;
+        while !self.packs(&set.values) {
+            let excess = units.saturating_sub(k).max(1);
             let candidates: Vec<Candidate> = set
                 .values
                 .iter()
@@ -1170,11 +1203,18 @@ impl Belady<'_, '_> {
             left_out.push(v);
         }
         for v in left_out.into_iter().rev() {
-            if units + self.rounded(v) <= k {
-                units += self.rounded(v);
-                set.values.insert(v);
+            set.values.insert(v);
+            if !self.packs(&set.values) {
+                set.values.remove(&v);
             }
         }
+    }
+
+    /// Whether `set` fits the budget as the packing places it, alignment included: a
+    /// block's entry holds exactly what its first instruction's problem places, which
+    /// can be more than the sizes rounded up to their alignment allow.
+    fn packs(&self, set: &SortedSet) -> bool {
+        edges::fits_in(self.f(), self.input.target, self.input.budget, set)
     }
 
     /// `v` as a candidate to leave out of a merge's W ([`Self::candidate`] at the first

@@ -126,6 +126,16 @@ pub struct EdgeCode {
     pub stuck: Option<Value>,
 }
 
+impl EdgeCode {
+    /// The values spilled around the edge: stored to their own location and reloaded.
+    pub fn spilled_around(&self) -> impl Iterator<Item = Value> + '_ {
+        self.ops.iter().filter_map(|op| match *op {
+            EdgeOp::Store { value, owner } if value == owner => Some(value),
+            _ => None,
+        })
+    }
+}
+
 /// Whether a set of values fits in the class's registers at once.
 pub type Room<'r> = &'r dyn Fn(&SortedSet) -> bool;
 
