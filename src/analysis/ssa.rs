@@ -280,11 +280,15 @@ impl Validator<'_> {
 
     /// Constraints of one instruction that no register assignment can meet.
     fn check_operand_conflicts(&mut self, op: &Op) {
-        self.check_fixed_uses(op.uses());
+        self.check_fixed_uses(op.operands.iter().filter_map(Operand::as_use));
         let name = |v: Value| self.f.value(v).name.clone();
-        let fixed_defs: Vec<&Def> = op.defs.iter().filter(|d| d.fixed.is_some()).collect();
-        for (i, d) in fixed_defs.iter().enumerate() {
-            if let Some(e) = fixed_defs[..i].iter().find(|e| overlap(e.fixed, d.fixed)) {
+        for (i, d) in op
+            .defs
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.fixed.is_some())
+        {
+            if let Some(e) = op.defs[..i].iter().find(|e| overlap(e.fixed, d.fixed)) {
                 let message = format!(
                     "`%{}` and `%{}` are defined in overlapping fixed registers",
                     name(e.value),
@@ -327,12 +331,13 @@ impl Validator<'_> {
     }
 
     /// Two values fixed to overlapping registers, or one value to two overlapping ones.
-    fn check_fixed_uses<'u>(&mut self, uses: impl Iterator<Item = &'u Use>) {
-        let fixed: Vec<&Use> = uses.filter(|u| u.fixed.is_some()).collect();
-        for (i, u) in fixed.iter().enumerate() {
+    /// Only fixed uses overlap, so each is compared with the uses before it, unfiltered.
+    fn check_fixed_uses<'u>(&mut self, uses: impl Iterator<Item = &'u Use> + Clone) {
+        for (i, u) in uses.clone().enumerate().filter(|(_, u)| u.fixed.is_some()) {
             let same = |w: &Use| w.value == u.value && w.fixed == u.fixed;
-            let clash = fixed[..i]
-                .iter()
+            let clash = uses
+                .clone()
+                .take(i)
                 .find(|w| overlap(w.fixed, u.fixed) && !same(w));
             if let Some(w) = clash {
                 let (a, b) = (&self.f.value(w.value).name, &self.f.value(u.value).name);
