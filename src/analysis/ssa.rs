@@ -296,10 +296,10 @@ impl Validator<'_> {
                 );
                 self.error(d.pos, message);
             }
-            let early_clash = op
-                .uses()
-                .find(|u| overlap(u.fixed, d.fixed) && d.early_clobber);
-            if let Some(u) = early_clash {
+            let early_clash = d
+                .early_clobber
+                .then(|| op.uses().find(|u| overlap(u.fixed, d.fixed)));
+            if let Some(u) = early_clash.flatten() {
                 let message = format!(
                     "early-clobber `%{}` is fixed to registers the instruction reads `%{}` from",
                     name(d.value),
@@ -455,6 +455,37 @@ d:
             first,
             len,
         })
+    }
+
+    /// The messages of validating `src`.
+    fn errors_of(src: &str) -> Vec<String> {
+        let p = crate::parse(src).unwrap();
+        match validate(&p.functions[0], &p.target) {
+            Ok(()) => Vec::new(),
+            Err(errors) => errors.iter().map(ToString::to_string).collect(),
+        }
+    }
+
+    #[test]
+    fn overlapping_fixed_operands_are_found_past_unfixed_ones() {
+        let src = "target generic q=12\nfunc @f {\nentry:\n  %a:q1 = arg 0\n  %b:q1 = arg 1\n  %d:q2 fixed(q[4:5]), %e:q1, %g:q1 fixed(q5) = mma %a fixed(q5), %b, %a fixed(q3), %b fixed(q5)\n  ret %a\n}\n";
+        let errors = errors_of(src);
+        let with = |text: &str| errors.iter().filter(|e| e.contains(text)).count();
+        assert_eq!(
+            with("`%d` and `%g` are defined in overlapping fixed registers"),
+            1,
+            "{errors:?}"
+        );
+        assert_eq!(
+            with("`%a` is fixed to overlapping registers"),
+            0,
+            "{errors:?}"
+        );
+        assert_eq!(
+            with("`%a` and `%b` are fixed to overlapping registers"),
+            1,
+            "{errors:?}"
+        );
     }
 
     #[test]
