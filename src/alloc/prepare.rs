@@ -30,7 +30,7 @@ pub fn split_on(f: &Function, cfg: &Graph) -> (Function, Vec<Block>) {
             fans_out && (cfg.preds(s).len() > 1 || !f.block(s).phis.is_empty())
         })
         .collect();
-    let mut g = f.clone();
+    let mut g = copy_with_room(f, edges.len());
     let added = split_edges(&mut g, &edges);
     if f.blocks.iter().any(|b| b.freq.is_some()) {
         let freq = frequencies(f, cfg);
@@ -39,6 +39,19 @@ pub fn split_on(f: &Function, cfg: &Graph) -> (Function, Vec<Block>) {
         }
     }
     (g, added)
+}
+
+/// A copy of `f` whose block vector has room for `blocks` more, so that splitting edges
+/// does not move the copied blocks again.
+fn copy_with_room(f: &Function, blocks: usize) -> Function {
+    let mut copied = Vec::with_capacity(f.blocks.len() + blocks);
+    copied.extend(f.blocks.iter().cloned());
+    Function {
+        name: f.name.clone(),
+        pos: f.pos,
+        blocks: copied,
+        values: f.values.clone(),
+    }
 }
 
 fn frequencies(f: &Function, cfg: &Graph) -> Vec<f64> {

@@ -31,11 +31,10 @@ impl Graph {
 
     /// Builds the graph from successor rows; `entry` starts the reverse post-order.
     pub fn from_rows(succs: Rows<Block>, entry: Block) -> Graph {
-        let edges = succs
-            .iter()
-            .enumerate()
-            .flat_map(|(b, ss)| ss.iter().map(move |&s| (s, Block(b as u32))))
-            .collect();
+        let mut edges = Vec::with_capacity(succs.entry_count());
+        for (b, ss) in succs.iter().enumerate() {
+            edges.extend(ss.iter().map(|&s| (s, Block(b as u32))));
+        }
         let preds = Rows::grouped(succs.len(), edges);
         let rpo = reverse_post_order(&succs, entry);
         let mut rpo_index = vec![UNREACHED; succs.len()];
@@ -52,7 +51,7 @@ impl Graph {
 
     /// The logical CFG of a function, entry block 0.
     pub fn of_function(f: &Function) -> Graph {
-        let mut succs = Rows::default();
+        let mut succs = Rows::with_capacity(f.blocks.len(), 2 * f.blocks.len());
         let mut ss = Vec::with_capacity(2);
         for block in &f.blocks {
             block_succs(block, &mut ss);
@@ -67,6 +66,11 @@ impl Graph {
 
     pub fn is_empty(&self) -> bool {
         self.succs.is_empty()
+    }
+
+    /// The number of edges.
+    pub fn edge_count(&self) -> usize {
+        self.succs.entry_count()
     }
 
     pub fn succs(&self, b: Block) -> &[Block] {
@@ -169,7 +173,8 @@ fn reverse_post_order(succs: &Rows<Block>, entry: Block) -> Vec<Block> {
         return order;
     }
     let mut visited = vec![false; succs.len()];
-    let mut stack = vec![(entry, 0usize)];
+    let mut stack = Vec::with_capacity(succs.len());
+    stack.push((entry, 0usize));
     visited[entry.index()] = true;
     while let Some((b, next)) = stack.last_mut() {
         if let Some(&s) = succs.row(*b).get(*next) {

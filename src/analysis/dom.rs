@@ -65,11 +65,12 @@ impl DomTree {
         if n > 0 {
             idom[root.index()] = NONE;
         }
-        let edges = rpo
-            .iter()
-            .filter(|b| idom[b.index()] != NONE)
-            .map(|&b| (Block(idom[b.index()]), b))
-            .collect();
+        let mut edges = Vec::with_capacity(rpo.len());
+        edges.extend(
+            rpo.iter()
+                .filter(|b| idom[b.index()] != NONE)
+                .map(|&b| (Block(idom[b.index()]), b)),
+        );
         let children = Rows::grouped(n, edges);
         let mut tree = DomTree {
             idom,
@@ -88,7 +89,8 @@ impl DomTree {
     /// Depth-first numbering for O(1) `dominates`, and the preorder.
     fn number(&mut self) {
         let mut clock = 0;
-        let mut stack = vec![(self.root, 0usize)];
+        let mut stack = Vec::with_capacity(self.idom.len());
+        stack.push((self.root, 0usize));
         self.enter[self.root.index()] = clock;
         self.preorder.push(self.root);
         while let Some((b, next)) = stack.last_mut() {
@@ -157,7 +159,7 @@ impl PostDomTree {
     pub fn new(f: &Function, cfg: &Graph) -> PostDomTree {
         let n = cfg.len();
         let exit = Block(n as u32);
-        let mut succs = Rows::default();
+        let mut succs = Rows::with_capacity(n + 1, cfg.edge_count() + n);
         for b in 0..n {
             succs.push_row(cfg.preds(Block(b as u32)).iter().copied());
         }

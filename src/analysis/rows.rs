@@ -39,6 +39,17 @@ impl<T> Default for Rows<T> {
 }
 
 impl<T: Copy> Rows<T> {
+    /// An empty table with room for `rows` rows of `entries` entries in all, for
+    /// [`Rows::push_row`].
+    pub fn with_capacity(rows: usize, entries: usize) -> Rows<T> {
+        let mut offsets = Vec::with_capacity(rows + 1);
+        offsets.push(0);
+        Rows {
+            offsets,
+            entries: Vec::with_capacity(entries),
+        }
+    }
+
     /// `rows` rows from `(row, entry)` pairs; within a row, entries keep the order of
     /// `pairs` (a stable counting sort by row). The pairs are read twice: once to count
     /// each row's entries (`offsets[k]` becomes the end of row `k`), once backwards to
@@ -84,6 +95,11 @@ impl<T: Copy> Rows<T> {
     pub fn row_mut(&mut self, k: impl RowKey) -> &mut [T] {
         let i = k.row();
         &mut self.entries[self.offsets[i] as usize..self.offsets[i + 1] as usize]
+    }
+
+    /// The number of entries over all rows.
+    pub fn entry_count(&self) -> usize {
+        self.entries.len()
     }
 
     /// The number of rows.

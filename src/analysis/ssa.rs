@@ -280,11 +280,15 @@ impl Validator<'_> {
 
     /// Constraints of one instruction that no register assignment can meet.
     fn check_operand_conflicts(&mut self, op: &Op) {
-        self.check_fixed_uses(op.uses());
+        self.check_fixed_uses(op.operands.iter().filter_map(Operand::as_use));
         let name = |v: Value| self.f.value(v).name.clone();
-        let fixed_defs: Vec<&Def> = op.defs.iter().filter(|d| d.fixed.is_some()).collect();
-        for (i, d) in fixed_defs.iter().enumerate() {
-            if let Some(e) = fixed_defs[..i].iter().find(|e| overlap(e.fixed, d.fixed)) {
+        for (i, d) in op
+            .defs
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.fixed.is_some())
+        {
+            if let Some(e) = op.defs[..i].iter().find(|e| overlap(e.fixed, d.fixed)) {
                 let message = format!(
                     "`%{}` and `%{}` are defined in overlapping fixed registers",
                     name(e.value),
@@ -292,10 +296,10 @@ impl Validator<'_> {
                 );
                 self.error(d.pos, message);
             }
-            let early_clash = op
-                .uses()
-                .find(|u| overlap(u.fixed, d.fixed) && d.early_clobber);
-            if let Some(u) = early_clash {
+            let early_clash = d
+                .early_clobber
+                .then(|| op.uses().find(|u| overlap(u.fixed, d.fixed)));
+            if let Some(u) = early_clash.flatten() {
                 let message = format!(
                     "early-clobber `%{}` is fixed to registers the instruction reads `%{}` from",
                     name(d.value),
@@ -327,12 +331,13 @@ impl Validator<'_> {
     }
 
     /// Two values fixed to overlapping registers, or one value to two overlapping ones.
-    fn check_fixed_uses<'u>(&mut self, uses: impl Iterator<Item = &'u Use>) {
-        let fixed: Vec<&Use> = uses.filter(|u| u.fixed.is_some()).collect();
-        for (i, u) in fixed.iter().enumerate() {
+    /// Only fixed uses overlap, so each is compared with the uses before it, unfiltered.
+    fn check_fixed_uses<'u>(&mut self, uses: impl Iterator<Item = &'u Use> + Clone) {
+        for (i, u) in uses.clone().enumerate().filter(|(_, u)| u.fixed.is_some()) {
             let same = |w: &Use| w.value == u.value && w.fixed == u.fixed;
-            let clash = fixed[..i]
-                .iter()
+            let clash = uses
+                .clone()
+                .take(i)
                 .find(|w| overlap(w.fixed, u.fixed) && !same(w));
             if let Some(w) = clash {
                 let (a, b) = (&self.f.value(w.value).name, &self.f.value(u.value).name);
@@ -450,6 +455,37 @@ d:
             first,
             len,
         })
+    }
+
+    /// The messages of validating `src`.
+    fn errors_of(src: &str) -> Vec<String> {
+        let p = crate::parse(src).unwrap();
+        match validate(&p.functions[0], &p.target) {
+            Ok(()) => Vec::new(),
+            Err(errors) => errors.iter().map(ToString::to_string).collect(),
+        }
+    }
+
+    #[test]
+    fn overlapping_fixed_operands_are_found_past_unfixed_ones() {
+        let src = "target generic q=12\nfunc @f {\nentry:\n  %a:q1 = arg 0\n  %b:q1 = arg 1\n  %d:q2 fixed(q[4:5]), %e:q1, %g:q1 fixed(q5) = mma %a fixed(q5), %b, %a fixed(q3), %b fixed(q5)\n  ret %a\n}\n";
+        let errors = errors_of(src);
+        let with = |text: &str| errors.iter().filter(|e| e.contains(text)).count();
+        assert_eq!(
+            with("`%d` and `%g` are defined in overlapping fixed registers"),
+            1,
+            "{errors:?}"
+        );
+        assert_eq!(
+            with("`%a` is fixed to overlapping registers"),
+            0,
+            "{errors:?}"
+        );
+        assert_eq!(
+            with("`%a` and `%b` are fixed to overlapping registers"),
+            1,
+            "{errors:?}"
+        );
     }
 
     #[test]

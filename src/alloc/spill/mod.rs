@@ -5,7 +5,12 @@
 //! Per class, in spill-dependency order (a class spilling into registers or lanes of
 //! another goes first, so the other sees the extra demand), unless the class fits the
 //! budget everywhere with all its live values in registers ([`demand::fits_everywhere`]:
-//! then there is nothing to spill, and the analyses below are not run):
+//! then there is nothing to spill, and the analyses below are not run). That answer is
+//! taken once for every class, before anything spills, and asked again only for a class
+//! whose budget or registers an earlier class's spilling changed (lanes, or another class's
+//! registers, it spilled into): a class's spill code reads and defines only values of
+//! that class and of its destinations, and an instruction it adds holds of any other class
+//! only the values live through it, no more than the instruction after it holds:
 //!
 //! 1. [`nextuse`]: next-use distances, a backward fixpoint with a penalty for leaving
 //!    loops (§3).
@@ -117,20 +122,26 @@ pub fn spill_knowing(
     check_lowest(&f, target, budget, &lowest)?;
     let original_values = f.values.len();
     let mut state = State::new(f, target);
+    let given = budget;
     let mut budget = budget.to_vec();
     let mut homes = Vec::new();
     let mut lane_owners = Vec::new();
     let mut lane_registers = 0;
     let mut analysis: Option<Analysis> = None;
+    let mut disturbed = vec![false; budget.len()];
     for c in class_order(target) {
         let current = analysis.as_ref().unwrap_or(a);
-        let fits = match analysis {
-            None => fitting[c.index()],
-            Some(_) => demand::fits_everywhere(&state.f, target, current, c, budget[c.index()]),
+        let fits = if disturbed[c.index()] || budget[c.index()] != given[c.index()] {
+            demand::fits_everywhere(&state.f, target, current, c, budget[c.index()])
+        } else {
+            fitting[c.index()]
         };
         if !fits && lower_class(&mut state, current, c, budget[c.index()])? {
             let spilled = Analysis::same_blocks(&state.f, target, current);
             analysis = Some(spilled);
+            for d in spill_destinations(target, c) {
+                disturbed[d.index()] = true;
+            }
         }
         let a = analysis.as_ref().unwrap_or(a);
         if let Some((v, lanes)) = lane_target(target, c).filter(|_| !state.owners.is_empty()) {
@@ -379,6 +390,14 @@ fn lane_target(target: &Target, c: ClassId) -> Option<(ClassId, u16)> {
     })
 }
 
+/// The classes whose registers `c` spills into (lanes, or registers of another class).
+fn spill_destinations(target: &Target, c: ClassId) -> impl Iterator<Item = ClassId> + '_ {
+    target.class(c).spill.iter().filter_map(|t| match *t {
+        SpillTarget::Lanes { class, .. } | SpillTarget::Class { class } => Some(class),
+        SpillTarget::Memory => None,
+    })
+}
+
 /// Classes ordered so that one spilling into another class's registers comes before it.
 fn class_order(target: &Target) -> Vec<ClassId> {
     let mut order: Vec<ClassId> = Vec::new();
@@ -387,10 +406,7 @@ fn class_order(target: &Target) -> Vec<ClassId> {
             return;
         }
         for other in target.class_ids() {
-            let spills_into_c = target.class(other).spill.iter().any(|t| match *t {
-                SpillTarget::Lanes { class, .. } | SpillTarget::Class { class } => class == c,
-                SpillTarget::Memory => false,
-            });
+            let spills_into_c = spill_destinations(target, other).any(|d| d == c);
             if spills_into_c {
                 visit(target, other, order, seen);
             }
