@@ -174,7 +174,7 @@ fn pinned_phis(f: &Function) -> Vec<bool> {
 /// Marks the definitions of `op` when it is a `remat` operation or the spiller's `%remat`
 /// of one.
 fn mark_recomputable(op: &Op, mask: &mut [bool]) {
-    if op.remat || pseudo::classify(op) == Some(pseudo::Pseudo::Remat) {
+    if op.remat || pseudo::is_remat(op) {
         for d in &op.defs {
             mask[d.value.index()] = true;
         }
