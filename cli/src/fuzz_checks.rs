@@ -517,20 +517,23 @@ fn check_allocation(p: &Program, a: &Program, opts: &AllocOptions) {
 }
 
 /// Random parallel copies (cycles, tuples, overlapping ranges) on a class with or without
-/// swap: the sequence has the parallel effect on every unit it writes, and on every unit
-/// when all are busy (a unit the copy only reads may serve as a temporary once read).
+/// swap, with or without recomputable values: the sequence has the parallel effect on
+/// every unit it writes, and on every unit when all are busy (a unit the copy only reads
+/// may serve as a temporary once read).
 pub fn parallel_copy(data: &[u8]) {
     let mut u = Unstructured::new(data);
     let swap = u.arbitrary().unwrap_or(true);
     let busy_all = u.arbitrary().unwrap_or(false);
+    let recompute_odd = u.arbitrary().unwrap_or(false);
     let target = Target::generic(if swap { "v=16" } else { "v=16:noswap" }).expect("target");
     let moves = random_moves(&mut u);
     let busy = |_: ClassId, _: u16| busy_all;
-    let seq = sequentialise(&moves, &target, &busy, 0);
+    let recomputable = |v: Value| recompute_odd && v.0 % 2 == 1;
+    let seq = sequentialise(&moves, &target, &busy, &recomputable, 0);
     let start: Vec<u32> = (100..116).collect();
     let (got, want) = (
-        simulate(&seq, start.clone()),
-        simulate(&[InstKind::ParallelCopy(moves.clone())], start),
+        simulate(&seq, start.clone(), &moves),
+        simulate(&[InstKind::ParallelCopy(moves.clone())], start, &moves),
     );
     for unit in 0..16u16 {
         let written = moves.iter().any(|m| covers(m.dst, unit));
@@ -579,7 +582,10 @@ fn covers(l: Location, unit: u16) -> bool {
 }
 
 /// Runs moves on a file of tokens (and memory slots).
-fn simulate(insts: &[InstKind], mut regs: Vec<u32>) -> Vec<u32> {
+/// Runs `insts` on a register file of tokens; a recomputation of a value writes what the
+/// move of `moves` into its destination read from the file as it was at the start.
+fn simulate(insts: &[InstKind], mut regs: Vec<u32>, moves: &[Move]) -> Vec<u32> {
+    let start = regs.clone();
     let mut slots = std::collections::BTreeMap::new();
     let units = |l: Location| match l {
         Location::Reg { first, len, .. } => {
@@ -609,7 +615,16 @@ fn simulate(insts: &[InstKind], mut regs: Vec<u32>) -> Vec<u32> {
                 slots.insert(m.dst, regs[units(m.src)[0]]);
             }
             InstKind::Reload(m) => regs[units(m.dst)[0]] = slots[&m.src],
-            InstKind::Op(_) | InstKind::Remat { .. } => panic!("sequentialise emitted {inst:?}"),
+            InstKind::Remat { dst, value, .. } => {
+                let m = moves
+                    .iter()
+                    .find(|m| m.value == *value && m.dst == *dst)
+                    .unwrap_or_else(|| panic!("sequentialise recomputed {inst:?}"));
+                for (k, s) in units(*dst).into_iter().zip(units(m.src)) {
+                    regs[k] = start[s];
+                }
+            }
+            InstKind::Op(_) => panic!("sequentialise emitted {inst:?}"),
         }
     }
     regs

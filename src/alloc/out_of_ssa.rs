@@ -39,11 +39,13 @@ pub fn lower(
     temps: &[u16],
 ) -> Result<Function, AllocError> {
     let sites = gather(&asg, target, a)?;
+    let recomputable = |v: Value| asg.recomputable[v.index()];
     let mut func = asg.func;
     let mut busy = Busy::new(target, temps);
     for (site, (moves, edges)) in sites {
         busy.fill(&func, a, site, &asg.entry);
-        let insts = sequentialise(&moves, target, &|c, u| busy.holds(c, u), TEMP_SLOT);
+        let held = |c, u| busy.holds(c, u);
+        let insts = sequentialise(&moves, target, &held, &recomputable, TEMP_SLOT);
         let pos = func.block(edges[0].1).pos;
         let insts = insts.into_iter().map(|kind| Inst { kind, pos });
         match site {

@@ -8,10 +8,12 @@
 //! a destination written earlier (a value moved to several places) reads it from there;
 //! others are broken by a `swap` where the class has one, else by saving one destination
 //! in a free unit of the class, else in a free unit of the class's copy-temporary class
-//! (an AMD AGPR in a VGPR, as LLVM's `SIInstrInfo::copyPhysReg` goes through one), else in
-//! a temporary memory slot. Consecutive
-//! unit moves of one value are merged back into tuple moves, and no move has its source
-//! equal to its destination.
+//! (an AMD AGPR in a VGPR, as LLVM's `SIInstrInfo::copyPhysReg` goes through one), else
+//! by recomputing a rematerialisable value of the copy at its destinations once every
+//! other move has run (its moves leave the copy, so no one reads the units it held;
+//! Briggs, Cooper & Torczon, "Rematerialization", PLDI 1992), else in a temporary memory
+//! slot. Consecutive unit moves of one value are merged back into tuple moves, and no
+//! move has its source equal to its destination.
 
 use crate::program::{InstKind, Location, Move, Value};
 use crate::target::{ClassId, Target};
@@ -38,18 +40,28 @@ struct UnitMove {
 /// `busy(class, unit)` says whether a unit holds a value that must survive the copy (it
 /// may not be used as a temporary); a unit a move only reads is not busy unless the
 /// caller says so: once every move reading it has run, it may serve as a temporary.
-/// `temp_slot` is the first of the memory slots free at this point.
+/// `recomputable(value)` says whether a `remat` operation defines the value, so that a
+/// cycle may recompute it instead of saving it. `temp_slot` is the first of the memory
+/// slots free at this point.
 pub fn sequentialise(
     moves: &[Move],
     target: &Target,
     busy: &dyn Fn(ClassId, u16) -> bool,
+    recomputable: &dyn Fn(Value) -> bool,
     temp_slot: u32,
 ) -> Vec<InstKind> {
     let mut pending = expand(moves);
     if !pending.iter().any(|m| is_read(&pending, m)) {
         return merged_in_order(&pending);
     }
+    let means = Means {
+        target,
+        held: Held { busy, moves },
+        recomputable,
+        temp_slot,
+    };
     let mut out: Vec<InstKind> = Vec::new();
+    let mut recomputed: Vec<InstKind> = Vec::new();
     let mut written: Vec<UnitMove> = Vec::new();
     let mut read: Vec<bool> = Vec::with_capacity(pending.len());
     while !pending.is_empty() {
@@ -65,10 +77,10 @@ pub fn sequentialise(
             continue;
         }
         if !read_from_copy(&mut pending, &written) {
-            let held = Held { busy, moves };
-            break_cycle(&mut pending, &mut out, target, &held, temp_slot);
+            break_cycle(&mut pending, (&mut out, &mut recomputed), &means);
         }
     }
+    out.extend(recomputed);
     out
 }
 
@@ -169,13 +181,21 @@ fn read_from_copy(pending: &mut [UnitMove], written: &[UnitMove]) -> bool {
     true
 }
 
-/// Every pending destination is still read: break a cycle at a move that reads a unit.
+/// What a cycle may be broken with.
+struct Means<'a> {
+    target: &'a Target,
+    held: Held<'a>,
+    recomputable: &'a dyn Fn(Value) -> bool,
+    temp_slot: u32,
+}
+
+/// Every pending destination is still read: break a cycle at a move that reads a unit,
+/// or take a recomputable value's moves out of the copy and recompute it after the rest
+/// (into `recomputed`).
 fn break_cycle(
     pending: &mut Vec<UnitMove>,
-    out: &mut Vec<InstKind>,
-    target: &Target,
-    held: &Held,
-    temp_slot: u32,
+    (out, recomputed): (&mut Vec<InstKind>, &mut Vec<InstKind>),
+    means: &Means,
 ) {
     let Some(at) = pending.iter().position(|m| matches!(m.src, Src::Unit(_))) else {
         return;
@@ -185,7 +205,7 @@ fn break_cycle(
         return;
     };
     let same_class = move |o: &UnitMove| o.class == m.class;
-    if target.class(m.class).has_swap {
+    if means.target.class(m.class).has_swap {
         push_merged(out, InstKind::Swap(reg(m.class, m.dst), reg(m.class, src)));
         pending.remove(at);
         for o in pending.iter_mut().filter(|o| same_class(o)) {
@@ -199,15 +219,7 @@ fn break_cycle(
         return;
     }
     let old = occupant_value(pending, m.class, m.dst);
-    let other = || {
-        let class = target.class(m.class).copy_temp?;
-        held.free_unit(class, target, pending).map(|t| (class, t))
-    };
-    let found = held
-        .free_unit(m.class, target, pending)
-        .map(|t| (m.class, t))
-        .or_else(other);
-    let to = match found {
+    let to = match free_temporary(pending, m.class, means) {
         Some((class, t)) => {
             push_merged(
                 out,
@@ -223,8 +235,9 @@ fn break_cycle(
                 Src::Other(class, t)
             }
         }
+        None if recompute_later(pending, recomputed, means) => return,
         None => {
-            let slot = next_temp_slot(out, target, m.class, temp_slot);
+            let slot = next_temp_slot(out, means.target, m.class, means.temp_slot);
             push_merged(
                 out,
                 InstKind::Spill(Move {
@@ -245,6 +258,62 @@ fn break_cycle(
     {
         o.src = to;
     }
+}
+
+/// A free unit of `class`, else of its copy-temporary class.
+fn free_temporary(pending: &[UnitMove], class: ClassId, means: &Means) -> Option<(ClassId, u16)> {
+    let other = || {
+        let temp = means.target.class(class).copy_temp?;
+        means
+            .held
+            .free_unit(temp, means.target, pending)
+            .map(|t| (temp, t))
+    };
+    means
+        .held
+        .free_unit(class, means.target, pending)
+        .map(|t| (class, t))
+        .or_else(other)
+}
+
+/// Takes the moves of the recomputable value with the most pending unit moves (the first
+/// of them on a tie: one recomputation breaks every cycle through its units) out of the
+/// copy and recomputes the value at each destination they wrote, after every other move
+/// (into `recomputed`); no pending move reads the units they read any more. Returns
+/// whether a value was found.
+fn recompute_later(
+    pending: &mut Vec<UnitMove>,
+    recomputed: &mut Vec<InstKind>,
+    means: &Means,
+) -> bool {
+    let units_of = |v: Value| pending.iter().filter(|o| o.value == v).count();
+    let mut best: Option<(Value, usize)> = None;
+    for v in pending.iter().map(|o| o.value) {
+        let units = units_of(v);
+        if (means.recomputable)(v) && best.is_none_or(|(_, most)| units > most) {
+            best = Some((v, units));
+        }
+    }
+    let Some((value, _)) = best else {
+        return false;
+    };
+    let writes = |dst: Location, o: &UnitMove| match dst {
+        Location::Reg { class, first, len } => {
+            o.class == class && (first..first + len).contains(&o.dst)
+        }
+        _ => false,
+    };
+    for m in means.held.moves.iter().filter(|m| m.value == value) {
+        if pending.iter().any(|o| o.value == value && writes(m.dst, o)) {
+            recomputed.push(InstKind::Remat {
+                dst: m.dst,
+                value,
+                uses: Vec::new(),
+            });
+        }
+    }
+    pending.retain(|o| o.value != value);
+    true
 }
 
 /// The memory slot for a new copy temporary of `class`: one no earlier temporary of the
@@ -434,7 +503,7 @@ mod tests {
         let regs: Vec<u32> = (100..112).collect();
         let t = target(swap);
         let busy = |_: ClassId, _: u16| busy_all;
-        let seq = sequentialise(moves, &t, &busy, 0);
+        let seq = sequentialise(moves, &t, &busy, &|_| false, 0);
         let (got, want) = (simulate(&seq, regs.clone()), parallel(moves, &regs));
         let written = |u: usize| {
             moves.iter().any(|m| match m.dst {
@@ -524,7 +593,7 @@ mod tests {
             },
         ];
         let agprs_busy = |c: ClassId, _: u16| c == a;
-        let seq = sequentialise(&moves, &t, &agprs_busy, 0);
+        let seq = sequentialise(&moves, &t, &agprs_busy, &|_| false, 0);
         let held = Move {
             dst: reg(v, 0),
             src: areg(0),
@@ -535,7 +604,7 @@ mod tests {
         let back = |i: &InstKind| matches!(i, InstKind::ParallelCopy(m) if m[0].src == reg(v, 0) && m[0].dst == areg(1));
         assert!(back(&seq[2]), "{seq:?}");
         let all_busy = |_: ClassId, _: u16| true;
-        let seq = sequentialise(&moves, &t, &all_busy, 0);
+        let seq = sequentialise(&moves, &t, &all_busy, &|_| false, 0);
         assert!(matches!(seq[0], InstKind::Spill(_)), "{seq:?}");
     }
 
@@ -546,7 +615,7 @@ mod tests {
         let moves = [mv(0, 1, 1, 0), mv(1, 0, 1, 1), mv(3, 2, 1, 2)];
         let regs: Vec<u32> = (100..112).collect();
         let busy = |_: ClassId, u: u16| u != 2;
-        let seq = sequentialise(&moves, &target(false), &busy, 0);
+        let seq = sequentialise(&moves, &target(false), &busy, &|_| false, 0);
         assert_eq!(seq.len(), 4, "{seq:?}");
         assert!(seq.iter().all(|i| matches!(i, InstKind::ParallelCopy(_))));
         let (got, want) = (simulate(&seq, regs.clone()), parallel(&moves, &regs));
@@ -569,6 +638,30 @@ mod tests {
             assert_eq!(seq.len(), 4, "{seq:?}");
             assert!(seq.iter().all(|i| matches!(i, InstKind::ParallelCopy(_))));
         }
+    }
+
+    /// A full file without a swap (the copy before an instruction that reads a constant
+    /// in a fixed register that holds another value): the constant is recomputed at its
+    /// destination after the other moves, with no slot.
+    #[test]
+    fn cycle_through_a_full_file_recomputes_a_remat_value_instead_of_a_slot() {
+        let moves = [mv(0, 2, 2, 0), mv(2, 0, 1, 1), mv(3, 1, 1, 2)];
+        let recomputable = |v: Value| v == Value(0);
+        let seq = sequentialise(&moves, &target(false), &|_, _| true, &recomputable, 0);
+        let copies = |i: &InstKind| matches!(i, InstKind::ParallelCopy(_));
+        assert_eq!(seq.len(), 3, "{seq:?}");
+        assert!(seq[..2].iter().all(copies), "{seq:?}");
+        let remat = InstKind::Remat {
+            dst: moves[0].dst,
+            value: Value(0),
+            uses: Vec::new(),
+        };
+        assert_eq!(seq[2], remat);
+        let (regs, after) = (
+            (100..112).collect::<Vec<u32>>(),
+            simulate(&seq[..2], (100..112).collect()),
+        );
+        assert_eq!(after[2..4], parallel(&moves, &regs)[2..4]);
     }
 
     #[test]
@@ -615,7 +708,7 @@ mod tests {
             })
         };
         let moves = [exchange(s, 0, 0), exchange(v, 0, 4), exchange(v, 2, 8)].concat();
-        let seq = sequentialise(&moves, &t, &|_, _| true, 10);
+        let seq = sequentialise(&moves, &t, &|_, _| true, &|_| false, 10);
         let mut slots: Vec<(ClassId, u32)> = seq
             .iter()
             .filter_map(|i| match i {
@@ -706,7 +799,7 @@ mod tests {
             .collect();
         let taken = u16::from(taken % 4);
         let busy = |c: ClassId, u: u16| c == a || u < taken;
-        let seq = sequentialise(&moves, &t, &busy, 0);
+        let seq = sequentialise(&moves, &t, &busy, &|_| false, 0);
         let mut regs: BTreeMap<(ClassId, u16), u32> = (0..8)
             .map(|u| ((a, u), 100 + u32::from(u)))
             .chain((0..4).map(|u| ((v, u), 200 + u32::from(u))))

@@ -623,7 +623,8 @@ impl Assigner<'_> {
                     matches!(l, Location::Reg { class, first, len } if class == c && (first..first + len).contains(&u))
                 })
         };
-        for kind in sequentialise(moves, self.target, &taken, TEMP_SLOT) {
+        let recomputable = |v: Value| self.recomputable[v.index()];
+        for kind in sequentialise(moves, self.target, &taken, &recomputable, TEMP_SLOT) {
             out.push(Inst { kind, pos });
         }
     }

@@ -26,6 +26,7 @@ mod instruction;
 mod parts;
 
 use super::regfile::{Policy, RegFile};
+use super::spill::pseudo;
 use super::AllocError;
 use crate::analysis::rows::Rows;
 use crate::analysis::Analysis;
@@ -44,6 +45,9 @@ pub struct Assigned {
     pub exit: Vec<BoundaryState>,
     /// Blocks in the order they were visited.
     pub order: Vec<Block>,
+    /// Per value: whether a `remat` operation (or the spiller's `%remat`) defines it, so
+    /// that a copy cycle may recompute it ([`crate::alloc::parallel_copy`]).
+    pub recomputable: Vec<bool>,
 }
 
 /// Assigns registers within `budget` to every value of `f`, whose pressure fits it; copy
@@ -71,9 +75,14 @@ pub fn assign(
         .collect();
     let changes = {
         let mut pinned = pinned_phis(&f);
+        let mut recomputable = vec![false; f.values.len()];
         let ops = insts.iter().flatten().filter_map(Inst::op);
-        // One pass over the operations finds both the pinned definitions and the parts.
-        let ops = ops.inspect(|op| mark_pinned(&op.defs, &mut pinned));
+        // One pass over the operations finds the pinned and the recomputable definitions
+        // and the parts.
+        let ops = ops.inspect(|op| {
+            mark_pinned(&op.defs, &mut pinned);
+            mark_recomputable(op, &mut recomputable);
+        });
         let parts = parts::Parts::new(ops);
         let foresight = foresight::Foresight::new(&f, &insts, &a.liveness, &pinned);
         let mut s = Assigner {
@@ -97,6 +106,7 @@ pub fn assign(
             block: Block(0),
             phi_uses: phi_uses(&f),
             pinned,
+            recomputable,
             foresight,
             parts,
         };
@@ -110,6 +120,7 @@ pub fn assign(
             term_reads: s.term_reads,
             entry: s.entry,
             exit: s.exit,
+            recomputable: s.recomputable,
         }
     };
     for (((block, insts), phi_locs), reads) in f
@@ -132,6 +143,7 @@ pub fn assign(
         entry: changes.entry,
         exit: changes.exit,
         order,
+        recomputable: changes.recomputable,
     })
 }
 
@@ -142,6 +154,7 @@ struct Changes {
     term_reads: Vec<Vec<Option<Location>>>,
     entry: Vec<BoundaryState>,
     exit: Vec<BoundaryState>,
+    recomputable: Vec<bool>,
 }
 
 /// Per value, whether a phi defines it `pinned` (operations mark theirs with
@@ -156,6 +169,16 @@ fn pinned_phis(f: &Function) -> Vec<bool> {
             .for_each(|phi| mask[phi.def.value.index()] = true);
     }
     mask
+}
+
+/// Marks the definitions of `op` when it is a `remat` operation or the spiller's `%remat`
+/// of one.
+fn mark_recomputable(op: &Op, mask: &mut [bool]) {
+    if op.remat || pseudo::is_remat(op) {
+        for d in &op.defs {
+            mask[d.value.index()] = true;
+        }
+    }
 }
 
 /// Marks the values of `defs` defined `pinned`.
@@ -225,6 +248,8 @@ struct Assigner<'a> {
     phi_uses: Rows<(Block, usize)>,
     /// Per value: whether it is `pinned` (it never moves once placed).
     pinned: Vec<bool>,
+    /// Per value: whether a copy cycle may recompute it instead of saving it.
+    recomputable: Vec<bool>,
     /// Per pinned value: the registers fixed operands claim while it lives.
     foresight: foresight::Foresight,
     /// Split elements and collects that keep tuples in place.

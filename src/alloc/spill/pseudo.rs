@@ -26,10 +26,12 @@ pub enum Pseudo {
     ClassReload,
 }
 
+const REMAT: &str = "%remat";
+
 const OPCODES: [(&str, Pseudo); 5] = [
     ("%spill", Pseudo::Store),
     ("%reload", Pseudo::Reload),
-    ("%remat", Pseudo::Remat),
+    (REMAT, Pseudo::Remat),
     ("%spill.class", Pseudo::ClassStore),
     ("%reload.class", Pseudo::ClassReload),
 ];
@@ -40,6 +42,11 @@ pub fn classify(op: &Op) -> Option<Pseudo> {
         .iter()
         .find(|(name, _)| *name == op.opcode)
         .map(|&(_, kind)| kind)
+}
+
+/// Whether `op` is a `%remat`: one comparison, for walks over every operation.
+pub fn is_remat(op: &Op) -> bool {
+    op.opcode == REMAT
 }
 
 /// The owner named by a store's or reload's immediate operand.
@@ -146,6 +153,7 @@ mod tests {
         for (i, kind) in made {
             let op = i.op().expect("an op");
             assert_eq!(classify(op), Some(kind));
+            assert_eq!(is_remat(op), kind == Pseudo::Remat);
         }
         assert_eq!(owner(store(x, y, pos).op().unwrap()), Some(y));
         assert_eq!(owner(reload(x, y, pos).op().unwrap()), Some(y));

@@ -535,7 +535,8 @@ impl<'a> Writer<'a> {
         out: &mut Vec<Emitted>,
     ) -> Result<(), MirError> {
         if moves.iter().all(|m| m.dst.is_reg() && m.src.is_reg()) && moves.len() > 1 {
-            for inst in sequentialise(moves, self.target, &|_, _| true, self.temp_slot) {
+            for inst in sequentialise(moves, self.target, &|_, _| true, &|_| false, self.temp_slot)
+            {
                 let kind = Inst { kind: inst, pos };
                 self.inst(&kind, out, &mut Vec::new())?;
             }
