@@ -470,6 +470,52 @@ exit:
     assert_eq!(reloads_of(&a, "k", "use"), 1, "{}", print(&a));
 }
 
+/// The divergent branch in `entry` keeps `%k` and `%x` in registers through the
+/// then-side for the else-arm, which reads them. The loop inside the then-side reads
+/// neither, and its header needs one more register for its phi `%i` than the branch's
+/// exit held: with both kept values forced into the header's W, `%i` is a memory phi,
+/// stored and reloaded on every iteration. The loop's pressure leaves room for one of
+/// them, so the other is demoted: stored once before the side and reloaded after it.
+#[test]
+fn a_value_kept_for_the_else_arm_leaves_a_loop_in_the_then_side_that_needs_its_register() {
+    let (_, a) = spilled(
+        "target generic s=8 v=8
+func @f {
+entry:
+  %k:s4 = s_load reads
+  %x:s1 = s_mov 1
+  %b:s1 = s_mov 3
+  %c:v1 = v_mov 0
+  branch divergent %c, then, else
+then:
+  jump loop
+loop:
+  %i:s1 = phi [then: %b], [loop: %i2]
+  %i2:s1 = s_add %i, %b
+  branch uniform %i2, loop, tdone
+tdone:
+  s_store %i2 writes
+  jump join
+else:
+  %e:s1 = s_add %k, %x
+  s_store %e writes
+  jump join
+join:
+  %r:s1 = s_add %b, %k, %x
+  ret %r
+}
+",
+        &[("s", 6)],
+    );
+    let in_loop: usize = a.functions[0]
+        .blocks
+        .iter()
+        .filter(|b| b.name.starts_with("loop"))
+        .map(|b| spill_code(&a, &b.name).len())
+        .sum();
+    assert_eq!(in_loop, 0, "{}", print(&a));
+}
+
 #[test]
 fn a_rematerialisable_value_is_recomputed_instead_of_reloaded() {
     let (_, a) = spilled(
@@ -994,7 +1040,7 @@ fn cost_rises(p: &Program, class: chromatic::ClassId) -> Sweep {
 /// never rise when the budget grows by one. Belady's choices are greedy (a cheap eviction
 /// at one budget can force a costlier one later that a tighter budget avoids; one register
 /// more can leave a parallel copy without a free temporary), so it does on none of the
-/// corpus's 123 steps and on 38 of 1,799 steps over 1,000 generated programs (every class,
+/// corpus's 123 steps and on 37 of 1,799 steps over 1,000 generated programs (every class,
 /// every budget from the lowest legal one to MaxLive). This ratchet fails when either
 /// count grows, and lists every rising step (program, class, budget, both costs).
 #[test]
@@ -1029,7 +1075,7 @@ fn spill_cost_rises_with_one_more_register_no_more_often_than_measured() {
         rises.len()
     );
     assert!(
-        rises.len() <= 38,
+        rises.len() <= 37,
         "generated: {} of {steps} steps:\n{listed}",
         rises.len()
     );

@@ -32,7 +32,10 @@
 //! definition, on every path — so the values B keeps for E are not evicted anywhere in
 //! the then-side, and those it keeps for J nowhere in the else-side (ACO's linear phis
 //! with their skip-path copies, made identities). When a side needs one of them evicted
-//! anyway, B stops keeping it (it is stored at B's end and reloaded after the side).
+//! anyway, B stops keeping it (it is stored at B's end and reloaded after the side). A
+//! loop header inside a side holds a kept value the loop does not read only while the
+//! loop's pressure leaves room for it, as it holds any value live through the loop
+//! ([`Belady::demote_kept_crowding_loop`]).
 
 use super::demand::{self, Demand};
 use super::edges;
@@ -503,8 +506,12 @@ impl Belady<'_, '_> {
     }
 
     fn block(&mut self, b: Block) -> Result<(), AllocError> {
+        let loop_entry = self.is_loop_entry(b);
+        if loop_entry {
+            self.demote_kept_crowding_loop(b);
+        }
         let mut entry = self.entry_set(b);
-        if self.is_loop_entry(b) {
+        if loop_entry {
             self.drop_doomed(b, &mut entry)?;
             self.fit_rotations(b, &mut entry);
         }
@@ -1016,6 +1023,60 @@ impl Belady<'_, '_> {
         }
     }
 
+    /// At a loop header inside a divergent side, a value the branch keeps for a later
+    /// block that the loop does not read is live through the loop like any other, and
+    /// stays in registers only while the loop's pressure leaves room for it, as
+    /// [`Self::loop_entry`] takes values live through (B&H §4.2): kept beyond that room,
+    /// it is forced into W first and crowds out the values the loop reads, which are then
+    /// reloaded on every iteration. The kept values past the room (nearest next use
+    /// first) are demoted while that comes in time: stored once at the branch, reloaded
+    /// where read after the side.
+    fn demote_kept_crowding_loop(&mut self, b: Block) {
+        let body = self.input.loops.body(b);
+        let read = self.read_in(body, b);
+        let live_in = self.input.a.liveness.live_in(b);
+        let phis = self.f().block(b).phis.iter().map(|p| p.def.value);
+        let through: Vec<Value> = live_in
+            .iter()
+            .copied()
+            .chain(phis)
+            .filter(|&v| self.of_class(v) && !read.contains(&v))
+            .collect();
+        let through_units: u32 = through.iter().map(|&v| self.rounded(v)).sum();
+        let loop_max = self.loop_pressure(body);
+        let k = u32::from(self.input.budget);
+        let room = k.saturating_sub(loop_max.saturating_sub(through_units));
+        let protected = self.protected(b);
+        let mut kept: Vec<Value> = through
+            .into_iter()
+            .filter(|v| protected.contains(v) && !self.pinned.contains(v))
+            .filter(|v| live_in.binary_search(v).is_ok())
+            .collect();
+        kept.sort_by_cached_key(|&v| (self.entry_distance(b, v), v));
+        let mut taken = 0;
+        for v in kept {
+            let need = self.rounded(v);
+            if taken + need <= room {
+                taken += need;
+            } else if self.demotable(b, v) {
+                self.demote(b, v);
+            }
+        }
+    }
+
+    /// The class's most units live at once anywhere in the loop `body`.
+    fn loop_pressure(&self, body: &[Block]) -> u32 {
+        body.iter()
+            .map(|&x| {
+                self.input
+                    .a
+                    .pressure
+                    .block_max(self.f(), x, self.input.class)
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Whether `b` is a loop header entered from outside (its back edges not visited).
     fn is_loop_entry(&self, b: Block) -> bool {
         let anchored = self.input.target.class(self.input.class).uniform
@@ -1292,16 +1353,7 @@ impl Belady<'_, '_> {
             visited.iter().any(|&p| self.in_register_at_end(b, v, p))
                 || entering < self.reload_freq.at_end(b, v)
         });
-        let loop_max = body
-            .iter()
-            .map(|&x| {
-                self.input
-                    .a
-                    .pressure
-                    .block_max(self.f(), x, self.input.class)
-            })
-            .max()
-            .unwrap_or(0);
+        let loop_max = self.loop_pressure(body);
         let room = k.saturating_sub(loop_max.saturating_sub(through_units));
         let mut out = used;
         if used_units < k {
