@@ -17,6 +17,7 @@
 
 use super::cfg::Graph;
 use super::dom::PostDomTree;
+use super::rows::Rows;
 use crate::program::{Block, BranchKind, Function, Terminator};
 
 /// The linear CFG and the joins of divergent branches.
@@ -38,9 +39,7 @@ pub struct Divergence {
 
 impl Divergence {
     pub fn new(f: &Function, cfg: &Graph, pdom: &PostDomTree) -> Divergence {
-        let mut succs: Vec<Vec<Block>> = (0..cfg.len())
-            .map(|b| cfg.succs(Block(b as u32)).to_vec())
-            .collect();
+        let mut added = Vec::new();
         let mut joins = Vec::new();
         let mut anchors = vec![None; cfg.len()];
         let mut conform = vec![None; cfg.len()];
@@ -68,9 +67,7 @@ impl Divergence {
             }
             skips.push((b, else_block));
             for exit in then_region_exits(cfg, b, (then_block, else_block, join), &mut stamp) {
-                if !succs[exit.index()].contains(&else_block) {
-                    succs[exit.index()].push(else_block);
-                }
+                added.push((exit, else_block));
                 skips.extend(
                     join.filter(|j| cfg.succs(exit).contains(j))
                         .map(|j| (exit, j)),
@@ -82,7 +79,7 @@ impl Divergence {
         skips.sort();
         skips.dedup();
         Divergence {
-            linear: Graph::from_succs(succs, Block(0)),
+            linear: linear_cfg(cfg, added),
             joins,
             anchors,
             conform,
@@ -120,6 +117,29 @@ impl Divergence {
     pub fn conform(&self, b: Block) -> Option<Block> {
         self.conform[b.index()]
     }
+}
+
+/// The linear CFG: `cfg` with the edges of `added` (in their order, after a block's
+/// logical successors, each edge once). Without divergent regions nothing is added and
+/// the linear CFG is the logical one, copied rather than built again.
+fn linear_cfg(cfg: &Graph, added: Vec<(Block, Block)>) -> Graph {
+    if added.is_empty() {
+        return cfg.clone();
+    }
+    let added = Rows::grouped(cfg.len(), added);
+    let mut succs = Rows::with_capacity(cfg.len(), cfg.edge_count() + added.entry_count());
+    let mut row = Vec::new();
+    for b in (0..cfg.len() as u32).map(Block) {
+        row.clear();
+        row.extend_from_slice(cfg.succs(b));
+        for &s in added.row(b) {
+            if !row.contains(&s) {
+                row.push(s);
+            }
+        }
+        succs.push_row(row.iter().copied());
+    }
+    Graph::from_rows(succs, Block(0))
 }
 
 /// Blocks reachable from `then_block` without passing `else_block` or `join` that have a
@@ -229,9 +249,18 @@ mod tests {
     fn if_then_and_uniform_branches_add_no_edges() {
         let src = "target gfx9\nfunc @f {\na:\n  %p:s2 = cmp\n  branch divergent %p, t, j\nt:\n  jump j\nj:\n  branch uniform %p, k, l\nk:\n  jump l\nl:\n  ret\n}\n";
         let (cfg, d) = linear_of(src);
-        for b in 0..5 {
-            assert_eq!(cfg.succs(Block(b)), d.linear.succs(Block(b)));
-        }
+        assert_eq!(d.linear, cfg);
         assert_eq!(d.joins, [Block(2)]);
+    }
+
+    #[test]
+    fn an_exit_of_nested_then_regions_falls_into_each_else_side_in_branch_order() {
+        // The outer then-region {t, t2, e2, j2} leaves through t2 and j2 into `e`; the
+        // inner one {t2} leaves through t2 into `e2`: t2 gets both, the outer branch's first.
+        let src = "target gfx9\nfunc @f {\na:\n  %p:s2 = cmp\n  branch divergent %p, t, e\nt:\n  branch divergent %p, t2, e2\nt2:\n  jump j\ne2:\n  jump j2\nj2:\n  jump j\ne:\n  jump j\nj:\n  ret\n}\n";
+        let (_, d) = linear_of(src);
+        assert_eq!(d.linear.succs(Block(2)), [Block(6), Block(5), Block(3)]);
+        assert_eq!(d.linear.succs(Block(4)), [Block(6), Block(5)]);
+        assert_eq!(d.linear.preds(Block(5)), [Block(0), Block(2), Block(4)]);
     }
 }
