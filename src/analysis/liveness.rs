@@ -16,10 +16,11 @@
 //! same walk ([`Liveness::walk_backward`] over a [`LiveSet`]) gives the live set before and
 //! after every instruction, for pressure and the allocator.
 //!
-//! Layout: the per-block sets are compressed rows ([`Rows`]), not one vector per block.
+//! Layout: the per-block sets are compressed rows ([`Rows`]), not one vector per block,
+//! grouped from pairs gathered in fixed-size chunks ([`Pairs`]), which growth never copies.
 
 use super::cfg::Graph;
-use super::rows::Rows;
+use super::rows::{Pairs, Rows};
 use crate::program::{Block, BlockData, Function, Use, Value};
 use crate::target::{ClassId, Target};
 
@@ -56,8 +57,8 @@ impl Liveness {
     ) -> Liveness {
         let n = f.blocks.len();
         let (def_block, uses) = defs_and_uses(f);
-        let mut live_in = Vec::new();
-        let mut live_out = Vec::new();
+        let mut live_in = Pairs::new();
+        let mut live_out = Pairs::new();
         let mut stamp_in = vec![u32::MAX; n];
         let mut stamp_out = vec![u32::MAX; n];
         let mut stack = Vec::new();
@@ -71,7 +72,7 @@ impl Liveness {
             for &(block, via_phi) in uses.row(v) {
                 if via_phi && stamp_out[block.index()] != v.0 {
                     stamp_out[block.index()] = v.0;
-                    live_out.push((block, v));
+                    live_out.push(block, v);
                 }
                 stack.push(block);
                 while let Some(b) = stack.pop() {
@@ -79,11 +80,11 @@ impl Liveness {
                         continue;
                     }
                     stamp_in[b.index()] = v.0;
-                    live_in.push((b, v));
+                    live_in.push(b, v);
                     for &p in graph.preds(b) {
                         if stamp_out[p.index()] != v.0 {
                             stamp_out[p.index()] = v.0;
-                            live_out.push((p, v));
+                            live_out.push(p, v);
                         }
                         stack.push(p);
                     }
@@ -92,8 +93,8 @@ impl Liveness {
         }
         let dead = f.value_ids().map(|v| uses.row(v).is_empty()).collect();
         let mut liveness = Liveness {
-            live_in: Rows::grouped(n, live_in),
-            live_out: Rows::grouped(n, live_out),
+            live_in: live_in.grouped(n),
+            live_out: live_out.grouped(n),
             kills: Rows::default(),
             dead,
             def_block,
@@ -142,22 +143,26 @@ impl Liveness {
 /// `(pred, true)` for a phi argument coming from `pred`.
 fn defs_and_uses(f: &Function) -> (Vec<Block>, Rows<(Block, bool)>) {
     let mut def_block = vec![Block(0); f.values.len()];
-    let mut uses = Vec::new();
+    let mut uses = Pairs::new();
     for b in f.block_ids() {
         let block = f.block(b);
         for phi in &block.phis {
             def_block[phi.def.value.index()] = b;
-            uses.extend(phi.args.iter().map(|arg| (arg.value, (arg.block, true))));
+            for arg in &phi.args {
+                uses.push(arg.value, (arg.block, true));
+            }
         }
         for op in block.insts.iter().filter_map(|i| i.op()) {
             for d in &op.defs {
                 def_block[d.value.index()] = b;
             }
-            uses.extend(op.uses().map(|u| (u.value, (b, false))));
+            op.uses().for_each(|u| uses.push(u.value, (b, false)));
         }
-        uses.extend(block.term.uses().iter().map(|u| (u.value, (b, false))));
+        for u in block.term.uses() {
+            uses.push(u.value, (b, false));
+        }
     }
-    (def_block, Rows::grouped(f.values.len(), uses))
+    (def_block, uses.grouped(f.values.len()))
 }
 
 /// A position of the backward walk of a block ([`Liveness::walk_backward`]).

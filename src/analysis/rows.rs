@@ -3,6 +3,10 @@
 //! compressed sparse row layout regalloc2 uses for its per-block tables. A table of n rows
 //! costs two allocations instead of n vectors, and neighbouring rows sit next to each
 //! other in memory, so a walk over the blocks reads its side tables in order.
+//!
+//! A table whose entries are found in another order (per value, per edge) is built from
+//! `(row, entry)` pairs by a stable counting sort ([`Rows::grouped`]); when their number is
+//! learnt only while finding them, they are gathered in fixed-size chunks ([`Pairs`]).
 
 use crate::program::{Block, Value};
 
@@ -51,30 +55,41 @@ impl<T: Copy> Rows<T> {
     }
 
     /// `rows` rows from `(row, entry)` pairs; within a row, entries keep the order of
-    /// `pairs` (a stable counting sort by row). The pairs are read twice: once to count
-    /// each row's entries (`offsets[k]` becomes the end of row `k`), once backwards to
-    /// place each entry just below its row's end (which leaves `offsets[k]` at the row's
-    /// start), so that large tables cost two passes over the pairs and one over the entries.
+    /// `pairs` (a stable counting sort by row).
     pub fn grouped<K: RowKey>(rows: usize, pairs: Vec<(K, T)>) -> Rows<T> {
-        let Some(&(_, filler)) = pairs.first() else {
+        Rows::grouped_chunks(rows, std::slice::from_ref(&pairs))
+    }
+
+    /// As [`Rows::grouped`], from pairs held in consecutive chunks. The pairs are read
+    /// twice: once to count each row's entries (`offsets[k]` becomes the end of row `k`),
+    /// once backwards to place each entry just below its row's end (which leaves
+    /// `offsets[k]` at the row's start), so that large tables cost two passes over the
+    /// pairs and one over the entries.
+    fn grouped_chunks<K: RowKey>(rows: usize, chunks: &[Vec<(K, T)>]) -> Rows<T> {
+        let Some(&(_, filler)) = chunks.iter().find_map(|chunk| chunk.first()) else {
             return Rows {
                 offsets: vec![0; rows + 1],
                 entries: Vec::new(),
             };
         };
         let mut offsets = vec![0u32; rows + 1];
-        for &(k, _) in &pairs {
-            offsets[k.row()] += 1;
+        for chunk in chunks {
+            for &(k, _) in chunk {
+                offsets[k.row()] += 1;
+            }
         }
         for i in 1..rows {
             offsets[i] += offsets[i - 1];
         }
-        offsets[rows] = pairs.len() as u32;
-        let mut entries = vec![filler; pairs.len()];
-        for &(k, entry) in pairs.iter().rev() {
-            let end = &mut offsets[k.row()];
-            *end -= 1;
-            entries[*end as usize] = entry;
+        let total: usize = chunks.iter().map(Vec::len).sum();
+        offsets[rows] = total as u32;
+        let mut entries = vec![filler; total];
+        for chunk in chunks.iter().rev() {
+            for &(k, entry) in chunk.iter().rev() {
+                let end = &mut offsets[k.row()];
+                *end -= 1;
+                entries[*end as usize] = entry;
+            }
         }
         Rows { offsets, entries }
     }
@@ -129,6 +144,48 @@ impl<T: Copy> FromIterator<Vec<T>> for Rows<T> {
     }
 }
 
+/// Entries per chunk of [`Pairs`]: 48 KiB of `(Value, (Block, bool))` pairs.
+const CHUNK: usize = 1 << 12;
+
+/// `(row, entry)` pairs gathered for [`Rows::grouped`] when their number is not known
+/// beforehand, in chunks of fixed size: gathering never copies what it holds, where a
+/// vector grown by doubling copies its contents at every growth and, for a table larger
+/// than the cache, misses on both the old and the new copy.
+#[derive(Debug)]
+pub struct Pairs<K, T> {
+    full: Vec<Vec<(K, T)>>,
+    last: Vec<(K, T)>,
+}
+
+impl<K: RowKey, T: Copy> Pairs<K, T> {
+    pub fn new() -> Pairs<K, T> {
+        Pairs {
+            full: Vec::new(),
+            last: Vec::with_capacity(CHUNK),
+        }
+    }
+
+    pub fn push(&mut self, row: K, entry: T) {
+        if self.last.len() == CHUNK {
+            let full = std::mem::replace(&mut self.last, Vec::with_capacity(CHUNK));
+            self.full.push(full);
+        }
+        self.last.push((row, entry));
+    }
+
+    /// The table of `rows` rows, entries in the order they were pushed within each row.
+    pub fn grouped(mut self, rows: usize) -> Rows<T> {
+        self.full.push(self.last);
+        Rows::grouped_chunks(rows, &self.full)
+    }
+}
+
+impl<K: RowKey, T: Copy> Default for Pairs<K, T> {
+    fn default() -> Pairs<K, T> {
+        Pairs::new()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,6 +204,18 @@ mod tests {
         assert_eq!(rows.row(Block(1)), [] as [char; 0]);
         assert_eq!(rows.row(Block(2)), ['a', 'c']);
         assert_eq!(rows.row(Block(3)), [] as [char; 0]);
+    }
+
+    #[test]
+    fn pairs_over_several_chunks_group_as_one_vector_would() {
+        let pairs: Vec<(Value, u32)> = (0..3 * CHUNK as u32 + 5)
+            .map(|i| (Value(i * 7 % 11), i))
+            .collect();
+        let mut chunked = Pairs::new();
+        for &(row, entry) in &pairs {
+            chunked.push(row, entry);
+        }
+        assert_eq!(chunked.grouped(12), Rows::grouped(12, pairs));
     }
 
     #[test]
