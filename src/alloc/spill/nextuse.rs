@@ -113,7 +113,7 @@ impl NextUse {
         skip: &dyn Fn(Block, Block) -> bool,
     ) -> NextUse {
         let len: Vec<u64> = f.blocks.iter().map(|b| b.insts.len() as u64 + 1).collect();
-        let mut out = Rows::default();
+        let mut out = Rows::with_capacity(f.blocks.len(), live_out_entries(f, liveness));
         for b in f.block_ids() {
             let live_out = liveness.live_out(b).iter().copied();
             let of_class = live_out.filter(|&v| f.value(v).class == class);
@@ -192,6 +192,13 @@ fn nearest_through(
         }
     }
     run.or(any).unwrap_or(NEVER)
+}
+
+/// The number of live-out entries over every block, all classes together: room for a
+/// table over a class's live-out values reserved at once, so that filling it never
+/// copies what it holds (a table larger than the cache would miss on both copies).
+pub fn live_out_entries(f: &Function, liveness: &Liveness) -> usize {
+    f.block_ids().map(|b| liveness.live_out(b).len()).sum()
 }
 
 fn lookup(out: &[(Value, u64)], v: Value) -> u64 {
