@@ -11,12 +11,14 @@
 //! among them, and a read inside a loop entered on the way counts at the frequency of the
 //! block entering the loop. The frequencies at block ends are a backward fixpoint over
 //! the class's CFG (a maximum over successors, so it settles on cycles), one sorted map
-//! per block like [`NextUse`](super::nextuse::NextUse)'s distances.
+//! per block like [`NextUse`](super::nextuse::NextUse)'s distances, and like them held
+//! in compressed rows ([`Rows`]) reserved at once, not one vector per block.
 
-use super::nextuse::Uses;
+use super::nextuse::{live_out_entries, Uses};
 use crate::analysis::cfg::Graph;
 use crate::analysis::liveness::Liveness;
 use crate::analysis::loops::Loops;
+use crate::analysis::rows::Rows;
 use crate::program::{Block, Function, Value};
 use crate::target::ClassId;
 
@@ -24,7 +26,7 @@ use crate::target::ClassId;
 #[derive(Clone, Debug)]
 pub struct ReloadFreq {
     /// Per block: (value, frequency) sorted by value.
-    out: Vec<Vec<(Value, f64)>>,
+    out: Rows<(Value, f64)>,
 }
 
 impl ReloadFreq {
@@ -38,17 +40,12 @@ impl ReloadFreq {
         liveness: &Liveness,
         freq: &[f64],
     ) -> ReloadFreq {
-        let mut out: Vec<Vec<(Value, f64)>> = f
-            .block_ids()
-            .map(|b| {
-                liveness
-                    .live_out(b)
-                    .iter()
-                    .filter(|&&v| f.value(v).class == class)
-                    .map(|&v| (v, 0.0))
-                    .collect()
-            })
-            .collect();
+        let mut out = Rows::with_capacity(f.blocks.len(), live_out_entries(f, liveness));
+        for b in f.block_ids() {
+            let live_out = liveness.live_out(b).iter().copied();
+            let of_class = live_out.filter(|&v| f.value(v).class == class);
+            out.push_row(of_class.map(|v| (v, 0.0)));
+        }
         let entering = loop_entries(f, graph, loops);
         let mut order = super::belady::visit_order(graph, loops, f);
         order.reverse();
@@ -56,17 +53,17 @@ impl ReloadFreq {
         while changed {
             changed = false;
             for &b in &order {
-                for k in 0..out[b.index()].len() {
-                    let v = out[b.index()][k].0;
+                for k in 0..out.row(b).len() {
+                    let v = out.row(b)[k].0;
                     let mut highest: f64 = 0.0;
-                    for (&s, &enters) in graph.succs(b).iter().zip(&entering[b.index()]) {
+                    for (&s, &enters) in graph.succs(b).iter().zip(entering.row(b)) {
                         if liveness.live_in(s).binary_search(&v).is_err() {
                             continue;
                         }
                         let there = if uses.reads(s, v) {
                             freq[s.index()]
                         } else {
-                            lookup(&out[s.index()], v)
+                            lookup(out.row(s), v)
                         };
                         let there = if enters {
                             there.min(freq[b.index()])
@@ -75,8 +72,8 @@ impl ReloadFreq {
                         };
                         highest = highest.max(there);
                     }
-                    if highest > out[b.index()][k].1 {
-                        out[b.index()][k].1 = highest;
+                    if highest > out.row(b)[k].1 {
+                        out.row_mut(b)[k].1 = highest;
                         changed = true;
                     }
                 }
@@ -88,7 +85,7 @@ impl ReloadFreq {
     /// The frequency at which `v`, evicted at the end of `b`, would be reloaded (0 when
     /// it is not live out).
     pub fn at_end(&self, b: Block, v: Value) -> f64 {
-        lookup(&self.out[b.index()], v)
+        lookup(self.out.row(b), v)
     }
 }
 
@@ -99,16 +96,14 @@ fn lookup(out: &[(Value, f64)], v: Value) -> f64 {
 
 /// Per block, per successor (in `graph`'s order): whether the edge enters a loop (its
 /// target heads a loop that does not contain the source).
-fn loop_entries(f: &Function, graph: &Graph, loops: &Loops) -> Vec<Vec<bool>> {
-    f.block_ids()
-        .map(|b| {
-            graph
-                .succs(b)
-                .iter()
-                .map(|&s| loops.is_header(s) && loops.body(s).binary_search(&b).is_err())
-                .collect()
-        })
-        .collect()
+fn loop_entries(f: &Function, graph: &Graph, loops: &Loops) -> Rows<bool> {
+    let edges = f.block_ids().map(|b| graph.succs(b).len()).sum();
+    let mut entering = Rows::with_capacity(f.blocks.len(), edges);
+    for b in f.block_ids() {
+        let enters = |s: &Block| loops.is_header(*s) && loops.body(*s).binary_search(&b).is_err();
+        entering.push_row(graph.succs(b).iter().map(enters));
+    }
+    entering
 }
 
 #[cfg(test)]
