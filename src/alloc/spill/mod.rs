@@ -153,6 +153,7 @@ pub fn spill_knowing(
                 list: &list,
                 phis: &phis,
                 partners: &partners,
+                sites: &state.sites,
             };
             let placed = slots::colour_lanes(&state.f, &a.divergence.linear, owners, lanes, spare);
             let regs = slots::lane_registers(&placed, lanes);
@@ -178,6 +179,7 @@ pub fn spill_knowing(
         list: &memory,
         phis: &phis,
         partners: &partners,
+        sites: &state.sites,
     };
     let placed = match &analysis {
         Some(a) if !memory.is_empty() => {

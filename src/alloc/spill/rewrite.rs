@@ -24,6 +24,7 @@ use super::belady::{visit_order, Decisions, DefFlags};
 use super::edges::{self, EdgeCode, EdgeOp, Need, Successor};
 use super::pseudo;
 use super::repair;
+use super::slots::{Access, Sites};
 use super::sorted::SortedSet;
 use crate::alloc::AllocError;
 use crate::analysis::cfg::Graph;
@@ -68,6 +69,8 @@ pub struct State<'t> {
     /// Per block that lost memory phis: its phis in their original order (phis the
     /// spiller placed before may follow; they are gone again by then).
     pub phi_order: BTreeMap<Block, Vec<Value>>,
+    /// Where the stores and reloads of spill locations are, kept as they are inserted.
+    pub sites: Sites,
 }
 
 /// What the rewrite of one class reads besides the decisions.
@@ -105,6 +108,7 @@ impl<'t> State<'t> {
             owners: Vec::new(),
             flags: DefFlags::new(&f),
             phi_order: BTreeMap::new(),
+            sites: Sites::new(f.blocks.len()),
             f,
             target,
         }
@@ -383,42 +387,51 @@ impl<'t> State<'t> {
         sites
     }
 
-    /// Builds the pseudo-operations and puts them in their blocks; returns, for every
-    /// reload made, the value it stands for.
+    /// Builds the pseudo-operations and puts them in their blocks, recording the stores
+    /// and reloads of spill locations in [`State::sites`]; returns, for every reload made,
+    /// the value it stands for.
     fn insert(&mut self, code: Code) -> FxHashMap<Value, Value> {
         let mut defs = FxHashMap::default();
-        let mut per_block: BTreeMap<Block, Vec<(u32, Slot, usize, Inst)>> = BTreeMap::new();
+        let mut per_block: BTreeMap<Block, Vec<Inserted>> = BTreeMap::new();
         for (seq, (b, at, slot, pending)) in code.items.into_iter().enumerate() {
             let pos = self.position(b, at);
-            let inst = match pending {
+            let (inst, access) = match pending {
                 Pending::Reload(v) => {
                     let class = self.f.value(v).class;
                     let x = self.fresh(v, class, "r");
                     self.home[x.index()] = self.home[v.index()];
                     defs.insert(x, v);
                     match self.home[v.index()] {
-                        Some(Home::Remat) => pseudo::remat(x, pos),
-                        Some(Home::Holder(h)) => pseudo::class_reload(x, h, pos),
-                        _ => pseudo::reload(x, v, pos),
+                        Some(Home::Remat) => (pseudo::remat(x, pos), None),
+                        Some(Home::Holder(h)) => (pseudo::class_reload(x, h, pos), None),
+                        _ => (pseudo::reload(x, v, pos), Some(reload_of(v))),
                     }
                 }
-                Pending::Store(v, owner) => pseudo::store(v, owner, pos),
-                Pending::ClassStore(h, v) => pseudo::class_store(h, v, pos),
+                Pending::Store(v, owner) => (pseudo::store(v, owner, pos), Some(store_into(owner))),
+                Pending::ClassStore(h, v) => (pseudo::class_store(h, v, pos), None),
             };
-            per_block.entry(b).or_default().push((at, slot, seq, inst));
+            per_block
+                .entry(b)
+                .or_default()
+                .push((at, slot, seq, access, inst));
         }
         for (b, mut items) in per_block {
-            items.sort_by_key(|&(at, slot, seq, _)| (at, slot, seq));
+            items.sort_by_key(|&(at, slot, seq, ..)| (at, slot, seq));
+            let inserted: Vec<(u32, Option<Access>)> = items
+                .iter()
+                .map(|&(at, _, _, access, _)| (at, access))
+                .collect();
+            self.sites.insert(b, &inserted);
             let old = std::mem::take(&mut self.f.blocks[b.index()].insts);
             let mut merged = Vec::with_capacity(old.len() + items.len());
             let mut items = items.into_iter().peekable();
             for (k, inst) in old.into_iter().enumerate() {
-                while let Some((_, _, _, add)) = items.next_if(|&(at, ..)| at as usize <= k) {
+                while let Some((.., add)) = items.next_if(|&(at, ..)| at as usize <= k) {
                     merged.push(add);
                 }
                 merged.push(inst);
             }
-            merged.extend(items.map(|(_, _, _, add)| add));
+            merged.extend(items.map(|(.., add)| add));
             self.f.blocks[b.index()].insts = merged;
         }
         defs
@@ -457,6 +470,17 @@ impl<'t> State<'t> {
             }
         })
     }
+}
+
+fn reload_of(owner: Value) -> Access {
+    Access {
+        owner,
+        store: false,
+    }
+}
+
+fn store_into(owner: Value) -> Access {
+    Access { owner, store: true }
 }
 
 /// The memory phis of block `b`, in `memory_phis` sorted by block.
@@ -579,6 +603,11 @@ fn first_evictions(
     }
     chosen
 }
+
+/// An instruction built for a block: where it goes (before instruction `at`, ordered by
+/// slot and then by when it was asked for), its access to a spill location, if any, and
+/// the instruction.
+type Inserted = (u32, Slot, usize, Option<Access>, Inst);
 
 /// One piece of code waiting to be built.
 #[derive(Clone, Copy, Debug)]

@@ -13,21 +13,71 @@
 //! follows: the phi itself names it there. Owners are then placed greedily in order, each
 //! at the lowest offset free of its interfering neighbours; a tuple takes consecutive
 //! units, which for lanes stay in one register.
+//!
+//! The stores and reloads come from [`Sites`], which the rewrite fills as it inserts them,
+//! not from a walk over the function: a large function is not read again for the few
+//! instructions that touch spill locations.
 
-use super::pseudo::{self, Pseudo};
 use super::sorted::SortedSet;
 use crate::analysis::cfg::Graph;
 use crate::program::{Block, Function, Value};
 use std::collections::BTreeMap;
 
+/// A store into (`store`) or a reload from an owner's spill location.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Access {
+    pub owner: Value,
+    pub store: bool,
+}
+
+/// Per block, its stores into and reloads from spill locations: (instruction index,
+/// access), in instruction order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Sites {
+    blocks: Vec<Vec<(u32, Access)>>,
+}
+
+impl Sites {
+    /// No accesses in any of `blocks` blocks.
+    pub fn new(blocks: usize) -> Sites {
+        Sites {
+            blocks: vec![Vec::new(); blocks],
+        }
+    }
+
+    /// Records instructions inserted into `b`: each goes before the instruction that was
+    /// at index `at` (after those inserted there before it), given in the order they go,
+    /// with its access if it is a store or a reload. The accesses already recorded move
+    /// down by the instructions inserted at or above them.
+    pub fn insert(&mut self, b: Block, inserted: &[(u32, Option<Access>)]) {
+        let old = std::mem::take(&mut self.blocks[b.index()]);
+        let mut merged = Vec::with_capacity(old.len() + inserted.len());
+        let mut old = old.into_iter().peekable();
+        for (j, &(at, access)) in inserted.iter().enumerate() {
+            let shift = j as u32;
+            while let Some((k, a)) = old.next_if(|&(k, _)| k < at) {
+                merged.push((k + shift, a));
+            }
+            if let Some(a) = access {
+                merged.push((at + shift, a));
+            }
+        }
+        let shift = inserted.len() as u32;
+        merged.extend(old.map(|(k, a)| (k + shift, a)));
+        self.blocks[b.index()] = merged;
+    }
+}
+
 /// The owners to colour and what ties them: memory phis (their block, their owner), and
 /// partners (a memory phi's argument and the phi) that want one location, so that the
-/// argument's store fills the phi and the edge copies nothing.
+/// argument's store fills the phi and the edge copies nothing; and where the function
+/// stores and reloads each owner.
 #[derive(Clone, Copy, Debug)]
 pub struct Owners<'a> {
     pub list: &'a [Value],
     pub phis: &'a [(Block, Value)],
     pub partners: &'a [(Value, Value)],
+    pub sites: &'a Sites,
 }
 
 impl<'a> Owners<'a> {
@@ -59,7 +109,7 @@ fn colour_slots(f: &Function, graph: &Graph, owners: Owners) -> Vec<(Value, u32)
     if owners.list.is_empty() {
         return Vec::new();
     }
-    let adj = interference(f, graph, owners.list, owners.phis);
+    let adj = interference(graph, owners);
     place(f, owners, &adj, None, u32::MAX)
 }
 
@@ -81,7 +131,7 @@ pub fn colour_lanes(
     lanes: u16,
     regs: u16,
 ) -> Vec<(Value, u32)> {
-    let adj = interference(f, linear, owners.list, owners.phis);
+    let adj = interference(linear, owners);
     let limit = u32::from(lanes) * u32::from(regs);
     place(f, owners, &adj, Some(u32::from(lanes)), limit)
 }
@@ -213,16 +263,16 @@ impl Taken {
 
 /// Per owner, the owners whose lifetimes overlap its own (in no order, an owner stored
 /// twice may list one twice: colouring only marks their locations).
-fn interference(
-    f: &Function,
-    graph: &Graph,
-    owners: &[Value],
-    phis: &[(Block, Value)],
-) -> Vec<Vec<usize>> {
-    let index: BTreeMap<Value, usize> = owners.iter().enumerate().map(|(i, &o)| (o, i)).collect();
-    let accesses = accesses(f, &index);
-    let live_out = live_out_sets(graph, &accesses, &index, phis);
-    let mut adj = vec![Vec::new(); owners.len()];
+fn interference(graph: &Graph, owners: Owners) -> Vec<Vec<usize>> {
+    let index: BTreeMap<Value, usize> = owners
+        .list
+        .iter()
+        .enumerate()
+        .map(|(i, &o)| (o, i))
+        .collect();
+    let accesses = accesses(owners.sites, &index);
+    let live_out = live_out_sets(graph, &accesses, &index, owners.phis);
+    let mut adj = vec![Vec::new(); owners.list.len()];
     for (b, block) in accesses.iter().enumerate() {
         let mut live = live_out[b].clone();
         walk_back(block, &mut live, |o, live| {
@@ -236,16 +286,15 @@ fn interference(
 }
 
 /// Per block, its stores into and reloads from the owners' locations in order: the
-/// owner's index and whether it is a store. One pass over the function; the dataflow
-/// then walks these lists only.
-fn accesses(f: &Function, index: &BTreeMap<Value, usize>) -> Vec<Vec<(usize, bool)>> {
-    f.blocks
+/// owner's index and whether it is a store. The dataflow walks these lists only.
+fn accesses(sites: &Sites, index: &BTreeMap<Value, usize>) -> Vec<Vec<(usize, bool)>> {
+    sites
+        .blocks
         .iter()
         .map(|block| {
             block
-                .insts
                 .iter()
-                .filter_map(|i| access(i, index))
+                .filter_map(|&(_, a)| Some((*index.get(&a.owner)?, a.store)))
                 .collect()
         })
         .collect()
@@ -308,21 +357,57 @@ fn walk_back(
     }
 }
 
-/// A store into or reload from an owner's location: the owner's index, whether a store.
-fn access(inst: &crate::program::Inst, index: &BTreeMap<Value, usize>) -> Option<(usize, bool)> {
-    let op = inst.op()?;
-    let store = match pseudo::classify(op)? {
-        Pseudo::Store => true,
-        Pseudo::Reload => false,
-        _ => return None,
-    };
-    let owner = pseudo::owner(op)?;
-    Some((*index.get(&owner)?, store))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Inserting instructions block by block, as the rewrite does for each class, leaves
+    /// the recorded accesses where the instructions went: the same list as a walk over a
+    /// model block that holds, per instruction, its access if it has one.
+    #[test]
+    fn sites_follow_the_instructions_inserted() {
+        let mut seed = 5u64;
+        let mut next = |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        for _ in 0..500 {
+            let mut sites = Sites::new(1);
+            let mut model: Vec<Option<Access>> = vec![None; next(6) as usize];
+            for _ in 0..1 + next(3) {
+                let mut inserted: Vec<(u32, Option<Access>)> = (0..next(6))
+                    .map(|_| {
+                        let at = next(model.len() as u64 + 1) as u32;
+                        let access = (next(3) > 0).then(|| Access {
+                            owner: Value(next(4) as u32),
+                            store: next(2) == 0,
+                        });
+                        (at, access)
+                    })
+                    .collect();
+                inserted.sort_by_key(|&(at, _)| at);
+                let mut merged = Vec::new();
+                let mut items = inserted.iter().peekable();
+                for (k, &inst) in model.iter().enumerate() {
+                    while let Some(&(_, add)) = items.next_if(|&&(at, _)| at as usize <= k) {
+                        merged.push(add);
+                    }
+                    merged.push(inst);
+                }
+                merged.extend(items.map(|&(_, add)| add));
+                model = merged;
+                sites.insert(Block(0), &inserted);
+                let walked: Vec<(u32, Access)> = model
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(k, a)| Some((k as u32, (*a)?)))
+                    .collect();
+                assert_eq!(sites.blocks[0], walked, "{inserted:?}");
+            }
+        }
+    }
 
     /// The search over free locations finds the lowest that fits, as trying every
     /// location from 0 does, for slots and for lanes in registers of 4 and 8.
