@@ -5,7 +5,9 @@
 //! of values in registers ([`Belady::entry_set`], §4.2–4.3 of the paper):
 //!
 //! - at a loop header, the live-ins and phis used in the loop, by next use, then values
-//!   live through the loop while the loop's pressure leaves room;
+//!   live through the loop while the loop's pressure leaves room, and, in a class without
+//!   a swap, a unit for the copy temporary of phis a back edge exchanges
+//!   ([`Belady::copy_temp_victim`]);
 //! - elsewhere, the values in registers at the end of every visited predecessor, then
 //!   those in some, by next use; when they do not fit the budget as the packing places
 //!   them (alignment counted exactly), those MIN would evict at the block's first
@@ -646,6 +648,8 @@ impl Belady<'_, '_> {
     /// fits only by spilling a live-in around the edge (a store and a reload on every
     /// iteration), that live-in leaves W instead: the loop then reloads it where it
     /// reads it, a reload without the store, and not at all on paths that do not read it.
+    /// Where the back edges fit but exchange register phis that need a copy temporary,
+    /// a value live through the loop leaves W for it ([`Self::copy_temp_victim`]).
     fn fit_rotations(&self, b: Block, entry: &mut Set) {
         let back_edges: Vec<Block> = self
             .input
@@ -664,12 +668,81 @@ impl Belady<'_, '_> {
                 self.rotation_victim(b, entry)
             } else {
                 self.spilled_around_live_in(b, entry, &codes)
+                    .or_else(|| self.copy_temp_victim(b, entry, &back_edges))
             };
             let Some(v) = victim else {
                 return;
             };
             entry.values.remove(&v);
         }
+    }
+
+    /// In a class without a swap (and without another class's unit to copy through), a
+    /// back edge on which register phis exchange their values (a cycle of phis, each
+    /// taking another's argument) breaks that cycle through a free unit (§5 of
+    /// `docs/ALLOCATOR.md`); when the header's W fills the budget there is none at the
+    /// edge's end, and the cycle goes through a scratch slot: a store and a reload on
+    /// every iteration. The copy temporary is part of the demand: W leaves one unit
+    /// free, and a value live through the loop (not read in it, not a phi) makes room,
+    /// the one used farthest away — stored once before the loop and reloaded after it.
+    /// When the loop reads every other value, the cycle keeps its slot: any of them
+    /// would be reloaded on every iteration too.
+    fn copy_temp_victim(&self, b: Block, entry: &Set, back_edges: &[Block]) -> Option<Value> {
+        let class = self.input.target.class(self.input.class);
+        if class.has_swap || class.copy_temp.is_some() || self.input.budget < 2 {
+            return None;
+        }
+        let exchanges = back_edges
+            .iter()
+            .any(|&p| self.exchanges_register_phis(b, p, entry));
+        let spare = self.input.budget - 1;
+        if !exchanges || edges::fits_in(self.f(), self.input.target, spare, &entry.values) {
+            return None;
+        }
+        let protected = self.protected(b);
+        let read = self.read_in(self.input.loops.body(b), b);
+        let live_in = self.input.a.liveness.live_in(b);
+        entry
+            .values
+            .iter()
+            .copied()
+            .filter(|v| live_in.binary_search(v).is_ok())
+            .filter(|v| !protected.contains(v) && !read.contains(v))
+            .max_by_key(|&v| (self.entry_distance(b, v), self.size(v), v))
+    }
+
+    /// Whether the edge from `p` into `b` passes the values of phis of `b` in `entry` on
+    /// to one another along a cycle that needs a temporary: no register phi off the
+    /// cycle takes one of them too (its copy, made first, would serve as the
+    /// temporary).
+    fn exchanges_register_phis(&self, b: Block, p: Block, entry: &Set) -> bool {
+        let phis = &self.f().block(b).phis;
+        let arg_of = |v: Value| {
+            phis.iter()
+                .find(|phi| phi.def.value == v && entry.values.contains(&v))
+                .and_then(|phi| phi.args.iter().find(|a| a.block == p))
+                .map(|a| a.value)
+        };
+        let cycle_from = |start: Value| {
+            let mut cycle = vec![start];
+            for _ in 0..phis.len() {
+                match arg_of(cycle[cycle.len() - 1]) {
+                    Some(a) if a == start => return (cycle.len() > 1).then_some(cycle),
+                    Some(a) => cycle.push(a),
+                    None => return None,
+                }
+            }
+            None
+        };
+        let copied_elsewhere = |cycle: &[Value]| {
+            phis.iter()
+                .map(|phi| phi.def.value)
+                .filter(|v| !cycle.contains(v))
+                .any(|v| arg_of(v).is_some_and(|a| cycle.contains(&a)))
+        };
+        phis.iter()
+            .filter_map(|phi| cycle_from(phi.def.value))
+            .any(|cycle| !copied_elsewhere(&cycle))
     }
 
     /// A live-in of the header `b` (not a phi, not protected) in `entry` that one of the
