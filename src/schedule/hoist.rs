@@ -104,19 +104,18 @@ fn target(
     live_end: &Live,
     units: &mut Units,
 ) -> Option<Option<u32>> {
-    let op = ops[x as usize];
-    if !is_unconstrained(op) {
+    if !readers.movable[x as usize] {
         return None;
     }
+    let op = ops[x as usize];
     let later = |a: u32, b: u32| if sequence.before(a, b) { b } else { a };
     let latest = |a: Option<u32>, b: Option<u32>| match (a, b) {
         (Some(a), Some(b)) => Some(later(a, b)),
         _ => a.or(b),
     };
     let Units { freed, defined } = units;
-    freed.iter_mut().for_each(|f| *f = 0);
-    defined.iter_mut().for_each(|d| *d = 0);
-    let mut floor = deps.preds[x as usize].iter().copied().reduce(later);
+    freed.fill(0);
+    let mut floor = None;
     for (v, others) in readers.operands(x) {
         let v = *v;
         if live_end.contains(v) || last[others.start] != x {
@@ -126,12 +125,19 @@ fn target(
         freed[live_end.class(v)] += live_end.size(v);
         floor = latest(floor, last_other);
     }
+    if freed.iter().all(|&f| f == 0) {
+        return None;
+    }
+    defined.fill(0);
     for d in &op.defs {
         defined[live_end.class(d.value)] += live_end.size(d.value);
     }
-    let never_raises = defined.iter().zip(freed.iter()).all(|(d, f)| d <= f);
-    let moves = sequence.previous(x) != floor;
-    (never_raises && freed.iter().any(|&f| f > 0) && moves).then_some(floor)
+    if defined.iter().zip(freed.iter()).any(|(d, f)| d > f) {
+        return None;
+    }
+    let preds = deps.preds[x as usize].iter().copied();
+    let floor = preds.map(Some).fold(floor, latest);
+    (sequence.previous(x) != floor).then_some(floor)
 }
 
 /// The latest reader other than `x` among `readers` (`(value, operation)` pairs of one
@@ -283,11 +289,14 @@ fn is_unconstrained(op: &Op) -> bool {
 }
 
 /// Per value, the operations of the block that read it; per operation, its distinct
-/// operands with where their readers are, found once instead of at every visit.
+/// operands with where their readers are, and whether it may move at all
+/// ([`is_unconstrained`]), found once instead of at every visit.
 #[derive(Debug)]
 pub struct Readers {
     /// `(value, operation)` pairs, sorted.
     pairs: Vec<(Value, u32)>,
+    /// Per operation, whether its demand follows the plain rule.
+    movable: Vec<bool>,
     /// Per operation (from `starts[k]` to `starts[k + 1]`): each distinct operand and the
     /// range of `pairs` holding its readers.
     operands: Vec<(Value, Range<usize>)>,
@@ -316,6 +325,7 @@ impl Readers {
         starts.push(operands.len());
         Readers {
             pairs,
+            movable: ops.iter().map(|op| is_unconstrained(op)).collect(),
             operands,
             starts,
         }

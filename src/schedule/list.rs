@@ -116,6 +116,31 @@ pub fn schedule(
     weights: &[i64],
     live: &mut Live,
 ) -> Vec<u32> {
+    let order = build(problem, (heuristic, weights), live, None);
+    order.expect("no cut-off").0
+}
+
+/// The order [`schedule`] makes and its peak per class ([`super::peak::peak`]), measured as
+/// it is built; `None` as soon as the operations placed so far reach a peak that scores
+/// `cutoff` or more against `budget` ([`super::score`]). Placing more operations only
+/// raises a peak, so such an order would score no less than `cutoff` whole.
+pub fn schedule_below(
+    problem: &Problem<'_>,
+    (heuristic, weights): (Heuristic, &[i64]),
+    live: &mut Live,
+    (budget, cutoff): (&[u16], (u32, u32)),
+) -> Option<(Vec<u32>, Vec<u32>)> {
+    build(problem, (heuristic, weights), live, Some((budget, cutoff)))
+}
+
+/// The bottom-up build of [`schedule`]; with a budget and a cut-off, measured as in
+/// [`schedule_below`] (else the peak returned is empty).
+fn build(
+    problem: &Problem<'_>,
+    (heuristic, weights): (Heuristic, &[i64]),
+    live: &mut Live,
+    watch: Option<(&[u16], (u32, u32))>,
+) -> Option<(Vec<u32>, Vec<u32>)> {
     let n = problem.ops.len();
     let mut unplaced_succs: Vec<usize> = problem.deps.succs.iter().map(Vec::len).collect();
     live.reset(problem.live_end);
@@ -128,20 +153,18 @@ pub fn schedule(
     }
     let mut order = Vec::with_capacity(n);
     let mut changed: Vec<Range<usize>> = Vec::new();
+    let mut peak = Peak::new(watch, live.units.len());
     while let Some(k) = ready.pop_best() {
         order.push(k);
-        let op = problem.ops[k as usize];
-        let (defs, uses) = problem.touching.of_operation(k, op.defs.len());
+        let (defs, uses) = problem.touching.of_operation(k);
         changed.clear();
-        let closed = op
-            .defs
-            .iter()
-            .zip(defs)
-            .filter(|(d, _)| live.contains(d.value));
-        changed.extend(closed.map(|(_, r)| r.clone()));
-        let opened = op.uses().zip(uses).filter(|(u, _)| !live.contains(u.value));
-        changed.extend(opened.map(|(_, r)| r.clone()));
-        live.move_above(op);
+        let closed = defs.iter().filter(|t| live.contains(t.value));
+        changed.extend(closed.map(|t| t.ops.clone()));
+        let opened = uses.iter().filter(|t| !live.contains(t.value));
+        changed.extend(opened.map(|t| t.ops.clone()));
+        if !peak.step_back(problem.ops[k as usize], live) {
+            return None;
+        }
         for &j in changed
             .iter()
             .flat_map(|r| problem.touching.ops_in(r.clone()))
@@ -158,7 +181,43 @@ pub fn schedule(
         }
     }
     order.reverse();
-    order
+    Some((order, peak.most))
+}
+
+/// The peak of the operations placed so far, when watched against a budget and a cut-off.
+struct Peak<'b> {
+    watch: Option<(&'b [u16], (u32, u32))>,
+    most: Vec<u32>,
+    demand: Vec<u32>,
+}
+
+impl<'b> Peak<'b> {
+    fn new(watch: Option<(&'b [u16], (u32, u32))>, classes: usize) -> Peak<'b> {
+        let most = if watch.is_some() {
+            vec![0; classes]
+        } else {
+            Vec::new()
+        };
+        Peak {
+            watch,
+            most,
+            demand: Vec::with_capacity(classes),
+        }
+    }
+
+    /// Moves `live` from after `op` to before it; watched, raises the peak to the demand
+    /// at `op` and tells whether it still scores below the cut-off.
+    fn step_back(&mut self, op: &Op, live: &mut Live) -> bool {
+        let Some((budget, cutoff)) = self.watch else {
+            live.move_above(op);
+            return true;
+        };
+        super::peak::step_back(op, live, &mut self.demand);
+        for (p, &d) in self.most.iter_mut().zip(&self.demand) {
+            *p = (*p).max(d);
+        }
+        super::score(&self.most, budget) < cutoff
+    }
 }
 
 /// A rank: lower is placed first.
@@ -206,17 +265,26 @@ impl Ready {
     }
 }
 
-/// Per value, the operations of the block that define or read it; per operation, where
-/// those of each of its definitions and operands lie, found once instead of at every
-/// placement.
+/// Per value, the operations of the block that define or read it; per operation, its
+/// definitions and distinct operands with where the operations touching each lie, found
+/// once instead of at every placement and ranking.
 #[derive(Debug)]
 pub(super) struct Touching {
     /// `(value, operation)` pairs, sorted.
     pairs: Vec<(Value, u32)>,
     /// Per operation (from `starts[k]` to `starts[k + 1]`), its definitions then its
-    /// operands in order: the range of `pairs` holding the operations touching each.
-    ranges: Vec<Range<usize>>,
-    starts: Vec<usize>,
+    /// distinct operands in order of first reading.
+    touched: Vec<Touched>,
+    /// Per operation, where its entries of `touched` start and where its operands start.
+    starts: Vec<(usize, usize)>,
+}
+
+/// A value an operation defines or reads, and the range of [`Touching`]'s pairs holding
+/// the operations touching it.
+#[derive(Clone, Debug)]
+pub(super) struct Touched {
+    pub(super) value: Value,
+    ops: Range<usize>,
 }
 
 impl Touching {
@@ -232,27 +300,34 @@ impl Touching {
             .collect();
         pairs.sort_unstable();
         pairs.dedup();
-        let mut ranges = Vec::new();
+        let spans = Spans::of(&pairs);
+        let mut touched = Vec::with_capacity(pairs.len());
         let mut starts = Vec::with_capacity(ops.len() + 1);
         for op in ops {
-            starts.push(ranges.len());
-            let values = op.defs.iter().map(|d| d.value);
-            ranges.extend(values.chain(op.uses().map(|u| u.value)).map(|v| {
-                let start = pairs.partition_point(|&(w, _)| w < v);
-                start..start + pairs[start..].partition_point(|&(w, _)| w == v)
-            }));
+            let start = touched.len();
+            let defs = op.defs.iter().map(|d| d.value);
+            touched.extend(defs.map(|value| spans.touched(value)));
+            let operands = touched.len();
+            for u in op.uses() {
+                if !touched[operands..].iter().any(|t| t.value == u.value) {
+                    touched.push(spans.touched(u.value));
+                }
+            }
+            starts.push((start, operands));
         }
-        starts.push(ranges.len());
+        starts.push((touched.len(), touched.len()));
         Touching {
             pairs,
-            ranges,
+            touched,
             starts,
         }
     }
 
-    /// The ranges of operation `k`'s `defs` definitions and of its operands.
-    fn of_operation(&self, k: u32, defs: usize) -> (&[Range<usize>], &[Range<usize>]) {
-        self.ranges[self.starts[k as usize]..self.starts[k as usize + 1]].split_at(defs)
+    /// Operation `k`'s definitions and its distinct operands.
+    pub(super) fn of_operation(&self, k: u32) -> (&[Touched], &[Touched]) {
+        let (start, operands) = self.starts[k as usize];
+        let end = self.starts[k as usize + 1].0;
+        (&self.touched[start..operands], &self.touched[operands..end])
     }
 
     fn ops_in(&self, range: Range<usize>) -> impl Iterator<Item = &u32> {
@@ -268,6 +343,38 @@ impl Touching {
     }
 }
 
+/// Where each value's pairs lie among sorted `(value, operation)` pairs, indexed by value
+/// from the least one (one pass, where a search per lookup would cost a logarithm).
+struct Spans {
+    least: usize,
+    /// Per value from `least` on, the start of its pairs (and past the last, their end).
+    starts: Vec<usize>,
+}
+
+impl Spans {
+    fn of(pairs: &[(Value, u32)]) -> Spans {
+        let least = pairs.first().map_or(0, |(v, _)| v.index());
+        let most = pairs.last().map_or(0, |(v, _)| v.index());
+        let mut starts = vec![0; most + 2 - least];
+        for (v, _) in pairs {
+            starts[v.index() + 1 - least] += 1;
+        }
+        for k in 1..starts.len() {
+            starts[k] += starts[k - 1];
+        }
+        Spans { least, starts }
+    }
+
+    /// `value`, one of the pairs', with the range of its pairs.
+    fn touched(&self, value: Value) -> Touched {
+        let k = value.index() - self.least;
+        Touched {
+            value,
+            ops: self.starts[k]..self.starts[k + 1],
+        }
+    }
+}
+
 /// The sort key of operation `k` under `heuristic`, given the values live below it.
 fn rank(
     problem: &Problem<'_>,
@@ -277,12 +384,17 @@ fn rank(
     live: &Live,
 ) -> Rank {
     let op = problem.ops[k as usize];
-    let (freed, opened) = effect_on_live(op, weights, live);
+    let (defs, uses) = problem.touching.of_operation(k);
+    let (freed, opened) = effect_on_live((defs, uses), weights, live);
     let delta = opened - freed;
     let latest_first = -i64::from(k);
     match heuristic {
         Heuristic::Delta => (delta, 0, latest_first),
-        Heuristic::Demand => (demand_above_live(op, weights, live), delta, latest_first),
+        Heuristic::Demand => (
+            demand_above_live(defs, (freed, opened), weights, live),
+            delta,
+            latest_first,
+        ),
         Heuristic::Frees => (-freed, opened, latest_first),
         Heuristic::SethiUllman => (delta, i64::from(problem.labels[k as usize]), latest_first),
         Heuristic::OrderedLast => (i64::from(!is_ordered(op)), delta, latest_first),
@@ -300,35 +412,41 @@ fn is_ordered(op: &Op) -> bool {
     !op.remat && !matches!(op.effect, Effect::None | Effect::Carry)
 }
 
-/// Weighted units placing `op` above the live set frees (its live definitions) and opens
-/// (its operands not yet live, each once).
-fn effect_on_live(op: &Op, weights: &[i64], live: &Live) -> (i64, i64) {
-    let weighed = |v: Value| weights[live.class(v)] * i64::from(live.size(v));
-    let freed: i64 = op
-        .defs
+/// Weighted units placing an operation (its definitions and distinct operands) above the
+/// live set frees (its live definitions) and opens (its operands not yet live).
+fn effect_on_live(
+    (defs, uses): (&[Touched], &[Touched]),
+    weights: &[i64],
+    live: &Live,
+) -> (i64, i64) {
+    let weighed = |t: &Touched| weights[live.class(t.value)] * i64::from(live.size(t.value));
+    let freed: i64 = defs
         .iter()
-        .filter(|d| live.contains(d.value))
-        .map(|d| weighed(d.value))
+        .filter(|t| live.contains(t.value))
+        .map(weighed)
         .sum();
-    let opened = op
-        .uses()
-        .enumerate()
-        .filter(|&(i, u)| !live.contains(u.value) && !op.uses().take(i).any(|w| w.value == u.value))
-        .map(|(_, u)| weighed(u.value))
+    let opened = uses
+        .iter()
+        .filter(|t| !live.contains(t.value))
+        .map(weighed)
         .sum();
     (freed, opened)
 }
 
-/// The weighted demand at `op` if it is placed next, less the live units (the same for
-/// every candidate): its dead definitions (after it) or its net new operands (before it),
+/// The weighted demand at an operation (its definitions `defs`, and the units its placement
+/// frees and opens) if it is placed next, less the live units (the same for every
+/// candidate): its dead definitions (after it) or its net new operands (before it),
 /// whichever is larger.
-fn demand_above_live(op: &Op, weights: &[i64], live: &Live) -> i64 {
-    let (freed, opened) = effect_on_live(op, weights, live);
-    let dead_defs: i64 = op
-        .defs
+fn demand_above_live(
+    defs: &[Touched],
+    (freed, opened): (i64, i64),
+    weights: &[i64],
+    live: &Live,
+) -> i64 {
+    let dead_defs: i64 = defs
         .iter()
-        .filter(|d| !live.contains(d.value))
-        .map(|d| weights[live.class(d.value)] * i64::from(live.size(d.value)))
+        .filter(|t| !live.contains(t.value))
+        .map(|t| weights[live.class(t.value)] * i64::from(live.size(t.value)))
         .sum();
     dead_defs.max(opened - freed)
 }
@@ -399,6 +517,38 @@ mod tests {
         });
         assert!(legal);
         assert_eq!((delta, ordered_last), (5, 3));
+    }
+
+    /// Measured as it is built, an order is the one [`schedule`] makes with the peak
+    /// [`crate::schedule::peak::peak`] gives it; it is given up exactly when that peak
+    /// scores the cut-off or more.
+    #[test]
+    fn an_order_measured_as_built_is_given_up_only_at_its_score() {
+        let source = include_str!("../../corpus/ptx/window_argmax_sm_90.ptx");
+        let p = crate::ptx::import(source).expect("imports").program;
+        let f = &p.functions[0];
+        let budget: Vec<u16> = p.target.classes.iter().map(|_| 2).collect();
+        let mut live = Live::new(f, &p.target);
+        for block in &f.blocks {
+            let ops: Vec<&Op> = block.insts.iter().filter_map(|i| i.op()).collect();
+            if ops.is_empty() {
+                continue;
+            }
+            let deps = Deps::of_ops(&ops);
+            let problem = Problem::new(ops, deps, &[]);
+            for weights in crate::schedule::weightings(&p.target) {
+                for heuristic in Heuristic::CLASSIC {
+                    let order = schedule(&problem, heuristic, &weights, &mut live);
+                    let peak = crate::schedule::peak::peak(&problem.ops, &order, &[], &mut live);
+                    let s = crate::schedule::score(&peak, &budget);
+                    let below = |cutoff, live: &mut Live| {
+                        schedule_below(&problem, (heuristic, &weights), live, (&budget, cutoff))
+                    };
+                    assert_eq!(below((s.0, s.1 + 1), &mut live), Some((order, peak)));
+                    assert_eq!(below(s, &mut live), None);
+                }
+            }
+        }
     }
 
     /// The max-pool shape of `corpus/ptx/window_argmax_sm_90.ptx`: every loaded value read

@@ -5,7 +5,11 @@
 //! ([`list`]) runs under several heuristics and two class weightings, each order's peak
 //! demand per class is measured by the pressure rule ([`peak`]), and the best order is
 //! kept: least units over the budget, then least units in all — and only when it beats the
-//! emitted order, so a block never gets worse. This is the loop of Mesa's i965 scheduler
+//! emitted order, so a block never gets worse. Where no [`hoist`] follows, a bottom-up order
+//! is measured as it is built and given up as soon as its peak so far scores no lower than
+//! the best order yet or the emitted one: a peak only rises as the order grows, so it could
+//! not be kept, and a block rescheduled after each rematerialisation round pays for whole
+//! orders only while they can still win. This is the loop of Mesa's i965 scheduler
 //! (try several heuristics, keep the lowest pressure) and of LLVM's GCN scheduler, which
 //! stops reordering once the occupancy target is reached: with [`Goal::StopAtBudget`] a
 //! block whose emitted order already fits the budget keeps it.
@@ -344,12 +348,15 @@ fn rematerialise(
         };
         live.fit(func);
         let setup = prepare(&func.blocks[b], p, live, remats);
-        let order = best_order(setup.as_ref(), p, candidates, live, remats).order;
+        let chosen = best_order(setup.as_ref(), p, candidates, live, remats);
         drop(setup);
-        if let Some(order) = order {
-            permute(&mut func.blocks[b].insts, &order);
+        if let Some(order) = &chosen.order {
+            permute(&mut func.blocks[b].insts, order);
         }
-        let Some(now) = remat::block_score(func, b, p.live_end, p.budget, live) else {
+        let now = chosen
+            .score
+            .or_else(|| remat::block_score(func, b, p.live_end, p.budget, live));
+        let Some(now) = now else {
             break;
         };
         if now >= best {
@@ -411,9 +418,9 @@ enum Candidates {
 struct Chosen {
     /// The best order measured, when it beats the emitted one; `None` to keep that.
     order: Option<Vec<u32>>,
-    /// The lower of its score and the emitted order's; `None` for a block not reordered
-    /// (a non-operation in it, fewer than two operations, or one that fits the budget
-    /// under [`Goal::StopAtBudget`]).
+    /// The lower of its score and the emitted order's (the block's score once `order` is
+    /// applied); `None` for a block not reordered (a non-operation in it, fewer than two
+    /// operations, or one that fits the budget under [`Goal::StopAtBudget`]).
     score: Option<(u32, u32)>,
 }
 
@@ -434,13 +441,41 @@ struct Setup<'b> {
 impl Setup<'_> {
     /// `candidate`'s order of the block before hoisting, made at most once.
     fn order(&self, candidate: Candidate, weightings: &[Vec<i64>], live: &mut Live) -> Vec<u32> {
-        let mut orders = self.orders.borrow_mut();
-        if let Some((_, order)) = orders.iter().find(|(c, _)| *c == candidate) {
-            return order.clone();
+        if let Some(order) = self.made(candidate) {
+            return order;
         }
         let order = candidate.order(&self.problem, weightings, live);
-        orders.push((candidate, order.clone()));
+        self.orders.borrow_mut().push((candidate, order.clone()));
         order
+    }
+
+    /// `candidate`'s order as [`Setup::order`] gives it, with its peak when it is a
+    /// bottom-up order made now ([`list::schedule_below`]); `None`, and nothing made, as
+    /// soon as that order is seen to score `cutoff` or more against `budget`.
+    fn order_below(
+        &self,
+        candidate: Candidate,
+        weightings: &[Vec<i64>],
+        live: &mut Live,
+        (budget, cutoff): (&[u16], (u32, u32)),
+    ) -> Option<(Vec<u32>, Option<Vec<u32>>)> {
+        let Candidate::BottomUp(heuristic, w) = candidate else {
+            return Some((self.order(candidate, weightings, live), None));
+        };
+        if let Some(order) = self.made(candidate) {
+            return Some((order, None));
+        }
+        let heuristic = (heuristic, &weightings[w][..]);
+        let (order, peak) = list::schedule_below(&self.problem, heuristic, live, (budget, cutoff))?;
+        self.orders.borrow_mut().push((candidate, order.clone()));
+        Some((order, Some(peak)))
+    }
+
+    /// `candidate`'s order, if it was made already.
+    fn made(&self, candidate: Candidate) -> Option<Vec<u32>> {
+        let orders = self.orders.borrow();
+        let made = orders.iter().find(|(c, _)| *c == candidate);
+        made.map(|(_, order)| order.clone())
     }
 }
 
@@ -494,6 +529,9 @@ fn prepare<'b>(
 /// The best order of the block `setup` was made for among `candidates` (the choice made
 /// without reordering for `Err`). A candidate whose order an earlier one already gave is
 /// not measured again: hoisted and scored alike, it could not score strictly lower.
+/// Without hoisting, a bottom-up order is measured as it is built and given up once its
+/// peak so far scores no lower than the best order yet or the emitted one: it could not
+/// be chosen, and a peak only rises as the order grows.
 fn best_order(
     setup: Result<&Setup<'_>, &Chosen>,
     p: &BlockProblem<'_>,
@@ -521,7 +559,17 @@ fn best_order(
     let mut best: Option<((u32, u32), Vec<u32>)> = None;
     let mut measured: Vec<Vec<u32>> = Vec::new();
     for candidate in orders {
-        let mut order = setup.order(candidate, p.weightings, live);
+        let (mut order, peak) = match hoister {
+            Some(_) => (setup.order(candidate, p.weightings, live), None),
+            None => {
+                let to_beat = best.as_ref().map_or(emitted_score, |(b, _)| *b);
+                let cutoff = (budget, to_beat.min(emitted_score));
+                match setup.order_below(candidate, p.weightings, live, cutoff) {
+                    Some(made) => made,
+                    None => continue,
+                }
+            }
+        };
         if measured.contains(&order) {
             continue;
         }
@@ -529,7 +577,8 @@ fn best_order(
         if let Some((readers, copies)) = hoister {
             hoist::hoist((ops, readers), deps, copies, &mut order, live_end, live);
         }
-        let s = score(&peak::peak(ops, &order, live_end, live), budget);
+        let peak = peak.unwrap_or_else(|| peak::peak(ops, &order, live_end, live));
+        let s = score(&peak, budget);
         if best.as_ref().is_none_or(|(b, _)| s < *b) {
             best = Some((s, order));
         }

@@ -399,7 +399,7 @@ struct Block<'f> {
     f: &'f Function,
     ops: Vec<&'f Op>,
     def_at: FxHashMap<Value, usize>,
-    uses_at: FxHashMap<Value, Vec<usize>>,
+    uses: Uses,
     live_end: FxHashSet<Value>,
     target: &'f Target,
     /// The fixed registers the block writes ([`written_registers`]).
@@ -409,21 +409,17 @@ struct Block<'f> {
 impl<'f> Block<'f> {
     fn new(f: &'f Function, ops: Vec<&'f Op>, live_end: &[Value], target: &'f Target) -> Self {
         let mut def_at = FxHashMap::default();
-        let mut uses_at: FxHashMap<Value, Vec<usize>> = FxHashMap::default();
         for (k, op) in ops.iter().enumerate() {
             for d in &op.defs {
                 def_at.insert(d.value, k);
-            }
-            for u in op.uses() {
-                uses_at.entry(u.value).or_default().push(k);
             }
         }
         Block {
             f,
             writes: written_registers(&ops),
+            uses: Uses::new(&ops),
             ops,
             def_at,
-            uses_at,
             live_end: live_end.iter().copied().collect(),
             target,
         }
@@ -433,8 +429,8 @@ impl<'f> Block<'f> {
     fn live_at(&self, v: Value, at: usize) -> bool {
         self.live_end.contains(&v)
             || self
-                .uses_at
-                .get(&v)
+                .uses
+                .of(v)
                 .is_some_and(|u| u.last().is_some_and(|&k| k >= at))
     }
 
@@ -453,7 +449,7 @@ impl<'f> Block<'f> {
     /// (it is the program's own operation) and serves the uses before; rescheduling then
     /// sinks it towards them.
     fn split_point(&self, v: Value, p: usize) -> Option<usize> {
-        let uses = self.uses_at.get(&v)?;
+        let uses = self.uses.of(v)?;
         uses.windows(2)
             .filter(|w| w[1] > p && w[1] > w[0])
             .max_by_key(|w| (w[1] - w[0], std::cmp::Reverse(w[1])))
@@ -493,6 +489,35 @@ impl<'f> Block<'f> {
 
     fn class(&self, v: Value) -> usize {
         self.f.value(v).class.index()
+    }
+}
+
+/// Per value, the operations of a block that read it, in order (one entry per reading),
+/// as one sorted table instead of a vector per value.
+struct Uses {
+    /// The values read, sorted, one per reading.
+    values: Vec<Value>,
+    /// The operation of each reading, in the order of `values`.
+    ops: Vec<usize>,
+}
+
+impl Uses {
+    fn new(ops: &[&Op]) -> Uses {
+        let mut readings: Vec<(Value, usize)> = ops
+            .iter()
+            .enumerate()
+            .flat_map(|(k, op)| op.uses().map(move |u| (u.value, k)))
+            .collect();
+        readings.sort_unstable();
+        let (values, ops) = readings.into_iter().unzip();
+        Uses { values, ops }
+    }
+
+    /// The operations reading `v`, in order; `None` when none does.
+    fn of(&self, v: Value) -> Option<&[usize]> {
+        let start = self.values.partition_point(|&w| w < v);
+        let end = start + self.values[start..].partition_point(|&w| w == v);
+        (end > start).then(|| &self.ops[start..end])
     }
 }
 
