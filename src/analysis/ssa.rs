@@ -573,7 +573,7 @@ d:
     #[test]
     fn tied_to_an_immediate_or_a_value_of_another_class() {
         let to_imm = errors_after(|f| {
-            baz(f).operands.push(Operand::Imm(3));
+            baz(f).operands.push(Operand::imm(3));
             baz(f).defs[0].tied = Some(1);
         });
         assert_eq!(to_imm, ["8:3: `tied(1)` names no value operand"]);
