@@ -18,7 +18,8 @@
 //! two operands, which covers about 85% of the operations of `corpus/`; more move to the
 //! heap as a `Vec` would). What few operations carry, the fixed registers they touch
 //! ([`RegAccesses`]), is held out of line in one word, so that it does not widen every
-//! instruction (a test pins the sizes).
+//! instruction, and an immediate operand is two 32-bit halves ([`Imm`]), so that an
+//! operand keeps a use's 4-byte alignment (a test pins the sizes).
 
 use crate::target::{ClassId, Target};
 pub use compact_str::CompactString;
