@@ -22,6 +22,7 @@ pub mod structure;
 pub use regfile::Policy;
 pub use stats::{ClassStats, FunctionStats};
 
+use crate::analysis::liveness::Sites;
 use crate::analysis::ssa::{self, InputError};
 use crate::analysis::{Analysis, ControlFlow};
 use crate::program::{Block, BlockData, Function, Pos, Program};
@@ -414,17 +415,22 @@ pub(crate) struct Prepared {
 /// copies, analyse, and check the divergent shape.
 /// The control-flow analyses of `f` serve validation, splitting and, when no edge needed
 /// splitting (the function's blocks and edges are `f`'s), the prepared function's analysis.
-/// Validation's walk copies each block for splitting as it reads it, so `f` is read once
-/// for both.
+/// Validation's walk copies each block for splitting as it reads it and, when no edge needs
+/// splitting, gathers the sites liveness starts from, so `f` is read once for all three.
 pub(crate) fn prepare_function(f: &Function, target: &Target) -> Result<Prepared, AllocError> {
     let flow = ControlFlow::new(f);
     let mut copy = prepare::SplitCopy::new(f, &flow.cfg);
-    validate_input(f, target, &flow, |block| copy.push(block))?;
+    let mut sites = copy.splits_nothing().then(|| Sites::new(f));
+    validate_input(f, target, &flow, |block| {
+        copy.push(block);
+        if let Some(sites) = &mut sites {
+            sites.push(block);
+        }
+    })?;
     let (func, added) = copy.split(f, &flow.cfg);
-    let analysis = if added.is_empty() {
-        Analysis::with_control_flow(&func, target, flow)
-    } else {
-        Analysis::new(&func, target)
+    let analysis = match sites {
+        Some(sites) => Analysis::with_sites(&func, target, flow, sites),
+        None => Analysis::new(&func, target),
     };
     structure::check_structured(&func, target, &analysis)?;
     Ok(Prepared {
@@ -495,8 +501,9 @@ pub fn allocate_function(
 mod tests {
     use super::*;
 
-    /// The front reads its input once: the copy that validation's walk makes gives what
-    /// edge splitting and the analyses compute on their own, with edges split and without.
+    /// The front reads its input once: the copy and the liveness sites that validation's
+    /// walk gathers give what edge splitting and the analyses compute on their own, with
+    /// edges split and without.
     #[test]
     fn the_front_gathers_what_splitting_and_analysis_compute() {
         let sources = [

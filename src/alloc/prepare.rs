@@ -55,6 +55,11 @@ impl SplitCopy {
         }
     }
 
+    /// Whether the copy will have `f`'s blocks and edges: no edge needs splitting.
+    pub fn splits_nothing(&self) -> bool {
+        self.edges.is_empty()
+    }
+
     /// Copies the next block of the function, in block order.
     pub fn push(&mut self, block: &BlockData) {
         self.blocks.push(block.clone());
