@@ -415,23 +415,23 @@ pub(crate) struct Prepared {
 /// copies, analyse, and check the divergent shape.
 /// The control-flow analyses of `f` serve validation, splitting and, when no edge needed
 /// splitting (the function's blocks and edges are `f`'s), the prepared function's analysis.
-/// Validation's walk copies each block for splitting as it reads it and, when no edge needs
-/// splitting, gathers the sites liveness starts from, so `f` is read once for all three.
+/// Validation's walk copies each block for splitting as it reads it and gathers the sites
+/// liveness starts from (those of the split function), so `f` is read once for all three.
 pub(crate) fn prepare_function(f: &Function, target: &Target) -> Result<Prepared, AllocError> {
     let flow = ControlFlow::new(f);
     let mut copy = prepare::SplitCopy::new(f, &flow.cfg);
-    let mut sites = copy.splits_nothing().then(|| Sites::new(f));
+    let mut sites = Sites::new(f, copy.edges());
     validate_input(f, target, &flow, |block| {
         copy.push(block);
-        if let Some(sites) = &mut sites {
-            sites.push(block);
-        }
+        sites.push(block);
     })?;
     let (func, added) = copy.split(f, &flow.cfg);
-    let analysis = match sites {
-        Some(sites) => Analysis::with_sites(&func, target, flow, sites),
-        None => Analysis::new(&func, target),
+    let flow = if added.is_empty() {
+        flow
+    } else {
+        ControlFlow::new(&func)
     };
+    let analysis = Analysis::with_sites(&func, target, flow, sites);
     structure::check_structured(&func, target, &analysis)?;
     Ok(Prepared {
         func,

@@ -55,9 +55,9 @@ impl SplitCopy {
         }
     }
 
-    /// Whether the copy will have `f`'s blocks and edges: no edge needs splitting.
-    pub fn splits_nothing(&self) -> bool {
-        self.edges.is_empty()
+    /// The edges that will be split, in the order of the blocks that split them.
+    pub fn edges(&self) -> &[(Block, Block)] {
+        &self.edges
     }
 
     /// Copies the next block of the function, in block order.

@@ -18,7 +18,7 @@
 //!
 //! The walk starts from every value's definition block and use sites ([`Sites`]), gathered
 //! block by block: by a walk of their own, or by one that reads every block anyway
-//! (validation, for a function whose blocks allocation does not change before analysing).
+//! (validation, also for the function that edge splitting makes of the one it reads).
 //!
 //! Layout: the per-block sets are compressed rows ([`Rows`]), not one vector per block,
 //! grouped from pairs gathered in fixed-size chunks ([`Pairs`]), which growth never copies.
@@ -144,42 +144,55 @@ impl Liveness {
 }
 
 /// Where each value is defined, and where it is used, gathered block by block in block
-/// order: per value, its use sites in block order, `(block, false)` for an operand in
-/// `block`, `(pred, true)` for a phi argument coming from `pred`. Liveness starts from
-/// them; a walk that reads every block anyway (validation) can gather them on the way.
+/// order: per value, its use sites, `(block, false)` for an operand in `block`, `(pred,
+/// true)` for a phi argument coming from `pred`. Liveness starts from them; a walk that
+/// reads every block anyway (validation) can gather them on the way, also for the function
+/// that splitting some of the edges will make of the one it reads.
 #[derive(Debug)]
 pub struct Sites {
     def_block: Vec<Block>,
     uses: Pairs<Value, (Block, bool)>,
+    /// The edges to be split, sorted, each with the block that will split it.
+    split: Vec<((Block, Block), Block)>,
     /// The blocks gathered so far.
     blocks: usize,
 }
 
 impl Sites {
-    /// No block gathered yet, for a function of `f`'s values.
-    pub fn new(f: &Function) -> Sites {
+    /// No block gathered yet, for `f` once `split` (edges of `f`) are split by new blocks
+    /// numbered from `f.blocks.len()` on in their order, as [`super::cfg::split_edges`]
+    /// does: a phi argument that comes over a split edge comes from the edge's new block,
+    /// which holds nothing else.
+    pub fn new(f: &Function, split: &[(Block, Block)]) -> Sites {
+        let first = f.blocks.len();
+        let mut split: Vec<((Block, Block), Block)> = (split.iter().enumerate())
+            .map(|(k, &edge)| (edge, Block((first + k) as u32)))
+            .collect();
+        split.sort_unstable();
         Sites {
             def_block: vec![Block(0); f.values.len()],
             uses: Pairs::new(),
+            split,
             blocks: 0,
         }
     }
 
     /// The sites of every block of `f`, from one pass over it.
     pub fn of(f: &Function) -> Sites {
-        let mut sites = Sites::new(f);
+        let mut sites = Sites::new(f, &[]);
         f.blocks.iter().for_each(|block| sites.push(block));
         sites
     }
 
-    /// Gathers the next block, in block order.
+    /// Gathers the next block of the function read, in block order.
     pub fn push(&mut self, block: &BlockData) {
         let b = Block(self.blocks as u32);
         self.blocks += 1;
         for phi in &block.phis {
             self.def_block[phi.def.value.index()] = b;
             for arg in &phi.args {
-                self.uses.push(arg.value, (arg.block, true));
+                let from = self.coming_from(arg.block, b);
+                self.uses.push(arg.value, (from, true));
             }
         }
         for op in block.insts.iter().filter_map(|i| i.op()) {
@@ -193,10 +206,22 @@ impl Sites {
         }
     }
 
+    /// The block an edge `pred → b` leaves from once split: its new block, or `pred`.
+    fn coming_from(&self, pred: Block, b: Block) -> Block {
+        match self
+            .split
+            .binary_search_by_key(&(pred, b), |&(edge, _)| edge)
+        {
+            Ok(k) => self.split[k].1,
+            Err(_) => pred,
+        }
+    }
+
     /// The defining block of each value, and each value's use sites as a row, once every
     /// block of `f` is gathered.
     fn finish(self, f: &Function) -> (Vec<Block>, Rows<(Block, bool)>) {
-        assert_eq!(self.blocks, f.blocks.len(), "every block is gathered");
+        let blocks = self.blocks + self.split.len();
+        assert_eq!(blocks, f.blocks.len(), "every block is gathered");
         (self.def_block, self.uses.grouped(f.values.len()))
     }
 }

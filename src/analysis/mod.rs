@@ -64,7 +64,7 @@ impl Analysis {
     }
 
     /// [`Analysis::with_control_flow`], with the definition and use sites of `f`'s values
-    /// already gathered (computed for `f`, or for a function with the same blocks).
+    /// already gathered ([`liveness::Sites`], for `f`).
     pub fn with_sites(
         f: &Function,
         target: &Target,
