@@ -509,6 +509,7 @@ mod tests {
         let sources = [
             include_str!("../../corpus/critical_edges.chr").to_string(),
             include_str!("../../corpus/divergent_loop.chr").to_string(),
+            include_str!("../../corpus/high_pressure_block.chr").to_string(),
             crate::synth::synthetic(500),
         ];
         let mut split_any = [false; 2];
