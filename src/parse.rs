@@ -762,7 +762,7 @@ impl<'l, 'a> FunctionParser<'l, 'a> {
             match c.peek() {
                 Some(Tok::Int(n)) => {
                     c.bump();
-                    operands.push(Operand::Imm(n));
+                    operands.push(Operand::imm(n));
                 }
                 _ => operands.push(Operand::Value(self.use_(c)?)),
             }

@@ -328,7 +328,7 @@ impl Printer<'_> {
             .iter()
             .map(|o| match o {
                 Operand::Value(u) => self.use_(u),
-                Operand::Imm(n) => n.to_string(),
+                Operand::Imm(n) => n.get().to_string(),
             })
             .collect();
         if !operands.is_empty() {

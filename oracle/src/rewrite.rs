@@ -101,7 +101,7 @@ impl Writer<'_> {
         op_inst(
             RELOAD,
             smallvec![def],
-            smallvec![Operand::Imm(i64::from(v.0))],
+            smallvec![Operand::imm(i64::from(v.0))],
         )
     }
 
@@ -116,7 +116,7 @@ impl Writer<'_> {
         Ok(op_inst(
             STORE,
             Defs::new(),
-            smallvec![read, Operand::Imm(i64::from(owner.0))],
+            smallvec![read, Operand::imm(i64::from(owner.0))],
         ))
     }
 
@@ -445,7 +445,7 @@ fn spill_code(
 ) -> Option<InstKind> {
     let op = inst.op()?;
     let owner = |k: usize| match op.operands.get(k) {
-        Some(&Operand::Imm(i)) => Value(i as u32),
+        Some(&Operand::Imm(i)) => Value(i.get() as u32),
         _ => Value(0),
     };
     match op.opcode.as_str() {

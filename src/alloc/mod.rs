@@ -22,8 +22,10 @@ pub mod structure;
 pub use regfile::Policy;
 pub use stats::{ClassStats, FunctionStats};
 
-use crate::analysis::{ssa, Analysis, ControlFlow};
-use crate::program::{Block, Function, Pos, Program};
+use crate::analysis::liveness::Sites;
+use crate::analysis::ssa::{self, InputError};
+use crate::analysis::{Analysis, ControlFlow};
+use crate::program::{Block, BlockData, Function, Pos, Program};
 use crate::schedule::{schedule_function, Goal, Schedule};
 use crate::target::{OccupancyError, Target};
 use std::time::Instant;
@@ -271,13 +273,7 @@ fn schedule(
     if opts.schedule == Schedule::None {
         return Ok(None);
     }
-    reject_allocated(f)?;
-    if let Err(errors) = ssa::validate(f, target) {
-        return Err(AllocError::Invalid {
-            function: f.name.clone(),
-            errors,
-        });
-    }
+    validate_input(f, target, &ControlFlow::new(f), |_| {})?;
     let scheduled = match budgeting(opts) {
         Budgeting::Least => schedule_function(f, target, budget, Goal::Minimise),
         Budgeting::AsGiven => {
@@ -375,7 +371,7 @@ impl Stages {
     }
 }
 
-/// [`Function::op_count`] of an input every allocator took: as [`reject_allocated`]
+/// [`Function::op_count`] of an input every allocator took: as [`validate_input`]
 /// refused the instructions allocation adds, each of its instructions is an operation,
 /// and the count needs the blocks' lengths only, not a walk over the instructions.
 fn inputs_op_count(f: &Function) -> usize {
@@ -383,20 +379,27 @@ fn inputs_op_count(f: &Function) -> usize {
 }
 
 /// Refuses an input that holds an allocation's own instructions (parallel copies, swaps,
-/// spills, reloads, remats): every allocator takes a program of operations only, and names
-/// the first such instruction.
-fn reject_allocated(f: &Function) -> Result<(), AllocError> {
-    for block in &f.blocks {
-        if let Some(inst) = block.insts.iter().find(|i| i.is_artefact()) {
-            return Err(AllocError::Constraint {
-                function: f.name.clone(),
-                block: block.name.clone(),
-                pos: inst.pos,
-                message: "the input is already allocated".into(),
-            });
-        }
-    }
-    Ok(())
+/// spills, reloads, remats), naming the first such instruction, before one that breaks
+/// the SSA rules: every allocator takes a valid program of operations only. `observe`
+/// sees each block once validation has read it ([`ssa::validate_input`]).
+fn validate_input(
+    f: &Function,
+    target: &Target,
+    flow: &ControlFlow,
+    observe: impl FnMut(&BlockData),
+) -> Result<(), AllocError> {
+    ssa::validate_input(f, target, flow, observe).map_err(|error| match error {
+        InputError::Allocated { block, pos } => AllocError::Constraint {
+            function: f.name.clone(),
+            block: f.block(block).name.clone(),
+            pos,
+            message: "the input is already allocated".into(),
+        },
+        InputError::Invalid(errors) => AllocError::Invalid {
+            function: f.name.clone(),
+            errors,
+        },
+    })
 }
 
 /// A function ready for any allocator: validated, copy-less edges split, analysed, and
@@ -412,21 +415,23 @@ pub(crate) struct Prepared {
 /// copies, analyse, and check the divergent shape.
 /// The control-flow analyses of `f` serve validation, splitting and, when no edge needed
 /// splitting (the function's blocks and edges are `f`'s), the prepared function's analysis.
+/// Validation's walk copies each block for splitting as it reads it and gathers the sites
+/// liveness starts from (those of the split function), so `f` is read once for all three.
 pub(crate) fn prepare_function(f: &Function, target: &Target) -> Result<Prepared, AllocError> {
-    reject_allocated(f)?;
     let flow = ControlFlow::new(f);
-    if let Err(errors) = ssa::validate_with(f, target, &flow) {
-        return Err(AllocError::Invalid {
-            function: f.name.clone(),
-            errors,
-        });
-    }
-    let (func, added) = prepare::split_on(f, &flow.cfg);
-    let analysis = if added.is_empty() {
-        Analysis::with_control_flow(&func, target, flow)
+    let mut copy = prepare::SplitCopy::new(f, &flow.cfg);
+    let mut sites = Sites::new(f, copy.edges());
+    validate_input(f, target, &flow, |block| {
+        copy.push(block);
+        sites.push(block);
+    })?;
+    let (func, added) = copy.split(f, &flow.cfg);
+    let flow = if added.is_empty() {
+        flow
     } else {
-        Analysis::new(&func, target)
+        ControlFlow::new(&func)
     };
+    let analysis = Analysis::with_sites(&func, target, flow, sites);
     structure::check_structured(&func, target, &analysis)?;
     Ok(Prepared {
         func,
@@ -490,4 +495,40 @@ pub fn allocate_function(
         freq,
         stages,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The front reads its input once: the copy and the liveness sites that validation's
+    /// walk gathers give what edge splitting and the analyses compute on their own, with
+    /// edges split and without.
+    #[test]
+    fn the_front_gathers_what_splitting_and_analysis_compute() {
+        let sources = [
+            include_str!("../../corpus/critical_edges.chr").to_string(),
+            include_str!("../../corpus/divergent_loop.chr").to_string(),
+            include_str!("../../corpus/high_pressure_block.chr").to_string(),
+            crate::synth::synthetic(500),
+        ];
+        let mut split_any = [false; 2];
+        for src in &sources {
+            let p = crate::parse(src).expect("parses");
+            for f in &p.functions {
+                let prepared = prepare_function(f, &p.target).expect("prepares");
+                let (split, added) = prepare::split(f);
+                split_any[usize::from(added.is_empty())] = true;
+                assert_eq!(prepared.func, split, "@{}", f.name);
+                assert_eq!(prepared.added, added, "@{}", f.name);
+                let analysis = Analysis::new(&split, &p.target);
+                assert!(prepared.analysis == analysis, "@{}", f.name);
+            }
+        }
+        assert_eq!(
+            split_any,
+            [true, true],
+            "functions with and without split edges"
+        );
+    }
 }

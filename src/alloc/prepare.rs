@@ -10,47 +10,79 @@
 //! this leaves without a place (a side skipped because no lane takes it) carry no copies
 //! by construction (`Divergence::anchor`). A split block that ends up holding nothing is
 //! removed from the allocated function, so the output only has the blocks it needs.
+//!
+//! Splitting works on a copy of the function (the input stays as it was), and the copy is
+//! the allocated function's storage. It is taken block by block ([`SplitCopy`]) during
+//! the validator's walk, so the input is read once for both.
 
 use crate::analysis::cfg::{split_edges, Graph};
 use crate::analysis::{dom::DomTree, loops};
-use crate::program::{Block, Function, Terminator};
+use crate::program::{Block, BlockData, Function, Terminator};
 
 /// `f` with its copy-less edges split, and the blocks added.
 pub fn split(f: &Function) -> (Function, Vec<Block>) {
-    split_on(f, &Graph::of_function(f))
+    let cfg = Graph::of_function(f);
+    let mut copy = SplitCopy::new(f, &cfg);
+    f.blocks.iter().for_each(|block| copy.push(block));
+    copy.split(f, &cfg)
 }
 
-/// [`split`] with the CFG of `f` already built.
-pub fn split_on(f: &Function, cfg: &Graph) -> (Function, Vec<Block>) {
-    let edges: Vec<(Block, Block)> = f
-        .block_ids()
-        .flat_map(|p| cfg.succs(p).iter().map(move |&s| (p, s)))
-        .filter(|&(p, s)| {
-            let fans_out = cfg.succs(p).len() > 1;
-            fans_out && (cfg.preds(s).len() > 1 || !f.block(s).phis.is_empty())
-        })
-        .collect();
-    let mut g = copy_with_room(f, edges.len());
-    let added = split_edges(&mut g, &edges);
-    if f.blocks.iter().any(|b| b.freq.is_some()) {
-        let freq = frequencies(f, cfg);
-        for (&(p, s), &n) in edges.iter().zip(&added) {
-            g.blocks[n.index()].freq = Some(freq[p.index()].min(freq[s.index()]));
+/// The copy of a function that edge splitting makes, taken block by block, so that a walk
+/// that reads every block anyway (validation, `ssa::validate_input`) can copy each one
+/// while it is still in cache instead of the function being read once more.
+#[derive(Debug)]
+pub struct SplitCopy {
+    blocks: Vec<BlockData>,
+    /// The edges to split.
+    edges: Vec<(Block, Block)>,
+}
+
+impl SplitCopy {
+    /// An empty copy of `f`, whose CFG is `cfg`, with room for every block of `f` and the
+    /// blocks splitting adds, so that splitting does not move the copied blocks again.
+    pub fn new(f: &Function, cfg: &Graph) -> SplitCopy {
+        let edges: Vec<(Block, Block)> = f
+            .block_ids()
+            .flat_map(|p| cfg.succs(p).iter().map(move |&s| (p, s)))
+            .filter(|&(p, s)| {
+                let fans_out = cfg.succs(p).len() > 1;
+                fans_out && (cfg.preds(s).len() > 1 || !f.block(s).phis.is_empty())
+            })
+            .collect();
+        SplitCopy {
+            blocks: Vec::with_capacity(f.blocks.len() + edges.len()),
+            edges,
         }
     }
-    (g, added)
-}
 
-/// A copy of `f` whose block vector has room for `blocks` more, so that splitting edges
-/// does not move the copied blocks again.
-fn copy_with_room(f: &Function, blocks: usize) -> Function {
-    let mut copied = Vec::with_capacity(f.blocks.len() + blocks);
-    copied.extend(f.blocks.iter().cloned());
-    Function {
-        name: f.name.clone(),
-        pos: f.pos,
-        blocks: copied,
-        values: f.values.clone(),
+    /// The edges that will be split, in the order of the blocks that split them.
+    pub fn edges(&self) -> &[(Block, Block)] {
+        &self.edges
+    }
+
+    /// Copies the next block of the function, in block order.
+    pub fn push(&mut self, block: &BlockData) {
+        self.blocks.push(block.clone());
+    }
+
+    /// The copy of `f`, every block pushed, with its copy-less edges split, and the blocks
+    /// added.
+    pub fn split(self, f: &Function, cfg: &Graph) -> (Function, Vec<Block>) {
+        assert_eq!(self.blocks.len(), f.blocks.len(), "every block is copied");
+        let mut g = Function {
+            name: f.name.clone(),
+            pos: f.pos,
+            blocks: self.blocks,
+            values: f.values.clone(),
+        };
+        let added = split_edges(&mut g, &self.edges);
+        if f.blocks.iter().any(|b| b.freq.is_some()) {
+            let freq = frequencies(f, cfg);
+            for (&(p, s), &n) in self.edges.iter().zip(&added) {
+                g.blocks[n.index()].freq = Some(freq[p.index()].min(freq[s.index()]));
+            }
+        }
+        (g, added)
     }
 }
 

@@ -16,6 +16,10 @@
 //! same walk ([`Liveness::walk_backward`] over a [`LiveSet`]) gives the live set before and
 //! after every instruction, for pressure and the allocator.
 //!
+//! The walk starts from every value's definition block and use sites ([`Sites`]), gathered
+//! block by block: by a walk of their own, or by one that reads every block anyway
+//! (validation, also for the function that edge splitting makes of the one it reads).
+//!
 //! Layout: the per-block sets are compressed rows ([`Rows`]), not one vector per block,
 //! grouped from pairs gathered in fixed-size chunks ([`Pairs`]), which growth never copies.
 
@@ -41,22 +45,23 @@ pub struct Liveness {
 impl Liveness {
     /// `logical` is the function's CFG, `linear` its linear CFG (equal without divergence).
     pub fn new(f: &Function, target: &Target, logical: &Graph, linear: &Graph) -> Liveness {
-        Liveness::observed(f, target, logical, linear, |_, _, _| {})
+        Liveness::observed(f, target, (logical, linear), Sites::of(f), |_, _, _| {})
     }
 
-    /// As [`Liveness::new`], calling `observe` at every position of the backward walk of
-    /// every block that finds the kill points, in block order, so that an analysis of the
-    /// live sets ([`super::pressure`]) shares that walk instead of reading the function
-    /// again.
+    /// As [`Liveness::new`], from the definition and use sites of `f` (gathered by a walk
+    /// that read `f` anyway, or [`Sites::of`]), calling `observe` at every position of the
+    /// backward walk of every block that finds the kill points, in block order, so that an
+    /// analysis of the live sets ([`super::pressure`]) shares that walk instead of reading
+    /// the function again.
     pub fn observed(
         f: &Function,
         target: &Target,
-        logical: &Graph,
-        linear: &Graph,
+        (logical, linear): (&Graph, &Graph),
+        sites: Sites,
         observe: impl FnMut(Block, At, &LiveSet<'_>),
     ) -> Liveness {
         let n = f.blocks.len();
-        let (def_block, uses) = defs_and_uses(f);
+        let (def_block, uses) = sites.finish(f);
         let mut live_in = Pairs::new();
         let mut live_out = Pairs::new();
         let mut stamp_in = vec![u32::MAX; n];
@@ -138,31 +143,87 @@ impl Liveness {
     }
 }
 
-/// Where each value is defined, and where it is used, from one pass over the function:
-/// per value, its use sites in block order, `(block, false)` for an operand in `block`,
-/// `(pred, true)` for a phi argument coming from `pred`.
-fn defs_and_uses(f: &Function) -> (Vec<Block>, Rows<(Block, bool)>) {
-    let mut def_block = vec![Block(0); f.values.len()];
-    let mut uses = Pairs::new();
-    for b in f.block_ids() {
-        let block = f.block(b);
+/// Where each value is defined, and where it is used, gathered block by block in block
+/// order: per value, its use sites, `(block, false)` for an operand in `block`, `(pred,
+/// true)` for a phi argument coming from `pred`. Liveness starts from them; a walk that
+/// reads every block anyway (validation) can gather them on the way, also for the function
+/// that splitting some of the edges will make of the one it reads.
+#[derive(Debug)]
+pub struct Sites {
+    def_block: Vec<Block>,
+    uses: Pairs<Value, (Block, bool)>,
+    /// The edges to be split, sorted, each with the block that will split it.
+    split: Vec<((Block, Block), Block)>,
+    /// The blocks gathered so far.
+    blocks: usize,
+}
+
+impl Sites {
+    /// No block gathered yet, for `f` once `split` (edges of `f`) are split by new blocks
+    /// numbered from `f.blocks.len()` on in their order, as [`super::cfg::split_edges`]
+    /// does: a phi argument that comes over a split edge comes from the edge's new block,
+    /// which holds nothing else.
+    pub fn new(f: &Function, split: &[(Block, Block)]) -> Sites {
+        let first = f.blocks.len();
+        let mut split: Vec<((Block, Block), Block)> = (split.iter().enumerate())
+            .map(|(k, &edge)| (edge, Block((first + k) as u32)))
+            .collect();
+        split.sort_unstable();
+        Sites {
+            def_block: vec![Block(0); f.values.len()],
+            uses: Pairs::new(),
+            split,
+            blocks: 0,
+        }
+    }
+
+    /// The sites of every block of `f`, from one pass over it.
+    pub fn of(f: &Function) -> Sites {
+        let mut sites = Sites::new(f, &[]);
+        f.blocks.iter().for_each(|block| sites.push(block));
+        sites
+    }
+
+    /// Gathers the next block of the function read, in block order.
+    pub fn push(&mut self, block: &BlockData) {
+        let b = Block(self.blocks as u32);
+        self.blocks += 1;
         for phi in &block.phis {
-            def_block[phi.def.value.index()] = b;
+            self.def_block[phi.def.value.index()] = b;
             for arg in &phi.args {
-                uses.push(arg.value, (arg.block, true));
+                let from = self.coming_from(arg.block, b);
+                self.uses.push(arg.value, (from, true));
             }
         }
         for op in block.insts.iter().filter_map(|i| i.op()) {
             for d in &op.defs {
-                def_block[d.value.index()] = b;
+                self.def_block[d.value.index()] = b;
             }
-            op.uses().for_each(|u| uses.push(u.value, (b, false)));
+            op.uses().for_each(|u| self.uses.push(u.value, (b, false)));
         }
         for u in block.term.uses() {
-            uses.push(u.value, (b, false));
+            self.uses.push(u.value, (b, false));
         }
     }
-    (def_block, uses.grouped(f.values.len()))
+
+    /// The block an edge `pred → b` leaves from once split: its new block, or `pred`.
+    fn coming_from(&self, pred: Block, b: Block) -> Block {
+        match self
+            .split
+            .binary_search_by_key(&(pred, b), |&(edge, _)| edge)
+        {
+            Ok(k) => self.split[k].1,
+            Err(_) => pred,
+        }
+    }
+
+    /// The defining block of each value, and each value's use sites as a row, once every
+    /// block of `f` is gathered.
+    fn finish(self, f: &Function) -> (Vec<Block>, Rows<(Block, bool)>) {
+        let blocks = self.blocks + self.split.len();
+        assert_eq!(blocks, f.blocks.len(), "every block is gathered");
+        (self.def_block, self.uses.grouped(f.values.len()))
+    }
 }
 
 /// A position of the backward walk of a block ([`Liveness::walk_backward`]).

@@ -60,6 +60,17 @@ impl Analysis {
     /// The analyses of `f` from its control-flow analyses `flow` (computed for `f`, or
     /// for a function with the same blocks, edges and terminators' kinds).
     pub fn with_control_flow(f: &Function, target: &Target, flow: ControlFlow) -> Analysis {
+        Analysis::with_sites(f, target, flow, liveness::Sites::of(f))
+    }
+
+    /// [`Analysis::with_control_flow`], with the definition and use sites of `f`'s values
+    /// already gathered ([`liveness::Sites`], for `f`).
+    pub fn with_sites(
+        f: &Function,
+        target: &Target,
+        flow: ControlFlow,
+        sites: liveness::Sites,
+    ) -> Analysis {
         let ControlFlow {
             cfg,
             dom,
@@ -68,7 +79,7 @@ impl Analysis {
         } = flow;
         let loops = loops::Loops::new(&cfg, &dom);
         let freq = loops::frequencies(f, &loops);
-        let (liveness, pressure) = Self::values(f, target, &cfg, &divergence);
+        let (liveness, pressure) = Self::values(f, target, (&cfg, &divergence), sites);
         Analysis {
             cfg,
             dom,
@@ -86,7 +97,8 @@ impl Analysis {
     /// they were (what the spiller does): the control-flow analyses, which read nothing
     /// else, are kept; liveness and pressure are computed again.
     pub fn same_blocks(f: &Function, target: &Target, earlier: &Analysis) -> Analysis {
-        let (liveness, pressure) = Self::values(f, target, &earlier.cfg, &earlier.divergence);
+        let flow = (&earlier.cfg, &earlier.divergence);
+        let (liveness, pressure) = Self::values(f, target, flow, liveness::Sites::of(f));
         Analysis {
             cfg: earlier.cfg.clone(),
             dom: earlier.dom.clone(),
@@ -99,16 +111,16 @@ impl Analysis {
         }
     }
 
-    /// Liveness, and pressure built during its walk.
+    /// Liveness from the sites of `f`'s values, and pressure built during its walk.
     fn values(
         f: &Function,
         target: &Target,
-        cfg: &cfg::Graph,
-        divergence: &divergence::Divergence,
+        (cfg, divergence): (&cfg::Graph, &divergence::Divergence),
+        sites: liveness::Sites,
     ) -> (liveness::Liveness, pressure::Pressure) {
         let mut pressure = pressure::Builder::new(f, target);
-        let linear = &divergence.linear;
-        let liveness = liveness::Liveness::observed(f, target, cfg, linear, |b, at, live| {
+        let graphs = (cfg, &divergence.linear);
+        let liveness = liveness::Liveness::observed(f, target, graphs, sites, |b, at, live| {
             pressure.visit(b, at, live)
         });
         (liveness, pressure.finish())

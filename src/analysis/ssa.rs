@@ -9,6 +9,8 @@
 //!   wins would be undefined, `docs/FORMAT.md`).
 //!
 //! Uses in unreachable blocks are not checked. All errors are reported, sorted by position.
+//! An allocator's input must also be operations only ([`validate_input`]): the same walk
+//! finds the first instruction that allocation adds.
 
 use super::cfg::Graph;
 use super::divergence::Divergence;
@@ -50,25 +52,42 @@ pub fn validate_with(
     target: &Target,
     flow: &ControlFlow,
 ) -> Result<(), Vec<SsaError>> {
-    let mut v = Validator {
-        f,
-        target,
-        cfg: &flow.cfg,
-        dom: &flow.dom,
-        errors: Vec::new(),
-        defs: vec![None; f.values.len()],
-    };
-    let deferred = v.collect_defs_and_check_constraints_and_uses();
-    for (value, pos, b, at) in deferred {
-        v.check_use(value, pos, b, at);
-    }
-    v.check_phis(&flow.divergence);
+    let v = Validator::run(f, target, flow, |_| {});
     if v.errors.is_empty() {
         Ok(())
     } else {
-        v.errors.sort();
-        v.errors.dedup();
         Err(v.errors)
+    }
+}
+
+/// Why [`validate_input`] refuses an allocator's input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InputError {
+    /// The input holds an instruction that allocation adds (a parallel copy, swap, spill,
+    /// reload or remat): the first one, in block order.
+    Allocated { block: Block, pos: Pos },
+    /// The input breaks the rules: every problem, as [`validate`] reports them.
+    Invalid(Vec<SsaError>),
+}
+
+/// [`validate_with`] for an allocator's input, which must be operations only: the first
+/// instruction allocation adds is reported before any rule break. The same walk finds
+/// both, and calls `observe` with each block once it has read it, in block order, so that
+/// a stage that copies the function (edge splitting) reads each block while it is still
+/// in cache: the function is read once.
+pub fn validate_input(
+    f: &Function,
+    target: &Target,
+    flow: &ControlFlow,
+    observe: impl FnMut(&BlockData),
+) -> Result<(), InputError> {
+    let v = Validator::run(f, target, flow, observe);
+    if let Some((block, pos)) = v.first_added {
+        Err(InputError::Allocated { block, pos })
+    } else if v.errors.is_empty() {
+        Ok(())
+    } else {
+        Err(InputError::Invalid(v.errors))
     }
 }
 
@@ -79,9 +98,38 @@ struct Validator<'a> {
     dom: &'a DomTree,
     errors: Vec<SsaError>,
     defs: Vec<Option<Site>>,
+    /// The first instruction allocation adds: its block and position.
+    first_added: Option<(Block, Pos)>,
 }
 
-impl Validator<'_> {
+impl<'a> Validator<'a> {
+    /// Checks every rule (the errors sorted, without repeats), calling `observe` with each
+    /// block once the first walk has read it.
+    fn run(
+        f: &'a Function,
+        target: &'a Target,
+        flow: &'a ControlFlow,
+        observe: impl FnMut(&BlockData),
+    ) -> Validator<'a> {
+        let mut v = Validator {
+            f,
+            target,
+            cfg: &flow.cfg,
+            dom: &flow.dom,
+            errors: Vec::new(),
+            defs: vec![None; f.values.len()],
+            first_added: None,
+        };
+        let deferred = v.collect_defs_and_check_constraints_and_uses(observe);
+        for (value, pos, b, at) in deferred {
+            v.check_use(value, pos, b, at);
+        }
+        v.check_phis(&flow.divergence);
+        v.errors.sort();
+        v.errors.dedup();
+        v
+    }
+
     fn error(&mut self, pos: Pos, message: String) {
         self.errors.push(SsaError { pos, message });
     }
@@ -103,12 +151,15 @@ impl Validator<'_> {
         }
     }
 
-    /// One walk of the function: records every definition, checks every constraint, and
-    /// checks that each use in a reachable block is dominated by its definition where that
+    /// One walk of the function: records every definition and the first instruction
+    /// allocation added, checks every constraint, and checks that each use in a reachable block is dominated by its definition where that
     /// definition was already seen (the first definition of a value is final once seen);
     /// the other uses are returned, to be checked once every definition is known. The
     /// errors are sorted at the end, so their order here does not matter.
-    fn collect_defs_and_check_constraints_and_uses(&mut self) -> Vec<Deferred> {
+    fn collect_defs_and_check_constraints_and_uses(
+        &mut self,
+        mut observe: impl FnMut(&BlockData),
+    ) -> Vec<Deferred> {
         let mut deferred = Vec::new();
         for b in self.f.block_ids() {
             let block = self.f.block(b);
@@ -116,12 +167,11 @@ impl Validator<'_> {
             for phi in &block.phis {
                 self.define(&phi.def, Site { block: b, at: PHI });
             }
-            for (i, op) in block
-                .insts
-                .iter()
-                .enumerate()
-                .filter_map(|(i, inst)| Some((i, inst.op()?)))
-            {
+            for (i, inst) in block.insts.iter().enumerate() {
+                let Some(op) = inst.op() else {
+                    self.first_added.get_or_insert((b, inst.pos));
+                    continue;
+                };
                 for d in &op.defs {
                     self.define(
                         d,
@@ -143,6 +193,7 @@ impl Validator<'_> {
             if reachable {
                 self.check_or_defer(block.term.uses().iter(), (b, None), &mut deferred);
             }
+            observe(block);
         }
         for v in self.f.value_ids() {
             if self.defs[v.index()].is_none() {
@@ -493,6 +544,42 @@ d:
         assert_eq!(errors_after(|_| {}), Vec::<String>::new());
     }
 
+    /// An allocator's input that holds an allocation's instruction is refused for its first
+    /// such instruction, before any rule it breaks; without one, the rule breaks are
+    /// reported as `validate` reports them.
+    #[test]
+    fn an_input_is_refused_for_its_first_added_instruction_first() {
+        let mut p = crate::parse(BASE).unwrap();
+        let f = &mut p.functions[0];
+        let added = |line| Inst {
+            kind: InstKind::ParallelCopy(Vec::new()),
+            pos: Pos { line, col: 3 },
+        };
+        f.blocks[2].insts.push(added(40));
+        f.blocks[1].insts.push(added(30));
+        f.blocks[1].insts.push(added(31));
+        baz(f).operands.push(Operand::imm(3));
+        baz(f).defs[0].tied = Some(1);
+        let flow = ControlFlow::new(f);
+        let refused = validate_input(f, &p.target, &flow, |_| {});
+        let first = Pos { line: 30, col: 3 };
+        assert_eq!(
+            refused,
+            Err(InputError::Allocated {
+                block: Block(1),
+                pos: first
+            })
+        );
+        for block in &mut f.blocks {
+            block.insts.retain(|i| !i.is_artefact());
+        }
+        let errors = validate_with(f, &p.target, &flow).unwrap_err();
+        assert_eq!(
+            validate_input(f, &p.target, &flow, |_| {}),
+            Err(InputError::Invalid(errors))
+        );
+    }
+
     #[test]
     fn double_definition_and_undefined_value() {
         let errors = errors_after(|f| baz(f).defs[0].value = Value(0));
@@ -573,7 +660,7 @@ d:
     #[test]
     fn tied_to_an_immediate_or_a_value_of_another_class() {
         let to_imm = errors_after(|f| {
-            baz(f).operands.push(Operand::Imm(3));
+            baz(f).operands.push(Operand::imm(3));
             baz(f).defs[0].tied = Some(1);
         });
         assert_eq!(to_imm, ["8:3: `tied(1)` names no value operand"]);

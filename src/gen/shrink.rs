@@ -288,7 +288,7 @@ fn uses_to_immediates(f: &Function) -> Vec<Function> {
                 }
                 for o in &mut op.operands {
                     if matches!(o, Operand::Value(_)) {
-                        *o = Operand::Imm(0);
+                        *o = Operand::imm(0);
                     }
                 }
             }

@@ -53,7 +53,7 @@ impl FnBuilder<'_, '_> {
     pub(super) fn entry_values(&mut self, b: Block) -> Result<()> {
         for i in 0..self.u.int_in_range(1..=3)? {
             let mut draft = self.draft("arg", Effect::None);
-            draft.op.operands.push(Operand::Imm(i));
+            draft.op.operands.push(Operand::imm(i));
             self.add_def(&mut draft)?;
             if draft.op.defs.is_empty() {
                 let v = self.new_value(ClassId(0), 1);
@@ -111,7 +111,7 @@ impl FnBuilder<'_, '_> {
     fn remat_const(&mut self) -> Result<Op> {
         let mut draft = self.draft("const", Effect::None);
         draft.op.remat = true;
-        draft.op.operands.push(Operand::Imm(self.immediate()?));
+        draft.op.operands.push(Operand::imm(self.immediate()?));
         self.add_def(&mut draft)?;
         Ok(draft.op)
     }
@@ -150,7 +150,7 @@ impl FnBuilder<'_, '_> {
                 return Ok(());
             }
         }
-        draft.op.operands.push(Operand::Imm(self.immediate()?));
+        draft.op.operands.push(Operand::imm(self.immediate()?));
         Ok(())
     }
 

@@ -676,12 +676,12 @@ impl Lowering<'_> {
                     loc: None,
                     pos: o.pos,
                 }),
-                OperandKind::Imm(v) => Operand::Imm(*v),
+                OperandKind::Imm(v) => Operand::imm(*v),
                 OperandKind::Phys(_) => {
                     reads_special = true;
-                    Operand::Imm(0)
+                    Operand::imm(0)
                 }
-                _ => Operand::Imm(0),
+                _ => Operand::imm(0),
             });
         }
         if inst.opcode == "COPY" {

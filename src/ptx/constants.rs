@@ -107,7 +107,7 @@ fn rewrite_block(
 /// Operand `k` of `inst` becomes the immediate `imm`; a definition that preferred its
 /// register (an `mma` accumulator reading its input) has none left to prefer.
 fn read_as_immediate(inst: &mut IrInst, k: usize, imm: i64) {
-    inst.op.operands[k] = Operand::Imm(imm);
+    inst.op.operands[k] = Operand::imm(imm);
     for def in &mut inst.op.defs {
         if def.prefer == Some(k as u16) {
             def.prefer = None;

@@ -500,7 +500,7 @@ impl<'a> Renamer<'a> {
         let mut inst = helper(
             &format!("mov.b{}", ty.bits),
             vec![Def::new(v, pos)],
-            vec![Operand::Imm(bits)],
+            vec![Operand::imm(bits)],
             pos,
             Origin::Literal { bits },
         );
@@ -598,7 +598,7 @@ impl<'a> Renamer<'a> {
         for u in &l.uses {
             match u {
                 LUse::Imm(bits) => {
-                    operands.push(Operand::Imm(*bits));
+                    operands.push(Operand::imm(*bits));
                     positions.push(Position::Register);
                 }
                 LUse::Group(g, pos) => {

@@ -113,7 +113,7 @@ pub fn constant(f: &Function, v: Value) -> Option<i64> {
         .find(|op| op.defs.iter().any(|d| d.value == v))
         .filter(|op| op.remat && op.defs.len() == 1)
         .and_then(|op| match op.operands.as_slice() {
-            [Operand::Imm(x)] => Some(*x),
+            [Operand::Imm(x)] => Some(x.get()),
             _ => None,
         })
 }

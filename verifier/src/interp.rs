@@ -227,7 +227,7 @@ fn op_signature(f: &Function, op: &chromatic::Op) -> u64 {
     for operand in &op.operands {
         h = match operand {
             Operand::Value(u) => mix(h, name_hash(&f.value(u.value).name)),
-            Operand::Imm(x) => mix(mix(h, 1), *x as u64),
+            Operand::Imm(x) => mix(mix(h, 1), x.get() as u64),
         };
     }
     h
@@ -614,7 +614,7 @@ impl<'a> Machine<'a> {
                 let mut tokens = Vec::new();
                 for o in operands {
                     match o {
-                        Operand::Imm(x) => tokens.push(mix(0x1AA, *x as u64)),
+                        Operand::Imm(x) => tokens.push(mix(0x1AA, x.get() as u64)),
                         Operand::Value(u) => self.use_tokens(u, l, &mut tokens),
                     }
                 }

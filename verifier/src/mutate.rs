@@ -395,7 +395,7 @@ fn computes(inst: &Inst) -> Option<Computes<'_>> {
         .iter()
         .map(|o| match o {
             Operand::Value(u) => Ok(u.value),
-            Operand::Imm(x) => Err(*x),
+            Operand::Imm(x) => Err(x.get()),
         })
         .collect();
     Some(Computes {

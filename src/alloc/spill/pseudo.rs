@@ -52,7 +52,7 @@ pub fn is_remat(op: &Op) -> bool {
 /// The owner named by a store's or reload's immediate operand.
 pub fn owner(op: &Op) -> Option<Value> {
     op.operands.iter().find_map(|o| match o {
-        Operand::Imm(n) => u32::try_from(*n).ok().map(Value),
+        Operand::Imm(n) => u32::try_from(n.get()).ok().map(Value),
         Operand::Value(_) => None,
     })
 }
@@ -88,7 +88,7 @@ fn use_of(value: Value, pos: Pos) -> Operand {
 }
 
 fn owner_imm(owner: Value) -> Operand {
-    Operand::Imm(i64::from(owner.0))
+    Operand::imm(i64::from(owner.0))
 }
 
 pub fn store(value: Value, owner: Value, pos: Pos) -> Inst {
