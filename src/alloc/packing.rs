@@ -370,21 +370,39 @@ pub struct Beside {
 /// [`fits`] for a problem of one-unit items with the items `beside` added, by the
 /// counts of [`singles_fit`]. Every item of `p` must be of one unit.
 pub fn singles_fit_beside(p: &Problem, beside: Beside) -> bool {
+    singles_least_units(p, beside).is_some_and(|least| least <= p.units)
+}
+
+/// The least number of units at which a problem of one-unit items with the items
+/// `beside` added fits ([`singles_fit_beside`] holds there and at every larger number),
+/// or `None` when two pinned items collide or one lies outside `p.units`. The pinned
+/// items take the same units in a file of any size, so each count of
+/// [`singles_fit_beside`] is a lower bound on the units (the unpinned items at an
+/// instant, plus the units pinned items take there), and so is the end of the highest
+/// pinned item: the least number is the largest of them. Every item of `p` must be of one
+/// unit.
+pub fn singles_least_units(p: &Problem, beside: Beside) -> Option<u16> {
     debug_assert!(p.items.iter().all(|it| it.size == 1 && it.align == 1));
-    let Some(grid) = pinned_grid(p) else {
-        return false;
-    };
+    let grid = pinned_grid(p)?;
     let (mut both, mut early, mut late) = (beside.both, beside.early, 0);
-    for it in p.items.iter().filter(|it| it.pinned.is_none()) {
-        match it.span {
-            Span::Both => both += 1,
-            Span::Early => early += 1,
-            Span::Late => late += 1,
+    let mut pinned_end = 0;
+    for it in &p.items {
+        match (it.pinned, it.span) {
+            (Some(at), _) => pinned_end = pinned_end.max(usize::from(at) + 1),
+            (None, Span::Both) => both += 1,
+            (None, Span::Early) => early += 1,
+            (None, Span::Late) => late += 1,
         }
     }
-    both <= grid.free_at_both()
-        && both + early <= grid.free_units(true)
-        && both + late <= grid.free_units(false)
+    let units = usize::from(p.units);
+    let taken_at_either = units - grid.free_at_both();
+    let taken_early = units - grid.free_units(true);
+    let taken_late = units - grid.free_units(false);
+    let least = pinned_end
+        .max(both + taken_at_either)
+        .max(both + early + taken_early)
+        .max(both + late + taken_late);
+    u16::try_from(least).ok()
 }
 
 /// Unpinned items counted by shape, for a test cheaper than [`fits`] that needs neither
@@ -1060,6 +1078,35 @@ mod tests {
                 "{whole:?}"
             );
         }
+    }
+
+    /// The least units of a problem of one-unit items are the first number of units at
+    /// which the problem fits, as first fit and the search place it.
+    #[test]
+    fn singles_least_units_is_the_first_size_that_fits() {
+        let mut seed = 11u64;
+        let mut raised = 0;
+        for _ in 0..5_000 {
+            let (whole, _) = random_file(&mut seed);
+            if whole.items.iter().any(|it| it.size != 1) {
+                continue;
+            }
+            let least = singles_least_units(&whole, Beside::default());
+            for units in 0..=whole.units {
+                let sized = Problem {
+                    units,
+                    items: whole.items.clone(),
+                };
+                let fits = canonical(&sized).is_some();
+                assert_eq!(
+                    fits,
+                    least.is_some_and(|l| l <= units),
+                    "{sized:?} {least:?}"
+                );
+            }
+            raised += usize::from(least.is_some_and(|l| l > 0));
+        }
+        assert!(raised > 300, "{raised}");
     }
 
     #[test]
