@@ -164,8 +164,16 @@ impl Grid {
             return false;
         }
         let (early, late) = (item.span.early(), item.span.late());
-        masks(start, end)
-            .all(|(w, m)| (!early || self.early[w] & m == 0) && (!late || self.late[w] & m == 0))
+        let free = |w: usize, m: u64| {
+            (!early || self.early[w] & m == 0) && (!late || self.late[w] & m == 0)
+        };
+        if end > start && start / 64 == (end - 1) / 64 {
+            return free(
+                start / 64,
+                ((!0u64) >> (64 - (end - start))) << (start % 64),
+            );
+        }
+        masks(start, end).all(|(w, m)| free(w, m))
     }
 
     fn set(&mut self, item: &Item, at: u16, value: bool) {
@@ -316,11 +324,14 @@ fn canonical_order(p: &Problem) -> Vec<usize> {
 /// The items `keep` selects, in canonical order (the keys are distinct: the index is one).
 fn in_canonical_order(p: &Problem, keep: impl Fn(usize) -> bool) -> Vec<usize> {
     let mut order: Vec<usize> = (0..p.items.len()).filter(|&i| keep(i)).collect();
-    order.sort_unstable_by_key(|&i| {
-        let it = &p.items[i];
-        (Reverse(it.align), Reverse(it.size), it.span.rank(), i)
-    });
+    order.sort_unstable_by_key(|&i| canonical_key(p, i));
     order
+}
+
+/// The key of item `i` in canonical order.
+fn canonical_key(p: &Problem, i: usize) -> (Reverse<u16>, Reverse<u16>, u8, usize) {
+    let it = &p.items[i];
+    (Reverse(it.align), Reverse(it.size), it.span.rank(), i)
 }
 
 /// A placement of every item, decided from the problem alone (positions of `current`
@@ -574,15 +585,18 @@ pub fn near_around(p: &Problem, still: &[u64], order: Order, out: &mut Placement
     *out = Placement {
         at: kept.at,
         placed: kept.placed,
+        queue: kept.queue,
     };
     placed
 }
 
-/// A placement's buffers: the position of each item, and whether it has one yet.
+/// A placement's buffers: the position of each item, whether it has one yet, and the
+/// items still to place.
 #[derive(Debug, Default)]
 pub struct Placement {
     pub at: Vec<u16>,
     placed: Vec<bool>,
+    queue: VecDeque<usize>,
 }
 
 /// Assignment's placement in progress: which items keep their current position.
@@ -591,12 +605,18 @@ struct Kept<'a> {
     grid: Grid,
     at: Vec<u16>,
     placed: Vec<bool>,
+    /// The items to place, in canonical order ([`Kept::place_movers`]).
+    queue: VecDeque<usize>,
 }
 
 impl<'a> Kept<'a> {
     /// Pinned items placed, then every item that can stay where it is.
     fn new(p: &'a Problem, mut grid: Grid, buffers: Placement) -> Kept<'a> {
-        let Placement { mut at, mut placed } = buffers;
+        let Placement {
+            mut at,
+            mut placed,
+            queue,
+        } = buffers;
         at.clear();
         at.extend(p.items.iter().map(|it| it.pinned.unwrap_or(0)));
         placed.clear();
@@ -615,6 +635,7 @@ impl<'a> Kept<'a> {
             grid,
             at,
             placed,
+            queue,
         }
     }
 
@@ -622,7 +643,20 @@ impl<'a> Kept<'a> {
     /// no room displaces the fewest units of movable placed items (when `displace`), which
     /// are placed again after it. False when some item stays unplaced.
     fn place_movers(&mut self, order: Order, displace: bool) -> bool {
-        let mut queue: VecDeque<usize> = in_canonical_order(self.p, |i| !self.placed[i]).into();
+        let p = self.p;
+        let mut queue = std::mem::take(&mut self.queue);
+        queue.clear();
+        queue.extend((0..p.items.len()).filter(|&i| !self.placed[i]));
+        queue
+            .make_contiguous()
+            .sort_unstable_by_key(|&i| canonical_key(p, i));
+        let placed = self.place_queued(&mut queue, order, displace);
+        self.queue = queue;
+        placed
+    }
+
+    /// [`Kept::place_movers`] for the items in `queue`.
+    fn place_queued(&mut self, queue: &mut VecDeque<usize>, order: Order, displace: bool) -> bool {
         let mut displacements = 0;
         while let Some(i) = queue.pop_front() {
             let item = self.p.items[i];
