@@ -261,7 +261,7 @@ impl<'a> Demand<'a> {
     }
 
     /// Whether the instruction fixes or ties a value of the class (its problem has pins or
-    /// copies).
+    /// copies); [`constrained_classes`] answers for every class at once.
     fn constrained(&self, defs: &[Def], ops: &[Operand]) -> bool {
         let mine_def = |d: &&Def| self.of_class(d.value);
         let mine_use = |u: &&Use| self.of_class(u.value);
@@ -329,22 +329,24 @@ impl<'a> Demand<'a> {
         liveness.walk_backward(self.f, b, live, |at, live| {
             let At::Before(point) = at else { return };
             let (defs, ops) = operands_at(self.f, b, point);
-            fits = fits && self.fits_at((b, point), (defs, &ops), live, liveness, scratch);
+            let constrained = self.constrained(defs, &ops);
+            let at = ((b, point), (defs, &*ops), constrained);
+            fits = fits && self.fits_at(at, live, liveness, scratch);
         });
         fits
     }
 
     /// Whether instruction `point` of `b` fits with every live value of the class in a
-    /// register (`live`: the live set just before it).
+    /// register (`live`: the live set just before it; `constrained`: whether the
+    /// instruction fixes or ties a value of the class, [`Demand::constrained`]).
     fn fits_at(
         &self,
-        (b, point): (Block, u32),
-        (defs, ops): (&[Def], &[Operand]),
+        ((b, point), (defs, ops), constrained): Instruction,
         live: &LiveSet,
         liveness: &Liveness,
         scratch: &mut Scratch,
     ) -> bool {
-        if self.fits_unconstrained(defs, ops, live) {
+        if self.fits_unconstrained(constrained, defs, live) {
             return true;
         }
         let Scratch { w, kills } = scratch;
@@ -367,24 +369,25 @@ impl<'a> Demand<'a> {
     /// found by bisection over the budgets.
     fn least_at(
         &mut self,
-        (at, (defs, ops)): ((Block, u32), (&[Def], &[Operand])),
+        at: Instruction,
         live: &LiveSet,
         liveness: &Liveness,
         (scratch, high): (&mut Scratch, u16),
     ) -> Option<u16> {
+        let ((b, point), (defs, ops), constrained) = at;
         let from = self.budget;
         let least = if !self.counts_singles() {
             let mut fits_with = |k: u16| {
                 self.budget = k;
-                self.fits_at(at, (defs, ops), live, liveness, scratch)
+                self.fits_at(at, live, liveness, scratch)
             };
             least_true(from, high, &mut fits_with)?
-        } else if self.fits_unconstrained(defs, ops, live) {
+        } else if self.fits_unconstrained(constrained, defs, live) {
             from
         } else {
             let Scratch { w, kills } = scratch;
             kills.clear();
-            kills.extend(liveness.kills_at(at.0, at.1));
+            kills.extend(liveness.kills_at(b, point));
             self.budget = high;
             let least = self.singles_least_at((defs, ops), live, kills, w)?;
             least.max(from)
@@ -393,11 +396,11 @@ impl<'a> Demand<'a> {
         (least <= high).then_some(least)
     }
 
-    /// Whether the instruction fits without a look at its operands: it is unconstrained,
-    /// and the class is free of alignment (the budget, at least MaxLive, holds the sums) or
-    /// its `live` values and the definitions fit side by side.
-    fn fits_unconstrained(&self, defs: &[Def], ops: &[Operand], live: &LiveSet) -> bool {
-        !self.constrained(defs, ops)
+    /// Whether the instruction fits without a look at its operands: it is not
+    /// `constrained`, and the class is free of alignment (the budget, at least MaxLive,
+    /// holds the sums) or its `live` values and the definitions fit side by side.
+    fn fits_unconstrained(&self, constrained: bool, defs: &[Def], live: &LiveSet) -> bool {
+        !constrained
             && (self.alignment_free || self.fits_side_by_side(live.units(self.class), defs))
     }
 
@@ -520,6 +523,7 @@ pub fn least_fitting_by_class(
         .collect();
     let mut live = LiveSet::new(f, target);
     let mut scratch = Scratch::default();
+    let mut constrained = Vec::new();
     for b in f.block_ids() {
         if demands.iter().all(Option::is_none) {
             break;
@@ -527,9 +531,10 @@ pub fn least_fitting_by_class(
         a.liveness.walk_backward(f, b, &mut live, |at, live| {
             let At::Before(point) = at else { return };
             let (defs, ops) = operands_at(f, b, point);
-            for (slot, &high) in demands.iter_mut().zip(high) {
+            constrained_classes((f, target), (defs, &ops), &mut constrained);
+            for (c, (slot, &high)) in demands.iter_mut().zip(high).enumerate() {
                 let Some(demand) = slot else { continue };
-                let at = ((b, point), (defs, &*ops));
+                let at = ((b, point), (defs, &*ops), constrained[c]);
                 if demand
                     .least_at(at, live, &a.liveness, (&mut scratch, high))
                     .is_none()
@@ -544,6 +549,30 @@ pub fn least_fitting_by_class(
         .map(|d| d.as_ref().map(|d| d.budget))
         .collect()
 }
+
+/// Per class of `target` (by index), whether the instruction with `defs` and `ops` fixes
+/// or ties a value of it ([`Demand::constrained`] for every class in one pass), into `out`.
+fn constrained_classes(
+    (f, target): (&Function, &Target),
+    (defs, ops): (&[Def], &[Operand]),
+    out: &mut Vec<bool>,
+) {
+    out.clear();
+    out.resize(target.classes.len(), false);
+    let defs = defs
+        .iter()
+        .filter(|d| d.fixed.is_some() || d.tied.is_some());
+    let defs = defs.map(|d| d.value);
+    let uses = ops.iter().filter_map(Operand::as_use);
+    let uses = uses.filter(|u| u.fixed.is_some()).map(|u| u.value);
+    for v in defs.chain(uses) {
+        out[f.value(v).class.index()] = true;
+    }
+}
+
+/// An instruction of a block as the demand walks see it: where it is, its definitions
+/// and operands, and whether it fixes or ties a value of the class.
+type Instruction<'i> = ((Block, u32), (&'i [Def], &'i [Operand]), bool);
 
 /// The least `k` in `low..=high` for which the monotone `holds(k)` is true, or `None`.
 fn least_true(low: u16, high: u16, holds: &mut impl FnMut(u16) -> bool) -> Option<u16> {
