@@ -113,6 +113,11 @@ impl OfClass {
         }
     }
 
+    /// Whether the instruction has no value operand and no definition of the class.
+    pub fn is_empty(&self) -> bool {
+        self.uses.is_empty() && self.defs.is_empty()
+    }
+
     /// The class's value operands: (operand index, use).
     pub fn uses(&self) -> &[(usize, Use)] {
         &self.uses

@@ -164,8 +164,16 @@ impl Grid {
             return false;
         }
         let (early, late) = (item.span.early(), item.span.late());
-        masks(start, end)
-            .all(|(w, m)| (!early || self.early[w] & m == 0) && (!late || self.late[w] & m == 0))
+        let free = |w: usize, m: u64| {
+            (!early || self.early[w] & m == 0) && (!late || self.late[w] & m == 0)
+        };
+        if end > start && start / 64 == (end - 1) / 64 {
+            return free(
+                start / 64,
+                ((!0u64) >> (64 - (end - start))) << (start % 64),
+            );
+        }
+        masks(start, end).all(|(w, m)| free(w, m))
     }
 
     fn set(&mut self, item: &Item, at: u16, value: bool) {
@@ -316,11 +324,14 @@ fn canonical_order(p: &Problem) -> Vec<usize> {
 /// The items `keep` selects, in canonical order (the keys are distinct: the index is one).
 fn in_canonical_order(p: &Problem, keep: impl Fn(usize) -> bool) -> Vec<usize> {
     let mut order: Vec<usize> = (0..p.items.len()).filter(|&i| keep(i)).collect();
-    order.sort_unstable_by_key(|&i| {
-        let it = &p.items[i];
-        (Reverse(it.align), Reverse(it.size), it.span.rank(), i)
-    });
+    order.sort_unstable_by_key(|&i| canonical_key(p, i));
     order
+}
+
+/// The key of item `i` in canonical order.
+fn canonical_key(p: &Problem, i: usize) -> (Reverse<u16>, Reverse<u16>, u8, usize) {
+    let it = &p.items[i];
+    (Reverse(it.align), Reverse(it.size), it.span.rank(), i)
 }
 
 /// A placement of every item, decided from the problem alone (positions of `current`
@@ -370,21 +381,39 @@ pub struct Beside {
 /// [`fits`] for a problem of one-unit items with the items `beside` added, by the
 /// counts of [`singles_fit`]. Every item of `p` must be of one unit.
 pub fn singles_fit_beside(p: &Problem, beside: Beside) -> bool {
+    singles_least_units(p, beside).is_some_and(|least| least <= p.units)
+}
+
+/// The least number of units at which a problem of one-unit items with the items
+/// `beside` added fits ([`singles_fit_beside`] holds there and at every larger number),
+/// or `None` when two pinned items collide or one lies outside `p.units`. The pinned
+/// items take the same units in a file of any size, so each count of
+/// [`singles_fit_beside`] is a lower bound on the units (the unpinned items at an
+/// instant, plus the units pinned items take there), and so is the end of the highest
+/// pinned item: the least number is the largest of them. Every item of `p` must be of one
+/// unit.
+pub fn singles_least_units(p: &Problem, beside: Beside) -> Option<u16> {
     debug_assert!(p.items.iter().all(|it| it.size == 1 && it.align == 1));
-    let Some(grid) = pinned_grid(p) else {
-        return false;
-    };
+    let grid = pinned_grid(p)?;
     let (mut both, mut early, mut late) = (beside.both, beside.early, 0);
-    for it in p.items.iter().filter(|it| it.pinned.is_none()) {
-        match it.span {
-            Span::Both => both += 1,
-            Span::Early => early += 1,
-            Span::Late => late += 1,
+    let mut pinned_end = 0;
+    for it in &p.items {
+        match (it.pinned, it.span) {
+            (Some(at), _) => pinned_end = pinned_end.max(usize::from(at) + 1),
+            (None, Span::Both) => both += 1,
+            (None, Span::Early) => early += 1,
+            (None, Span::Late) => late += 1,
         }
     }
-    both <= grid.free_at_both()
-        && both + early <= grid.free_units(true)
-        && both + late <= grid.free_units(false)
+    let units = usize::from(p.units);
+    let taken_at_either = units - grid.free_at_both();
+    let taken_early = units - grid.free_units(true);
+    let taken_late = units - grid.free_units(false);
+    let least = pinned_end
+        .max(both + taken_at_either)
+        .max(both + early + taken_early)
+        .max(both + late + taken_late);
+    u16::try_from(least).ok()
 }
 
 /// Unpinned items counted by shape, for a test cheaper than [`fits`] that needs neither
@@ -556,15 +585,18 @@ pub fn near_around(p: &Problem, still: &[u64], order: Order, out: &mut Placement
     *out = Placement {
         at: kept.at,
         placed: kept.placed,
+        queue: kept.queue,
     };
     placed
 }
 
-/// A placement's buffers: the position of each item, and whether it has one yet.
+/// A placement's buffers: the position of each item, whether it has one yet, and the
+/// items still to place.
 #[derive(Debug, Default)]
 pub struct Placement {
     pub at: Vec<u16>,
     placed: Vec<bool>,
+    queue: VecDeque<usize>,
 }
 
 /// Assignment's placement in progress: which items keep their current position.
@@ -573,12 +605,18 @@ struct Kept<'a> {
     grid: Grid,
     at: Vec<u16>,
     placed: Vec<bool>,
+    /// The items to place, in canonical order ([`Kept::place_movers`]).
+    queue: VecDeque<usize>,
 }
 
 impl<'a> Kept<'a> {
     /// Pinned items placed, then every item that can stay where it is.
     fn new(p: &'a Problem, mut grid: Grid, buffers: Placement) -> Kept<'a> {
-        let Placement { mut at, mut placed } = buffers;
+        let Placement {
+            mut at,
+            mut placed,
+            queue,
+        } = buffers;
         at.clear();
         at.extend(p.items.iter().map(|it| it.pinned.unwrap_or(0)));
         placed.clear();
@@ -597,6 +635,7 @@ impl<'a> Kept<'a> {
             grid,
             at,
             placed,
+            queue,
         }
     }
 
@@ -604,7 +643,20 @@ impl<'a> Kept<'a> {
     /// no room displaces the fewest units of movable placed items (when `displace`), which
     /// are placed again after it. False when some item stays unplaced.
     fn place_movers(&mut self, order: Order, displace: bool) -> bool {
-        let mut queue: VecDeque<usize> = in_canonical_order(self.p, |i| !self.placed[i]).into();
+        let p = self.p;
+        let mut queue = std::mem::take(&mut self.queue);
+        queue.clear();
+        queue.extend((0..p.items.len()).filter(|&i| !self.placed[i]));
+        queue
+            .make_contiguous()
+            .sort_unstable_by_key(|&i| canonical_key(p, i));
+        let placed = self.place_queued(&mut queue, order, displace);
+        self.queue = queue;
+        placed
+    }
+
+    /// [`Kept::place_movers`] for the items in `queue`.
+    fn place_queued(&mut self, queue: &mut VecDeque<usize>, order: Order, displace: bool) -> bool {
         let mut displacements = 0;
         while let Some(i) = queue.pop_front() {
             let item = self.p.items[i];
@@ -1060,6 +1112,35 @@ mod tests {
                 "{whole:?}"
             );
         }
+    }
+
+    /// The least units of a problem of one-unit items are the first number of units at
+    /// which the problem fits, as first fit and the search place it.
+    #[test]
+    fn singles_least_units_is_the_first_size_that_fits() {
+        let mut seed = 11u64;
+        let mut raised = 0;
+        for _ in 0..5_000 {
+            let (whole, _) = random_file(&mut seed);
+            if whole.items.iter().any(|it| it.size != 1) {
+                continue;
+            }
+            let least = singles_least_units(&whole, Beside::default());
+            for units in 0..=whole.units {
+                let sized = Problem {
+                    units,
+                    items: whole.items.clone(),
+                };
+                let fits = canonical(&sized).is_some();
+                assert_eq!(
+                    fits,
+                    least.is_some_and(|l| l <= units),
+                    "{sized:?} {least:?}"
+                );
+            }
+            raised += usize::from(least.is_some_and(|l| l > 0));
+        }
+        assert!(raised > 300, "{raised}");
     }
 
     #[test]

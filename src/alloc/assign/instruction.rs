@@ -309,9 +309,9 @@ impl Assigner<'_> {
         if let Some(message) = self.pinned_elsewhere(ops, pins) {
             return Err(self.error(pos, message));
         }
-        self.classes_of(ops, pins, &mut buf.classes);
         let mut of_class = std::mem::take(&mut buf.of_class);
         OfClass::sort(&self.f.values, ops, &mut of_class);
+        self.classes_of(&of_class, pins, &mut buf.classes);
         for k in 0..buf.classes.len() {
             let class = buf.classes[k];
             let problem = Problem {
@@ -480,17 +480,21 @@ impl Assigner<'_> {
         }
     }
 
-    fn classes_of(&self, ops: Operands, pins: &[(Value, Location)], classes: &mut Vec<ClassId>) {
+    /// The classes the instruction touches, in class order: those its operands sorted by
+    /// class (`of_class`) has operands of, and those of the values `pins` names.
+    fn classes_of(
+        &self,
+        of_class: &[OfClass],
+        pins: &[(Value, Location)],
+        classes: &mut Vec<ClassId>,
+    ) {
         classes.clear();
-        classes.extend(
-            ops.operands
-                .iter()
-                .filter_map(Operand::as_use)
-                .map(|u| u.value)
-                .chain(ops.defs.iter().map(|d| d.value))
-                .chain(pins.iter().map(|&(v, _)| v))
-                .map(|v| self.f.value(v).class),
-        );
+        let with_operands = |c: &ClassId| of_class.get(c.index()).is_some_and(|of| !of.is_empty());
+        classes.extend(self.target.class_ids().filter(with_operands));
+        if pins.is_empty() {
+            return;
+        }
+        classes.extend(pins.iter().map(|&(v, _)| self.f.value(v).class));
         classes.sort();
         classes.dedup();
     }

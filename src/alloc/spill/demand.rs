@@ -180,21 +180,22 @@ impl<'a> Demand<'a> {
         packing::singles_fit_beside(&built.problem, beside)
     }
 
-    /// The packing test of a class of single units with the values the instruction reads
-    /// (`touched`) as items and the others counted (`beside`).
-    fn packs_singles(
+    /// The least units of the packing problem of a class of single units with the values
+    /// the instruction reads (`touched`) as items and the others counted (`beside`),
+    /// built at the budget ([`packing::singles_least_units`]).
+    fn singles_least_units(
         &self,
         (defs, ops): (&[Def], &[Operand]),
         touched: &[Value],
         beside: packing::Beside,
         lives: &dyn Fn(Value) -> bool,
-    ) -> bool {
+    ) -> Option<u16> {
         let mut scratch = self.scratch.borrow_mut();
         let Packing {
             built, residents, ..
         } = &mut *scratch;
         self.build_problem((defs, ops), touched, lives, residents, built);
-        packing::singles_fit_beside(&built.problem, beside)
+        packing::singles_least_units(&built.problem, beside)
     }
 
     /// Units over the budget at the early and late instants, by the sums.
@@ -260,7 +261,7 @@ impl<'a> Demand<'a> {
     }
 
     /// Whether the instruction fixes or ties a value of the class (its problem has pins or
-    /// copies).
+    /// copies); [`constrained_classes`] answers for every class at once.
     fn constrained(&self, defs: &[Def], ops: &[Operand]) -> bool {
         let mine_def = |d: &&Def| self.of_class(d.value);
         let mine_use = |u: &&Use| self.of_class(u.value);
@@ -328,31 +329,32 @@ impl<'a> Demand<'a> {
         liveness.walk_backward(self.f, b, live, |at, live| {
             let At::Before(point) = at else { return };
             let (defs, ops) = operands_at(self.f, b, point);
-            fits = fits && self.fits_at((b, point), (defs, &ops), live, liveness, scratch);
+            let constrained = self.constrained(defs, &ops);
+            let at = ((b, point), (defs, &*ops), constrained);
+            fits = fits && self.fits_at(at, live, liveness, scratch);
         });
         fits
     }
 
     /// Whether instruction `point` of `b` fits with every live value of the class in a
-    /// register (`live`: the live set just before it).
+    /// register (`live`: the live set just before it; `constrained`: whether the
+    /// instruction fixes or ties a value of the class, [`Demand::constrained`]).
     fn fits_at(
         &self,
-        (b, point): (Block, u32),
-        (defs, ops): (&[Def], &[Operand]),
+        ((b, point), (defs, ops), constrained): Instruction,
         live: &LiveSet,
         liveness: &Liveness,
         scratch: &mut Scratch,
     ) -> bool {
-        if !self.constrained(defs, ops)
-            && (self.alignment_free || self.fits_side_by_side(live.units(self.class), defs))
-        {
+        if self.fits_unconstrained(constrained, defs, live) {
             return true;
         }
         let Scratch { w, kills } = scratch;
         kills.clear();
         kills.extend(liveness.kills_at(b, point));
-        if self.singles && self.alignment_free {
-            return self.singles_fit_at((defs, ops), live, kills, w);
+        if self.counts_singles() {
+            let least = self.singles_least_at((defs, ops), live, kills, w);
+            return least.is_some_and(|k| k <= self.budget);
         }
         w.clear();
         w.extend(live.values().iter().copied().filter(|&v| self.of_class(v)));
@@ -360,18 +362,68 @@ impl<'a> Demand<'a> {
         self.fits((defs, ops), &*w, &lives)
     }
 
-    /// [`Demand::fits`] at a constrained instruction (an unconstrained one fits by the
-    /// sums alone), with every live value of a class of single units in a register, from
-    /// counts: the live values the instruction does not read are counted by whether
-    /// they end there ([`Beside`]) without being listed, so the test costs the operands
-    /// and the kills, not the live set. `touched` is a buffer.
-    fn singles_fit_at(
+    /// The least budget from the current one up to `high` at which instruction `point`
+    /// of `b` fits ([`Demand::fits_at`]), which becomes the budget; `None` when it does
+    /// not fit at `high`. In a class of single units it is read off the counts of the
+    /// instruction's problem, built once ([`packing::singles_least_units`]); in others,
+    /// found by bisection over the budgets.
+    fn least_at(
+        &mut self,
+        at: Instruction,
+        live: &LiveSet,
+        liveness: &Liveness,
+        (scratch, high): (&mut Scratch, u16),
+    ) -> Option<u16> {
+        let ((b, point), (defs, ops), constrained) = at;
+        let from = self.budget;
+        let least = if !self.counts_singles() {
+            let mut fits_with = |k: u16| {
+                self.budget = k;
+                self.fits_at(at, live, liveness, scratch)
+            };
+            least_true(from, high, &mut fits_with)?
+        } else if self.fits_unconstrained(constrained, defs, live) {
+            from
+        } else {
+            let Scratch { w, kills } = scratch;
+            kills.clear();
+            kills.extend(liveness.kills_at(b, point));
+            self.budget = high;
+            let least = self.singles_least_at((defs, ops), live, kills, w)?;
+            least.max(from)
+        };
+        self.budget = least;
+        (least <= high).then_some(least)
+    }
+
+    /// Whether the instruction fits without a look at its operands: it is not
+    /// `constrained`, and the class is free of alignment (the budget, at least MaxLive,
+    /// holds the sums) or its `live` values and the definitions fit side by side.
+    fn fits_unconstrained(&self, constrained: bool, defs: &[Def], live: &LiveSet) -> bool {
+        !constrained
+            && (self.alignment_free || self.fits_side_by_side(live.units(self.class), defs))
+    }
+
+    /// Whether the class's problems are decided by counts: every value is one unit
+    /// without alignment.
+    fn counts_singles(&self) -> bool {
+        self.singles && self.alignment_free
+    }
+
+    /// The least budget at which a constrained instruction fits ([`Demand::fits`]) with
+    /// every live value of a class of single units in a register, from counts: the unit
+    /// sums at the two instants, and the problem of the values the instruction reads with
+    /// the live values it does not read counted by whether they end there ([`Beside`])
+    /// without being listed, so the test costs the operands and the kills, not the live
+    /// set; `None` when no budget up to the current one holds the problem's pinned items.
+    /// `touched` is a buffer.
+    fn singles_least_at(
         &self,
         (defs, ops): (&[Def], &[Operand]),
         live: &LiveSet,
         kills: &[Value],
         touched: &mut Vec<Value>,
-    ) -> bool {
+    ) -> Option<u16> {
         let mine_and_live = |v: Value| self.of_class(v) && live.contains(v);
         let lives = |v: Value| !kills.contains(&v);
         let held = live.units(self.class) as usize;
@@ -381,10 +433,7 @@ impl<'a> Demand<'a> {
             .filter(|&(i, &v)| mine_and_live(v) && !kills[..i].contains(&v))
             .count();
         let (early, late) = self.def_units(defs);
-        let k = self.budget as usize;
-        if held + early > k || held - ending + late > k {
-            return false;
-        }
+        let by_sums = u16::try_from((held + early).max(held - ending + late)).ok()?;
         touched.clear();
         for u in ops.iter().filter_map(Operand::as_use) {
             if mine_and_live(u.value) && !touched.contains(&u.value) {
@@ -397,7 +446,8 @@ impl<'a> Demand<'a> {
             both: held - touched.len() - beside_early,
             early: beside_early,
         };
-        self.packs_singles((defs, ops), touched, beside, &lives)
+        let by_packing = self.singles_least_units((defs, ops), touched, beside, &lives)?;
+        Some(by_sums.max(by_packing))
     }
 
     /// Units the instruction's definitions of the class take at the early instant (the
@@ -453,8 +503,9 @@ pub fn fits_everywhere_by_class(
 /// liveness walk for every class. Fitting at an instruction only grows with the budget (a
 /// packing that fits `k` units fits `k + 1`), so the least budget is the largest of the
 /// least budgets at which each instruction fits: the walk keeps a running one per class,
-/// starting at `low` or MaxLive, and raises it by bisection where an instruction does not
-/// fit it.
+/// starting at `low` or MaxLive, and raises it where an instruction does not fit it: to
+/// the instruction's least budget, which a class of single units reads off the counts of
+/// the instruction's problem (built once) and other classes find by bisection.
 pub fn least_fitting_by_class(
     f: &Function,
     target: &Target,
@@ -472,6 +523,7 @@ pub fn least_fitting_by_class(
         .collect();
     let mut live = LiveSet::new(f, target);
     let mut scratch = Scratch::default();
+    let mut constrained = Vec::new();
     for b in f.block_ids() {
         if demands.iter().all(Option::is_none) {
             break;
@@ -479,16 +531,15 @@ pub fn least_fitting_by_class(
         a.liveness.walk_backward(f, b, &mut live, |at, live| {
             let At::Before(point) = at else { return };
             let (defs, ops) = operands_at(f, b, point);
-            for (slot, &high) in demands.iter_mut().zip(high) {
+            constrained_classes((f, target), (defs, &ops), &mut constrained);
+            for (c, (slot, &high)) in demands.iter_mut().zip(high).enumerate() {
                 let Some(demand) = slot else { continue };
-                let from = demand.budget;
-                let mut fits_with = |k: u16| {
-                    demand.budget = k;
-                    demand.fits_at((b, point), (defs, &ops), live, &a.liveness, &mut scratch)
-                };
-                match least_true(from, high, &mut fits_with) {
-                    Some(k) => demand.budget = k,
-                    None => *slot = None,
+                let at = ((b, point), (defs, &*ops), constrained[c]);
+                if demand
+                    .least_at(at, live, &a.liveness, (&mut scratch, high))
+                    .is_none()
+                {
+                    *slot = None;
                 }
             }
         });
@@ -498,6 +549,30 @@ pub fn least_fitting_by_class(
         .map(|d| d.as_ref().map(|d| d.budget))
         .collect()
 }
+
+/// Per class of `target` (by index), whether the instruction with `defs` and `ops` fixes
+/// or ties a value of it ([`Demand::constrained`] for every class in one pass), into `out`.
+fn constrained_classes(
+    (f, target): (&Function, &Target),
+    (defs, ops): (&[Def], &[Operand]),
+    out: &mut Vec<bool>,
+) {
+    out.clear();
+    out.resize(target.classes.len(), false);
+    let defs = defs
+        .iter()
+        .filter(|d| d.fixed.is_some() || d.tied.is_some());
+    let defs = defs.map(|d| d.value);
+    let uses = ops.iter().filter_map(Operand::as_use);
+    let uses = uses.filter(|u| u.fixed.is_some()).map(|u| u.value);
+    for v in defs.chain(uses) {
+        out[f.value(v).class.index()] = true;
+    }
+}
+
+/// An instruction of a block as the demand walks see it: where it is, its definitions
+/// and operands, and whether it fixes or ties a value of the class.
+type Instruction<'i> = ((Block, u32), (&'i [Def], &'i [Operand]), bool);
 
 /// The least `k` in `low..=high` for which the monotone `holds(k)` is true, or `None`.
 fn least_true(low: u16, high: u16, holds: &mut impl FnMut(u16) -> bool) -> Option<u16> {
