@@ -725,16 +725,16 @@ fn gain(
 fn apply(f: &mut Function, b: usize, plan: &[Remat], remats: &mut Remats) {
     let mut plan = plan.to_vec();
     plan.sort_by_key(|r| std::cmp::Reverse(r.at));
-    let defined = definitions(&f.blocks[b].insts);
+    let defined = definitions(f.values.len(), &f.blocks[b].insts);
     let made: Vec<Vec<Inst>> = plan
         .iter()
         .map(|remat| copies(f, b, &defined, remat, remats))
         .collect();
-    let mut takes_over: FxHashMap<Value, (Value, usize)> = FxHashMap::default();
+    let mut takes_over: TakesOver = vec![None; defined.len()];
     for (k, (remat, copies)) in plan.iter().zip(&made).enumerate() {
         let value = *remat.chain.last().expect("a chain ends with its value");
         if let Some(op) = copies.last().and_then(|i| i.op()) {
-            takes_over.insert(value, (op.defs[0].value, k));
+            takes_over[value.index()] = Some((op.defs[0].value, k));
         }
     }
     let block = std::mem::take(&mut f.blocks[b].insts);
@@ -754,17 +754,24 @@ fn apply(f: &mut Function, b: usize, plan: &[Remat], remats: &mut Remats) {
     f.blocks[b].insts = insts;
 }
 
-/// Per value defined in `insts` by an operation, that instruction and the index of its
-/// definition.
-fn definitions(insts: &[Inst]) -> FxHashMap<Value, (usize, usize)> {
-    let mut defined = FxHashMap::default();
+/// Per value (indexed by value), the instruction of a block defining it and the index of
+/// its definition there.
+type Definitions = Vec<Option<(usize, usize)>>;
+
+/// Per value of the block (indexed by value), the copy taking over its uses and the index
+/// of its recomputation in the order taken.
+type TakesOver = Vec<Option<(Value, usize)>>;
+
+/// The [`Definitions`] of `insts`, for a function of `values` values.
+fn definitions(values: usize, insts: &[Inst]) -> Definitions {
+    let mut defined = vec![None; values];
     for (k, inst) in insts.iter().enumerate() {
         for (d, def) in inst
             .op()
             .into_iter()
             .flat_map(|op| op.defs.iter().enumerate())
         {
-            defined.entry(def.value).or_insert((k, d));
+            defined[def.value.index()].get_or_insert((k, d));
         }
     }
     defined
@@ -775,14 +782,14 @@ fn definitions(insts: &[Inst]) -> FxHashMap<Value, (usize, usize)> {
 fn copies(
     f: &mut Function,
     b: usize,
-    defined: &FxHashMap<Value, (usize, usize)>,
+    defined: &Definitions,
     remat: &Remat,
     remats: &mut Remats,
 ) -> Vec<Inst> {
     let mut renamed: FxHashMap<Value, Value> = FxHashMap::default();
     let mut out = Vec::with_capacity(remat.chain.len());
     for &v in &remat.chain {
-        let Some(&(k, d)) = defined.get(&v) else {
+        let Some(&Some((k, d))) = defined.get(v.index()) else {
             continue;
         };
         let mut inst = f.blocks[b].insts[k].clone();
@@ -806,17 +813,14 @@ fn copies(
 
 /// The uses in `inst` of a value some recomputation takes over read its copy, for the
 /// recomputations (by their index in the order taken) that `reads_copy_of` admits.
-fn rename(
-    inst: &mut Inst,
-    takes_over: &FxHashMap<Value, (Value, usize)>,
-    reads_copy_of: impl Fn(usize) -> bool,
-) {
+fn rename(inst: &mut Inst, takes_over: &TakesOver, reads_copy_of: impl Fn(usize) -> bool) {
     let InstKind::Op(op) = &mut inst.kind else {
         return;
     };
     for o in &mut op.operands {
         if let Operand::Value(u) = o {
-            if let Some(&(copy, _)) = takes_over.get(&u.value).filter(|(_, k)| reads_copy_of(*k)) {
+            let taker = takes_over.get(u.value.index()).copied().flatten();
+            if let Some((copy, _)) = taker.filter(|&(_, k)| reads_copy_of(k)) {
                 u.value = copy;
             }
         }
@@ -991,7 +995,7 @@ entry:
         let mut plan = plan.to_vec();
         plan.sort_by_key(|r| std::cmp::Reverse(r.at));
         for remat in &plan {
-            let defined = definitions(&f.blocks[b].insts);
+            let defined = definitions(f.values.len(), &f.blocks[b].insts);
             let copies = copies(f, b, &defined, remat, remats);
             let value = *remat.chain.last().expect("a chain ends with its value");
             if let Some(copy) = copies
@@ -1020,14 +1024,14 @@ entry:
     /// operand defined in the block copied too on odd draws.
     fn drawn_plan(f: &Function, bytes: &[u8]) -> Vec<Remat> {
         let ops: Vec<_> = f.blocks[0].insts.iter().filter_map(|i| i.op()).collect();
-        let defined = definitions(&f.blocks[0].insts);
+        let defined = definitions(f.values.len(), &f.blocks[0].insts);
         let mut plan: Vec<Remat> = Vec::new();
         for pair in bytes.chunks(2) {
             let v = Value(u32::from(pair[0]) % f.values.len() as u32);
             let readings: Vec<usize> = (0..ops.len())
                 .filter(|&k| ops[k].uses().any(|u| u.value == v))
                 .collect();
-            let Some(&(d, _)) = defined.get(&v) else {
+            let Some((d, _)) = defined[v.index()] else {
                 continue;
             };
             if readings.is_empty() || plan.iter().any(|r| r.chain.last() == Some(&v)) {
@@ -1037,7 +1041,7 @@ entry:
             let operand = ops[d]
                 .uses()
                 .map(|u| u.value)
-                .find(|w| defined.contains_key(w));
+                .find(|w| defined[w.index()].is_some());
             let chain = match operand {
                 Some(w) if pair[1] % 2 == 1 => vec![w, v],
                 _ => vec![v],
