@@ -170,6 +170,29 @@ enum Look {
     Never,
 }
 
+/// The instructions of one block after which recomputing a value takes it off: those
+/// before `before` and those after `after`.
+#[derive(Clone, Copy)]
+struct Relief {
+    before: u32,
+    after: u32,
+}
+
+impl Relief {
+    const NOWHERE: Relief = Relief {
+        before: 0,
+        after: u32::MAX,
+    };
+    const EVERYWHERE: Relief = Relief {
+        before: u32::MAX,
+        after: u32::MAX,
+    };
+
+    fn takes_off(self, i: u32) -> bool {
+        i < self.before || i > self.after
+    }
+}
+
 /// Definitions and readings of every value, and the plans made so far.
 struct Planner<'a> {
     f: &'a Function,
@@ -240,10 +263,12 @@ impl<'a> Planner<'a> {
     /// A value is first asked whether it could have a plan at all (of the class, defined
     /// by an operation that may be recomputed); one that could is looked at per hot point
     /// until one is found that its recomputation takes it off. So a value live across many
-    /// hot points costs a flag, not an entry per point.
+    /// hot points costs a flag, not an entry per point, and where in a block its
+    /// recomputation takes it off ([`Relief`]) is found once per block it is looked at in.
     fn relieving(&mut self, c: ClassId, threshold: u32) -> Vec<Value> {
         let (f, a) = (self.f, self.a);
         let mut states = vec![Look::Unseen; f.values.len()];
+        let mut reliefs: Vec<Option<(Block, Relief)>> = vec![None; f.values.len()];
         let mut live = LiveSet::new(f, self.target);
         let planner = &*self;
         for b in f.block_ids() {
@@ -265,8 +290,18 @@ impl<'a> Planner<'a> {
                         let could = f.value(v).class == c && planner.single_recomputable(v);
                         *state = if could { Look::Candidate } else { Look::Never };
                     }
-                    if *state == Look::Candidate && !defined_here(v) && planner.takes_off(v, (b, i))
-                    {
+                    if *state != Look::Candidate || defined_here(v) {
+                        continue;
+                    }
+                    let relief = match reliefs[v.index()] {
+                        Some((block, relief)) if block == b => relief,
+                        _ => {
+                            let relief = planner.relief(v, b);
+                            reliefs[v.index()] = Some((b, relief));
+                            relief
+                        }
+                    };
+                    if relief.takes_off(i) {
                         *state = Look::Relieved;
                     }
                 }
@@ -280,16 +315,17 @@ impl<'a> Planner<'a> {
         values
     }
 
-    /// Whether recomputing `v` in its reading blocks leaves it dead at `at`.
-    fn takes_off(&self, v: Value, (b, i): Point) -> bool {
+    /// Where in block `b` recomputing `v` in its reading blocks leaves it dead.
+    fn relief(&self, v: Value, b: Block) -> Relief {
         let Some((home, Some(_))) = self.def[v.index()] else {
-            return false;
+            return Relief::NOWHERE;
         };
-        let reading = self.readings[v.index()].iter().find(|r| r.block == b);
-        match reading {
-            None => true,
-            Some(r) if b == home => !r.leaves && i > r.last,
-            Some(r) => i < r.first || (!r.leaves && i > r.last),
+        match self.readings[v.index()].iter().find(|r| r.block == b) {
+            None => Relief::EVERYWHERE,
+            Some(r) => Relief {
+                before: if b == home { 0 } else { r.first },
+                after: if r.leaves { u32::MAX } else { r.last },
+            },
         }
     }
 
@@ -497,5 +533,58 @@ fn rename_readings(f: &mut Function, b: Block, v: Value, copy: Value) {
                 .filter(|arg| arg.block == b)
                 .for_each(|arg| swap(&mut arg.value));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Planner;
+    use crate::analysis::Analysis;
+    use crate::program::{Block, Function, Value};
+
+    /// `%k` read at the end of its block and twice in the next; `%z` only in the last.
+    const READ_LATER: &str = "target sm_80
+func @f {
+entry:
+  %a:r2 = ld.param.u64 remat reads
+  %x:r1 = ld.global.b32 %a reads
+  %k:r1 = add.s32 %x, 4
+  %y:r1 = ld.global.b32 %a reads
+  %z:r1 = add.s32 %y, %k
+  jump next
+next:
+  %u:r1 = ld.global.b32 %a reads
+  %w:r1 = add.s32 %u, %k
+  %v:r1 = add.s32 %w, %k
+  st.global.b32 %a, %v writes
+  jump last
+last:
+  st.global.b32 %a, %z writes
+  ret
+}
+";
+
+    fn value(f: &Function, name: &str) -> Value {
+        let k = f.values.iter().position(|d| d.name == name);
+        Value(k.unwrap_or_else(|| panic!("no %{name}")) as u32)
+    }
+
+    /// The instructions of block `b` that recomputing `name` takes it off.
+    fn taken_off(name: &str, b: u32) -> Vec<u32> {
+        let p = crate::parse(READ_LATER).unwrap_or_else(|e| panic!("{e}"));
+        let f = &p.functions[0];
+        let a = Analysis::new(f, &p.target);
+        let planner = Planner::new(f, &a, &p.target);
+        let relief = planner.relief(value(f, name), Block(b));
+        let insts = f.blocks[b as usize].insts.len() as u32;
+        (0..insts).filter(|&i| relief.takes_off(i)).collect()
+    }
+
+    #[test]
+    fn a_value_is_taken_off_where_its_block_does_not_read_it_yet_or_any_more() {
+        assert_eq!(taken_off("k", 0), Vec::<u32>::new());
+        assert_eq!(taken_off("k", 1), vec![0, 3]);
+        assert_eq!(taken_off("z", 1), vec![0, 1, 2, 3]);
+        assert_eq!(taken_off("x", 0), vec![3, 4]);
     }
 }

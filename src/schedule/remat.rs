@@ -717,36 +717,82 @@ fn gain(
     fits.then_some(frees - cost[class])
 }
 
-/// Inserts the copies of `plan` and renames the uses they take over, latest first so
-/// earlier positions hold.
+/// Inserts the copies of `plan` and renames the uses they take over, in one pass over the
+/// block. The recomputations are taken latest position first (in plan order among equal
+/// positions), each copy placed before the copies already at its position: an operation
+/// of the block reads the copy of every recomputation placed at or before it, and a copy
+/// reads the copies of those taken after its own.
 fn apply(f: &mut Function, b: usize, plan: &[Remat], remats: &mut Remats) {
     let mut plan = plan.to_vec();
     plan.sort_by_key(|r| std::cmp::Reverse(r.at));
-    for remat in &plan {
-        let copies = copies(f, b, remat, remats);
+    let defined = definitions(f.values.len(), &f.blocks[b].insts);
+    let made: Vec<Vec<Inst>> = plan
+        .iter()
+        .map(|remat| copies(f, b, &defined, remat, remats))
+        .collect();
+    let mut takes_over: TakesOver = vec![None; defined.len()];
+    for (k, (remat, copies)) in plan.iter().zip(&made).enumerate() {
         let value = *remat.chain.last().expect("a chain ends with its value");
-        let copy = copies
-            .last()
-            .and_then(|i| i.op())
-            .map(|op| op.defs[0].value);
-        if let Some(copy) = copy {
-            rename_from(f, b, remat.at, value, copy);
+        if let Some(op) = copies.last().and_then(|i| i.op()) {
+            takes_over[value.index()] = Some((op.defs[0].value, k));
         }
-        let insts = &mut f.blocks[b].insts;
-        insts.splice(remat.at..remat.at, copies);
     }
+    let block = std::mem::take(&mut f.blocks[b].insts);
+    let mut insts = Vec::with_capacity(block.len() + made.iter().map(Vec::len).sum::<usize>());
+    let mut placed = plan.iter().zip(made).enumerate().rev().peekable();
+    for (at, mut inst) in block.into_iter().enumerate() {
+        while let Some((k, (_, copies))) = placed.next_if(|(_, (r, _))| r.at == at) {
+            for mut copy in copies {
+                rename(&mut copy, &takes_over, |taker| taker > k);
+                insts.push(copy);
+            }
+        }
+        rename(&mut inst, &takes_over, |taker| plan[taker].at <= at);
+        insts.push(inst);
+    }
+    debug_assert!(placed.next().is_none(), "every copy goes before a use");
+    f.blocks[b].insts = insts;
+}
+
+/// Per value (indexed by value), the instruction of a block defining it and the index of
+/// its definition there.
+type Definitions = Vec<Option<(usize, usize)>>;
+
+/// Per value of the block (indexed by value), the copy taking over its uses and the index
+/// of its recomputation in the order taken.
+type TakesOver = Vec<Option<(Value, usize)>>;
+
+/// The [`Definitions`] of `insts`, for a function of `values` values.
+fn definitions(values: usize, insts: &[Inst]) -> Definitions {
+    let mut defined = vec![None; values];
+    for (k, inst) in insts.iter().enumerate() {
+        for (d, def) in inst
+            .op()
+            .into_iter()
+            .flat_map(|op| op.defs.iter().enumerate())
+        {
+            defined[def.value.index()].get_or_insert((k, d));
+        }
+    }
+    defined
 }
 
 /// The copies of a chain's operations, each defining a fresh value and reading the copies
-/// before it where it read their originals.
-fn copies(f: &mut Function, b: usize, remat: &Remat, remats: &mut Remats) -> Vec<Inst> {
+/// before it where it read their originals (`defined`: [`definitions`] of block `b`).
+fn copies(
+    f: &mut Function,
+    b: usize,
+    defined: &Definitions,
+    remat: &Remat,
+    remats: &mut Remats,
+) -> Vec<Inst> {
     let mut renamed: FxHashMap<Value, Value> = FxHashMap::default();
     let mut out = Vec::with_capacity(remat.chain.len());
     for &v in &remat.chain {
-        let Some((inst, d)) = definition(f, b, v) else {
+        let Some(&Some((k, d))) = defined.get(v.index()) else {
             continue;
         };
-        let mut inst = inst.clone();
+        let mut inst = f.blocks[b].insts[k].clone();
         let InstKind::Op(op) = &mut inst.kind else {
             continue;
         };
@@ -765,24 +811,17 @@ fn copies(f: &mut Function, b: usize, remat: &Remat, remats: &mut Remats) -> Vec
     out
 }
 
-/// The instruction of block `b` defining `v`, and the index of its definition.
-fn definition(f: &Function, b: usize, v: Value) -> Option<(&Inst, usize)> {
-    f.blocks[b].insts.iter().find_map(|inst| {
-        let d = inst.op()?.defs.iter().position(|d| d.value == v)?;
-        Some((inst, d))
-    })
-}
-
-/// Uses of `v` in operations from `at` on read `copy` instead.
-fn rename_from(f: &mut Function, b: usize, at: usize, v: Value, copy: Value) {
-    for inst in &mut f.blocks[b].insts[at..] {
-        if let InstKind::Op(op) = &mut inst.kind {
-            for o in &mut op.operands {
-                if let Operand::Value(u) = o {
-                    if u.value == v {
-                        u.value = copy;
-                    }
-                }
+/// The uses in `inst` of a value some recomputation takes over read its copy, for the
+/// recomputations (by their index in the order taken) that `reads_copy_of` admits.
+fn rename(inst: &mut Inst, takes_over: &TakesOver, reads_copy_of: impl Fn(usize) -> bool) {
+    let InstKind::Op(op) = &mut inst.kind else {
+        return;
+    };
+    for o in &mut op.operands {
+        if let Operand::Value(u) = o {
+            let taker = takes_over.get(u.value.index()).copied().flatten();
+            if let Some((copy, _)) = taker.filter(|&(_, k)| reads_copy_of(k)) {
+                u.value = copy;
             }
         }
     }
@@ -791,8 +830,9 @@ fn rename_from(f: &mut Function, b: usize, at: usize, v: Value, copy: Value) {
 #[cfg(test)]
 mod tests {
     use super::super::{schedule_function, Goal};
-    use super::{round, Remats};
+    use super::{apply, copies, definitions, round, Remat, Remats};
     use crate::analysis::Analysis;
+    use crate::program::{Function, InstKind, Operand, Value};
 
     /// The softmax shape: packed halves loaded, unpacked, converted, reduced to a maximum
     /// across the wave (a barrier), then each converted value used again after it.
@@ -946,5 +986,85 @@ entry:
         let after = Analysis::new(&s.func, &p.target).pressure.max_live(r);
         assert!(s.remats.added() >= 32, "{} copies", s.remats.added());
         assert!(after * 3 <= before * 2, "max_live r {before} -> {after}");
+    }
+
+    /// The insertion [`apply`] replaces, kept as its model: copies inserted one at a time,
+    /// latest position first, each renaming the uses from its position on in the block as
+    /// it then stands.
+    fn apply_one_by_one(f: &mut Function, b: usize, plan: &[Remat], remats: &mut Remats) {
+        let mut plan = plan.to_vec();
+        plan.sort_by_key(|r| std::cmp::Reverse(r.at));
+        for remat in &plan {
+            let defined = definitions(f.values.len(), &f.blocks[b].insts);
+            let copies = copies(f, b, &defined, remat, remats);
+            let value = *remat.chain.last().expect("a chain ends with its value");
+            if let Some(copy) = copies
+                .last()
+                .and_then(|i| i.op())
+                .map(|op| op.defs[0].value)
+            {
+                for inst in &mut f.blocks[b].insts[remat.at..] {
+                    let InstKind::Op(op) = &mut inst.kind else {
+                        continue;
+                    };
+                    for o in &mut op.operands {
+                        match o {
+                            Operand::Value(u) if u.value == value => u.value = copy,
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            f.blocks[b].insts.splice(remat.at..remat.at, copies);
+        }
+    }
+
+    /// A plan of recomputations drawn from `bytes` on block 0 of `f`: distinct values, each
+    /// copied before one of its later readings (several at one position), with its first
+    /// operand defined in the block copied too on odd draws.
+    fn drawn_plan(f: &Function, bytes: &[u8]) -> Vec<Remat> {
+        let ops: Vec<_> = f.blocks[0].insts.iter().filter_map(|i| i.op()).collect();
+        let defined = definitions(f.values.len(), &f.blocks[0].insts);
+        let mut plan: Vec<Remat> = Vec::new();
+        for pair in bytes.chunks(2) {
+            let v = Value(u32::from(pair[0]) % f.values.len() as u32);
+            let readings: Vec<usize> = (0..ops.len())
+                .filter(|&k| ops[k].uses().any(|u| u.value == v))
+                .collect();
+            let Some((d, _)) = defined[v.index()] else {
+                continue;
+            };
+            if readings.is_empty() || plan.iter().any(|r| r.chain.last() == Some(&v)) {
+                continue;
+            }
+            let at = readings[usize::from(pair[1]) % readings.len()];
+            let operand = ops[d]
+                .uses()
+                .map(|u| u.value)
+                .find(|w| defined[w.index()].is_some());
+            let chain = match operand {
+                Some(w) if pair[1] % 2 == 1 => vec![w, v],
+                _ => vec![v],
+            };
+            plan.push(Remat { chain, at });
+        }
+        plan
+    }
+
+    #[test]
+    fn applying_a_plan_in_one_pass_matches_inserting_each_copy_in_turn() {
+        let p = crate::parse(&softmax(6)).unwrap_or_else(|e| panic!("{e}"));
+        for seed in 0..500u64 {
+            let bytes: Vec<u8> = (0..2 + 2 * (seed % 16))
+                .map(|k| ((seed * 31 + k).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as u8)
+                .collect();
+            let plan = drawn_plan(&p.functions[0], &bytes);
+            let (mut one_pass, mut model) = (p.functions[0].clone(), p.functions[0].clone());
+            let (mut remats, mut model_remats) = (Remats::new(&one_pass), Remats::new(&model));
+            apply(&mut one_pass, 0, &plan, &mut remats);
+            apply_one_by_one(&mut model, 0, &plan, &mut model_remats);
+            assert_eq!(one_pass, model, "seed {seed}: {plan:?}");
+            assert_eq!(remats, model_remats, "seed {seed}");
+        }
     }
 }
