@@ -24,7 +24,7 @@ use crate::alloc::operands::{self, Context, Operands};
 use crate::alloc::packing::{self, Span};
 use crate::analysis::liveness::{At, LiveSet, Liveness};
 use crate::analysis::Analysis;
-use crate::program::{Block, Def, Function, InstKind, Operand, Use, Value};
+use crate::program::{Block, Def, Function, InstKind, Operand, Value};
 use crate::target::{AlignRule, ClassId, Target};
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -263,16 +263,7 @@ impl<'a> Demand<'a> {
     /// Whether the instruction fixes or ties a value of the class (its problem has pins or
     /// copies); [`constrained_classes`] answers for every class at once.
     fn constrained(&self, defs: &[Def], ops: &[Operand]) -> bool {
-        let mine_def = |d: &&Def| self.of_class(d.value);
-        let mine_use = |u: &&Use| self.of_class(u.value);
-        defs.iter()
-            .filter(mine_def)
-            .any(|d| d.fixed.is_some() || d.tied.is_some())
-            || ops
-                .iter()
-                .filter_map(Operand::as_use)
-                .filter(mine_use)
-                .any(|u| u.fixed.is_some())
+        constrained_values(defs, ops).any(|v| self.of_class(v))
     }
 
     /// Whether the `live_units` live before an unconstrained instruction and its definitions
@@ -559,15 +550,20 @@ fn constrained_classes(
 ) {
     out.clear();
     out.resize(target.classes.len(), false);
+    for v in constrained_values(defs, ops) {
+        out[f.value(v).class.index()] = true;
+    }
+}
+
+/// The values the instruction with `defs` and `ops` fixes or ties: definitions fixed or
+/// tied to an operand, operands fixed to a register.
+fn constrained_values<'i>(defs: &'i [Def], ops: &'i [Operand]) -> impl Iterator<Item = Value> + 'i {
     let defs = defs
         .iter()
         .filter(|d| d.fixed.is_some() || d.tied.is_some());
-    let defs = defs.map(|d| d.value);
     let uses = ops.iter().filter_map(Operand::as_use);
     let uses = uses.filter(|u| u.fixed.is_some()).map(|u| u.value);
-    for v in defs.chain(uses) {
-        out[f.value(v).class.index()] = true;
-    }
+    defs.map(|d| d.value).chain(uses)
 }
 
 /// An instruction of a block as the demand walks see it: where it is, its definitions
