@@ -54,7 +54,7 @@ fn check_branches(f: &Function, a: &Analysis) -> Result<(), AllocError> {
         else {
             continue;
         };
-        let problem = match a.pdom.ipdom(b) {
+        let problem = match a.join(b) {
             None => Some("it has no join (no block post-dominates it)".to_string()),
             Some(join) => [(then_block, else_block), (else_block, then_block)]
                 .into_iter()

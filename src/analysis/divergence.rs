@@ -87,6 +87,19 @@ impl Divergence {
         }
     }
 
+    /// The divergence of a function without a divergent branch, which [`Divergence::new`]
+    /// finds without post-dominators: the linear CFG is the logical one, and no block is
+    /// a join, an anchored block or a skip.
+    pub fn convergent(cfg: &Graph) -> Divergence {
+        Divergence {
+            linear: cfg.clone(),
+            joins: Vec::new(),
+            anchors: vec![None; cfg.len()],
+            conform: vec![None; cfg.len()],
+            skips: Vec::new(),
+        }
+    }
+
     /// Whether the linear edge `from → to` is taken only when no lane takes a side of a
     /// divergent branch: the branch block's edge to its else-arm (no lane takes the
     /// then-side) and a then-side's edge to the join (no lane takes the else-side). The
@@ -198,6 +211,21 @@ mod tests {
         let pdom = PostDomTree::new(f, &cfg);
         let d = Divergence::new(f, &cfg, &pdom);
         (cfg, d)
+    }
+
+    /// Without a divergent branch, the divergence built without post-dominators is the one
+    /// `new` finds with them.
+    #[test]
+    fn convergent_is_new_without_divergent_branches() {
+        let srcs = [
+            "target gfx9\nfunc @f {\na:\n  %p:s2 = cmp\n  branch uniform %p, t, e\nt:\n  jump j\ne:\n  jump j\nj:\n  ret\n}\n",
+            include_str!("../../corpus/irreducible.chr"),
+            include_str!("../../corpus/nested_loops.chr"),
+        ];
+        for src in srcs {
+            let (cfg, d) = linear_of(src);
+            assert_eq!(Divergence::convergent(&cfg), d);
+        }
     }
 
     #[test]

@@ -11,7 +11,7 @@ pub mod pressure;
 pub mod rows;
 pub mod ssa;
 
-use crate::program::Function;
+use crate::program::{Block, Function};
 use crate::target::Target;
 
 /// Every analysis of one function.
@@ -19,7 +19,8 @@ use crate::target::Target;
 pub struct Analysis {
     pub cfg: cfg::Graph,
     pub dom: dom::DomTree,
-    pub pdom: dom::PostDomTree,
+    /// See [`ControlFlow::pdom`].
+    pub pdom: Option<dom::PostDomTree>,
     pub divergence: divergence::Divergence,
     pub loops: loops::Loops,
     pub freq: Vec<f64>,
@@ -33,7 +34,10 @@ pub struct Analysis {
 pub struct ControlFlow {
     pub cfg: cfg::Graph,
     pub dom: dom::DomTree,
-    pub pdom: dom::PostDomTree,
+    /// The post-dominators, for a function with a divergent branch only: what is asked of
+    /// them is the join of a divergent branch ([`ControlFlow::join`]), and without one the
+    /// linear CFG is the logical one.
+    pub pdom: Option<dom::PostDomTree>,
     pub divergence: divergence::Divergence,
 }
 
@@ -41,8 +45,13 @@ impl ControlFlow {
     pub fn new(f: &Function) -> ControlFlow {
         let cfg = cfg::Graph::of_function(f);
         let dom = dom::DomTree::new(&cfg);
-        let pdom = dom::PostDomTree::new(f, &cfg);
-        let divergence = divergence::Divergence::new(f, &cfg, &pdom);
+        let (pdom, divergence) = if f.blocks.iter().any(|b| b.term.is_divergent()) {
+            let pdom = dom::PostDomTree::new(f, &cfg);
+            let divergence = divergence::Divergence::new(f, &cfg, &pdom);
+            (Some(pdom), divergence)
+        } else {
+            (None, divergence::Divergence::convergent(&cfg))
+        };
         ControlFlow {
             cfg,
             dom,
@@ -50,11 +59,29 @@ impl ControlFlow {
             divergence,
         }
     }
+
+    /// The join of the divergent branch in block `b`: its immediate post-dominator, `None`
+    /// when only the exit post-dominates it.
+    pub fn join(&self, b: Block) -> Option<Block> {
+        join(self.pdom.as_ref(), b)
+    }
+}
+
+/// The immediate post-dominator of divergent branch block `b` in `pdom` (present in every
+/// function with a divergent branch).
+fn join(pdom: Option<&dom::PostDomTree>, b: Block) -> Option<Block> {
+    pdom.expect("post-dominators of a function with a divergent branch")
+        .ipdom(b)
 }
 
 impl Analysis {
     pub fn new(f: &Function, target: &Target) -> Analysis {
         Analysis::with_control_flow(f, target, ControlFlow::new(f))
+    }
+
+    /// [`ControlFlow::join`].
+    pub fn join(&self, b: Block) -> Option<Block> {
+        join(self.pdom.as_ref(), b)
     }
 
     /// The analyses of `f` from its control-flow analyses `flow` (computed for `f`, or

@@ -439,7 +439,7 @@ impl Belady<'_, '_> {
             if a.divergence.anchor(else_block) != Some(b) {
                 continue;
             }
-            let join = a.pdom.ipdom(b);
+            let join = a.join(b);
             for (arm, other, side) in [
                 (then_block, else_block, Side::Then),
                 (else_block, then_block, Side::Else),
@@ -500,7 +500,7 @@ impl Belady<'_, '_> {
                     .is_some_and(|k| k.contains(&v));
                 let reader = match (s, &self.f().block(branch).term) {
                     (Side::Then, Terminator::Branch { else_block, .. }) => Some(*else_block),
-                    _ => self.input.a.pdom.ipdom(branch),
+                    _ => self.input.a.join(branch),
                 };
                 !keeps || reader.is_none_or(|r| !self.plans[r.index()].visited)
             })
@@ -946,7 +946,7 @@ impl Belady<'_, '_> {
             let then_side = side == Side::Then as u8;
             let reader = match &self.f().block(branch).term {
                 Terminator::Branch { else_block, .. } if then_side => Some(*else_block),
-                _ => self.input.a.pdom.ipdom(branch),
+                _ => self.input.a.join(branch),
             };
             let Some(reader) = reader else { continue };
             let for_join = self
@@ -1213,7 +1213,7 @@ impl Belady<'_, '_> {
         let for_else = live_in(else_block);
         let loops_back = self.sides[b.index()].contains(&(b, Side::Else));
         let outer = self.protected(b);
-        let for_join = match a.pdom.ipdom(b) {
+        let for_join = match a.join(b) {
             Some(j) if a.divergence.anchor(j) == Some(b) => {
                 let mut kept = live_in(j);
                 if loops_back {
