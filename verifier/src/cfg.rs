@@ -1,6 +1,9 @@
 //! The verifier's own control-flow facts: logical successors and predecessors, immediate
 //! post-dominators, the arm walks of divergent branches and the linear CFG, computed
-//! independently of the allocator's analyses.
+//! independently of the allocator's analyses. The checks need post-dominators only for
+//! the joins of divergent branches, so [`Cfg::new`] computes them only for a function
+//! that has one; [`Cfg::post_dominators`] gives every block's (the interpreter's
+//! reconvergence points).
 //!
 //! Post-dominators: Cooper, Harvey & Kennedy, "A Simple, Fast Dominance Algorithm" (2001),
 //! run on the reverse graph rooted at a virtual exit that every `ret` block reaches.
@@ -65,8 +68,6 @@ pub struct Cfg {
     pub preds: Vec<Vec<Edge>>,
     pub linear_preds: Vec<Vec<Edge>>,
     pub linear_succs: Vec<Vec<usize>>,
-    /// Immediate post-dominator; `None` for the virtual exit or a block that never exits.
-    pub ipdom: Vec<Option<usize>>,
     /// Blocks reachable from the entry, in reverse postorder of the linear CFG.
     pub rpo: Vec<usize>,
     /// The reachable divergent branches, in block order.
@@ -90,9 +91,13 @@ impl Cfg {
                 });
             }
         }
-        let ipdom = post_dominators(&succs, &preds);
         let mut walker = Walker::new(n);
-        let divergent = divergent_branches(f, &succs, &ipdom, &mut walker);
+        let divergent = if f.blocks.iter().any(|b| b.term.is_divergent()) {
+            let ipdom = post_dominators(&succs, &preds);
+            divergent_branches(f, &succs, &ipdom, &mut walker)
+        } else {
+            Vec::new()
+        };
         let linear_preds = if divergent.is_empty() {
             preds.clone()
         } else {
@@ -116,10 +121,15 @@ impl Cfg {
             preds,
             linear_preds,
             linear_succs,
-            ipdom,
             rpo,
             divergent,
         }
+    }
+
+    /// Per block, its immediate post-dominator; `None` for a block that never exits or
+    /// whose only post-dominator is the virtual exit.
+    pub fn post_dominators(&self) -> Vec<Option<usize>> {
+        post_dominators(&self.succs, &self.preds)
     }
 }
 

@@ -244,7 +244,8 @@ const STORE_LANES: usize = 64;
 struct Machine<'a> {
     f: &'a Function,
     target: &'a Target,
-    cfg: Cfg,
+    /// Per block, its immediate post-dominator: where the lanes of a branch reconverge.
+    ipdom: Vec<Option<usize>>,
     config: Config,
     allocated: bool,
     /// Original mode: per value, `size × lanes` tokens (part-major).
@@ -298,7 +299,7 @@ impl<'a> Machine<'a> {
         Machine {
             f,
             target,
-            cfg: Cfg::new(f),
+            ipdom: Cfg::new(f).post_dominators(),
             config: Config {
                 lanes: lanes as u32,
                 ..*config
@@ -385,7 +386,7 @@ impl<'a> Machine<'a> {
                     let taken = self.decide(b, kind, cond, mask);
                     let (t, e) = (then_block.index(), else_block.index());
                     let (mt, me) = (mask & taken, mask & !taken);
-                    let join = self.cfg.ipdom[b];
+                    let join = self.ipdom[b];
                     if join.is_some() && join == stop {
                         if Some(e) == join {
                             (arrived, b, mask) = (arrived | me, t, mt);

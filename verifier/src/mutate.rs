@@ -765,7 +765,7 @@ fn turn_divergent(
             *kind = BranchKind::Divergent;
         }
     }
-    let join = Cfg::new(&o).ipdom[oi];
+    let join = Cfg::new(&o).post_dominators()[oi];
     let uniform_phi_at_join = join.is_some_and(|j| {
         o.blocks[j]
             .phis

@@ -69,6 +69,34 @@ fn random_programs_run_along_the_linear_cfg() {
     assert!(shapes > 50, "{shapes}");
 }
 
+/// Each divergent branch's join is its immediate post-dominator, which `Cfg::new`
+/// computes only for functions with a divergent branch; the others have no divergent
+/// branch and a linear CFG equal to the logical one.
+#[test]
+fn joins_are_post_dominators_and_convergent_code_is_its_own_linear_cfg() {
+    let config = GenConfig {
+        unstructured: 30,
+        ..GenConfig::default()
+    };
+    let (mut divergent, mut convergent) = (0, 0);
+    for seed in 0..300 {
+        for f in &generate_from_seed(seed, &config).functions {
+            let cfg = Cfg::new(f);
+            let ipdom = cfg.post_dominators();
+            for d in &cfg.divergent {
+                assert_eq!(d.join, ipdom[d.branch], "seed {seed}");
+            }
+            if f.blocks.iter().any(|b| b.term.is_divergent()) {
+                divergent += 1;
+                continue;
+            }
+            convergent += 1;
+            assert_eq!(cfg.linear_preds, cfg.preds, "seed {seed}");
+        }
+    }
+    assert!(divergent > 0 && convergent > 0, "{divergent} {convergent}");
+}
+
 fn check_shape(text: &str) {
     let p = chromatic::parse(text).expect("parses");
     let f = &p.functions[0];
