@@ -245,6 +245,7 @@ impl Spilled {
 fn lower_class(state: &mut State, a: &Analysis, c: ClassId, k: u16) -> Result<bool, AllocError> {
     let target = state.target;
     let (graph, loops) = class_graph(a, target.class(c).uniform);
+    let order = belady::visit_order(graph, &loops, &state.f);
     let input = belady::Input {
         f: &state.f,
         target,
@@ -253,6 +254,7 @@ fn lower_class(state: &mut State, a: &Analysis, c: ClassId, k: u16) -> Result<bo
         budget: k,
         graph,
         loops: &loops,
+        order: &order,
         flags: &state.flags,
     };
     let decisions = belady::decide(&input)?;
@@ -265,6 +267,7 @@ fn lower_class(state: &mut State, a: &Analysis, c: ClassId, k: u16) -> Result<bo
         cfg: &a.cfg,
         graph,
         loops: &loops,
+        order: &order,
         liveness: &a.liveness,
         freq: &a.freq,
     };

@@ -35,13 +35,15 @@ pub struct ReloadFreq {
 }
 
 impl ReloadFreq {
-    /// `graph` is the CFG the class's liveness follows, `loops` its loops, `freq` the
-    /// block frequencies.
+    /// `graph` is the CFG the class's liveness follows, `loops` its loops, `order` its
+    /// blocks in [`visit_order`](super::belady::visit_order), `freq` the block
+    /// frequencies.
     pub fn new(
         f: &Function,
         class: ClassId,
         uses: &Uses,
         (graph, loops): (&Graph, &Loops),
+        order: &[Block],
         liveness: &Liveness,
         freq: &[f64],
     ) -> ReloadFreq {
@@ -52,10 +54,8 @@ impl ReloadFreq {
             out.push_row(of_class.map(|v| (v, 0.0)));
         }
         let entering = loop_entries(f, graph, loops);
-        let mut post = super::belady::visit_order(graph, loops, f);
-        post.reverse();
         let mut queued = vec![true; f.blocks.len()];
-        let mut work: VecDeque<Block> = post.into_iter().collect();
+        let mut work: VecDeque<Block> = order.iter().rev().copied().collect();
         while let Some(b) = work.pop_front() {
             queued[b.index()] = false;
             let mut changed = false;
@@ -121,6 +121,7 @@ fn loop_entries(f: &Function, graph: &Graph, loops: &Loops) -> Rows<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::alloc::spill::belady::visit_order;
     use crate::analysis::Analysis;
 
     #[test]
@@ -151,7 +152,9 @@ exit:
         let a = Analysis::new(f, &p.target);
         let class = ClassId(0);
         let uses = Uses::new(f, class);
-        let r = ReloadFreq::new(f, class, &uses, (&a.cfg, &a.loops), &a.liveness, &a.freq);
+        let order = visit_order(&a.cfg, &a.loops, f);
+        let graphs = (&a.cfg, &a.loops);
+        let r = ReloadFreq::new(f, class, &uses, graphs, &order, &a.liveness, &a.freq);
         let (x, y) = (Value(0), Value(1));
         assert_eq!(r.at_end(Block(0), x), 10.0, "read on the hot side only");
         assert_eq!(
@@ -187,7 +190,9 @@ exit:
         let a = Analysis::new(f, &p.target);
         let class = ClassId(0);
         let uses = Uses::new(f, class);
-        let r = ReloadFreq::new(f, class, &uses, (&a.cfg, &a.loops), &a.liveness, &a.freq);
+        let order = visit_order(&a.cfg, &a.loops, f);
+        let graphs = (&a.cfg, &a.loops);
+        let r = ReloadFreq::new(f, class, &uses, graphs, &order, &a.liveness, &a.freq);
         let v = Value(0);
         let (head, latch) = (Block(1), Block(3));
         assert_eq!(r.at_end(head, v), 10.0, "read in the loop's body");

@@ -20,7 +20,7 @@
 //! never stored; values spilled to a register of another class (PTX predicates, Intel
 //! flags) are moved there once, after the definition.
 
-use super::belady::{visit_order, Decisions, DefFlags};
+use super::belady::{Decisions, DefFlags};
 use super::edges::{self, EdgeCode, EdgeOp, Need, Successor};
 use super::pseudo;
 use super::repair;
@@ -83,6 +83,8 @@ pub struct ClassInput<'a> {
     /// The CFG the class's values follow (the linear CFG for uniform classes).
     pub graph: &'a Graph,
     pub loops: &'a crate::analysis::loops::Loops,
+    /// The class's blocks in [`visit_order`](super::belady::visit_order).
+    pub order: &'a [Block],
     pub liveness: &'a Liveness,
     pub freq: &'a [f64],
 }
@@ -322,14 +324,14 @@ impl<'t> State<'t> {
                     .push((*b, end, Slot::EdgeStore));
             }
         }
-        let order = visit_order(input.graph, input.loops, &self.f);
+        let order = input.order;
         let in_blocks: BTreeSet<Value> = d
             .blocks
             .iter()
             .flat_map(|plan| plan.reloads.iter().map(|&(_, v)| v))
             .collect();
         let not_around = reloaded_not_around(coupling);
-        let spans = live_spans(input, &order, &def_sites, self.f.values.len());
+        let spans = live_spans(input, order, &def_sites, self.f.values.len());
         for &v in reloaded {
             let Some(&(def_block, def_at)) = def_sites.get(&v) else {
                 continue;
