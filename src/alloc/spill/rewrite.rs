@@ -28,7 +28,7 @@ use super::slots::{Access, Sites};
 use super::sorted::SortedSet;
 use crate::alloc::AllocError;
 use crate::analysis::cfg::Graph;
-use crate::analysis::liveness::Liveness;
+use crate::analysis::liveness::{self, Liveness};
 use crate::program::*;
 use crate::target::{ClassId, SpillTarget, Target};
 use rustc_hash::FxHashMap;
@@ -129,8 +129,13 @@ impl<'t> State<'t> {
         )
     }
 
-    /// Applies the decisions for one class.
-    pub fn apply(&mut self, d: &Decisions, input: &ClassInput) -> Result<(), AllocError> {
+    /// Applies the decisions for one class; returns the definition and use sites of the
+    /// rewritten function, which SSA repair gathers as it reads it.
+    pub fn apply(
+        &mut self,
+        d: &Decisions,
+        input: &ClassInput,
+    ) -> Result<liveness::Sites, AllocError> {
         let mut code = Code::default();
         let memory_phis = self.take_memory_phis(d);
         let coupling = self.couple(d, input, &memory_phis);
@@ -454,7 +459,7 @@ impl<'t> State<'t> {
         tracked: &[Value],
         defs: &FxHashMap<Value, Value>,
         removed: &[Value],
-    ) -> Result<(), AllocError> {
+    ) -> Result<liveness::Sites, AllocError> {
         let (origin, home, flags) = (&mut self.origin, &mut self.home, &mut self.flags);
         let mut fresh = |f: &mut Function, like: Value| {
             let class = f.value(like).class;
