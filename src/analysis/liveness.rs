@@ -18,7 +18,8 @@
 //!
 //! The walk starts from every value's definition block and use sites ([`Sites`]), gathered
 //! block by block: by a walk of their own, or by one that reads every block anyway
-//! (validation, also for the function that edge splitting makes of the one it reads).
+//! (validation, also for the function that edge splitting makes of the one it reads; the
+//! spiller's SSA repair, adding the reads it renames once it has resolved them).
 //!
 //! Layout: the per-block sets are compressed rows ([`Rows`]), not one vector per block,
 //! grouped from pairs gathered in fixed-size chunks ([`Pairs`]), which growth never copies.
@@ -186,11 +187,18 @@ impl Sites {
 
     /// Gathers the next block of the function read, in block order.
     pub fn push(&mut self, block: &BlockData) {
+        self.push_except(block, |_| false);
+    }
+
+    /// Gathers the next block of the function read, in block order, but the reads of the
+    /// values `later` picks: whoever renames those reads afterwards adds them
+    /// ([`Sites::add_use`]) once it knows what they read.
+    pub fn push_except(&mut self, block: &BlockData, later: impl Fn(Value) -> bool) {
         let b = Block(self.blocks as u32);
         self.blocks += 1;
         for phi in &block.phis {
             self.def_block[phi.def.value.index()] = b;
-            for arg in &phi.args {
+            for arg in phi.args.iter().filter(|a| !later(a.value)) {
                 let from = self.coming_from(arg.block, b);
                 self.uses.push(arg.value, (from, true));
             }
@@ -199,11 +207,26 @@ impl Sites {
             for d in &op.defs {
                 self.def_block[d.value.index()] = b;
             }
-            op.uses().for_each(|u| self.uses.push(u.value, (b, false)));
+            let uses = op.uses().filter(|u| !later(u.value));
+            uses.for_each(|u| self.uses.push(u.value, (b, false)));
         }
-        for u in block.term.uses() {
+        for u in block.term.uses().iter().filter(|u| !later(u.value)) {
             self.uses.push(u.value, (b, false));
         }
+    }
+
+    /// A read of `v` in `block` (`via_phi`: a phi argument coming from `block`) that
+    /// [`Sites::push_except`] left out.
+    pub fn add_use(&mut self, v: Value, (block, via_phi): (Block, bool)) {
+        self.uses.push(v, (block, via_phi));
+    }
+
+    /// `v`, a value made after its block was gathered, is defined in `b`.
+    pub fn define(&mut self, v: Value, b: Block) {
+        if self.def_block.len() <= v.index() {
+            self.def_block.resize(v.index() + 1, Block(0));
+        }
+        self.def_block[v.index()] = b;
     }
 
     /// The block an edge `pred → b` leaves from once split: its new block, or `pred`.

@@ -124,8 +124,19 @@ impl Analysis {
     /// they were (what the spiller does): the control-flow analyses, which read nothing
     /// else, are kept; liveness and pressure are computed again.
     pub fn same_blocks(f: &Function, target: &Target, earlier: &Analysis) -> Analysis {
+        Self::same_blocks_with_sites(f, target, earlier, liveness::Sites::of(f))
+    }
+
+    /// [`Analysis::same_blocks`] from the definition and use sites of `f`, gathered by a
+    /// walk that read `f` anyway (the spiller's SSA repair).
+    pub fn same_blocks_with_sites(
+        f: &Function,
+        target: &Target,
+        earlier: &Analysis,
+        sites: liveness::Sites,
+    ) -> Analysis {
         let flow = (&earlier.cfg, &earlier.divergence);
-        let (liveness, pressure) = Self::values(f, target, flow, liveness::Sites::of(f));
+        let (liveness, pressure) = Self::values(f, target, flow, sites);
         Analysis {
             cfg: earlier.cfg.clone(),
             dom: earlier.dom.clone(),

@@ -97,6 +97,8 @@ pub struct Input<'a> {
     /// The class's CFG (linear for uniform classes) and its loops.
     pub graph: &'a Graph,
     pub loops: &'a Loops,
+    /// The class's blocks in [`visit_order`], found once for every stage of the class.
+    pub order: &'a [Block],
     /// Per value: whether its definition is rematerialisable, and the values defined
     /// `pinned` ([`DefFlags`]).
     pub flags: &'a DefFlags,
@@ -112,6 +114,7 @@ pub fn decide(input: &Input) -> Result<Decisions, AllocError> {
         input.class,
         &uses,
         (input.graph, input.loops),
+        input.order,
         &input.a.liveness,
         &|b, s| uniform && divergence.is_skip(b, s),
     );
@@ -120,6 +123,7 @@ pub fn decide(input: &Input) -> Result<Decisions, AllocError> {
         input.class,
         &uses,
         (input.graph, input.loops),
+        input.order,
         &input.a.liveness,
         &input.a.freq,
     );
@@ -144,7 +148,7 @@ pub fn decide(input: &Input) -> Result<Decisions, AllocError> {
     if input.target.class(input.class).uniform {
         b.find_sides();
     }
-    for block in visit_order(input.graph, input.loops, input.f) {
+    for &block in input.order {
         b.block(block)?;
     }
     b.drop_unneeded();
@@ -967,9 +971,9 @@ impl Belady<'_, '_> {
     }
 
     fn drop_unneeded_round(&mut self) {
-        let order = visit_order(self.input.graph, self.input.loops, self.input.f);
-        let needed = self.needed_at_entries(&order);
-        for &b in &order {
+        let order = self.input.order;
+        let needed = self.needed_at_entries(order);
+        for &b in order {
             let protected = self.protected(b);
             let phis: Vec<Value> = self.f().block(b).phis.iter().map(|p| p.def.value).collect();
             let unneeded: Vec<Value> = self.plans[b.index()]
@@ -1737,7 +1741,7 @@ impl Belady<'_, '_> {
     /// reaching past the loop ([`LOOP_EXIT`]).
     fn crowded_from_entry(&self) -> Vec<u64> {
         let f = self.f();
-        let order = visit_order(self.input.graph, self.input.loops, f);
+        let order = self.input.order;
         let leading: Vec<Option<u64>> = f
             .block_ids()
             .map(|b| {

@@ -53,6 +53,7 @@ pub mod sorted;
 use super::AllocError;
 use crate::analysis::cfg::Graph;
 use crate::analysis::dom::DomTree;
+use crate::analysis::liveness;
 use crate::analysis::loops::Loops;
 use crate::analysis::Analysis;
 use crate::program::{Block, Function, Location, Value};
@@ -136,8 +137,13 @@ pub fn spill_knowing(
         } else {
             fitting[c.index()]
         };
-        if !fits && lower_class(&mut state, current, c, budget[c.index()])? {
-            let spilled = Analysis::same_blocks(&state.f, target, current);
+        let sites = if fits {
+            None
+        } else {
+            lower_class(&mut state, current, c, budget[c.index()])?
+        };
+        if let Some(sites) = sites {
+            let spilled = Analysis::same_blocks_with_sites(&state.f, target, current, sites);
             analysis = Some(spilled);
             for d in spill_destinations(target, c) {
                 disturbed[d.index()] = true;
@@ -240,11 +246,17 @@ impl Spilled {
     }
 }
 
-/// Runs the spiller on class `c` of the state's function (analysed by `a`); returns
-/// whether it changed anything.
-fn lower_class(state: &mut State, a: &Analysis, c: ClassId, k: u16) -> Result<bool, AllocError> {
+/// Runs the spiller on class `c` of the state's function (analysed by `a`); returns the
+/// definition and use sites of the function it rewrote, if it changed anything.
+fn lower_class(
+    state: &mut State,
+    a: &Analysis,
+    c: ClassId,
+    k: u16,
+) -> Result<Option<liveness::Sites>, AllocError> {
     let target = state.target;
     let (graph, loops) = class_graph(a, target.class(c).uniform);
+    let order = belady::visit_order(graph, &loops, &state.f);
     let input = belady::Input {
         f: &state.f,
         target,
@@ -253,11 +265,12 @@ fn lower_class(state: &mut State, a: &Analysis, c: ClassId, k: u16) -> Result<bo
         budget: k,
         graph,
         loops: &loops,
+        order: &order,
         flags: &state.flags,
     };
     let decisions = belady::decide(&input)?;
     if leaves_all_in_registers(&state.f, a, c, &decisions) {
-        return Ok(false);
+        return Ok(None);
     }
     let class_input = ClassInput {
         class: c,
@@ -265,11 +278,11 @@ fn lower_class(state: &mut State, a: &Analysis, c: ClassId, k: u16) -> Result<bo
         cfg: &a.cfg,
         graph,
         loops: &loops,
+        order: &order,
         liveness: &a.liveness,
         freq: &a.freq,
     };
-    state.apply(&decisions, &class_input)?;
-    Ok(true)
+    state.apply(&decisions, &class_input).map(Some)
 }
 
 /// The CFG the values of a class follow (the linear CFG for uniform classes) and its

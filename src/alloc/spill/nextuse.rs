@@ -102,13 +102,15 @@ pub struct NextUse {
 }
 
 impl NextUse {
-    /// `graph` is the CFG the class's liveness follows, `loops` its loops; `skip` says
-    /// which of its edges run only when no lane takes a divergent side.
+    /// `graph` is the CFG the class's liveness follows, `loops` its loops, `order` its
+    /// blocks in [`visit_order`](super::belady::visit_order); `skip` says which of its
+    /// edges run only when no lane takes a divergent side.
     pub fn new(
         f: &Function,
         class: ClassId,
         uses: &Uses,
         (graph, loops): (&Graph, &Loops),
+        order: &[Block],
         liveness: &Liveness,
         skip: &dyn Fn(Block, Block) -> bool,
     ) -> NextUse {
@@ -119,10 +121,8 @@ impl NextUse {
             let of_class = live_out.filter(|&v| f.value(v).class == class);
             out.push_row(of_class.map(|v| (v, NEVER)));
         }
-        let mut post = super::belady::visit_order(graph, loops, f);
-        post.reverse();
         let mut queued = vec![true; f.blocks.len()];
-        let mut work: VecDeque<Block> = post.into_iter().collect();
+        let mut work: VecDeque<Block> = order.iter().rev().copied().collect();
         while let Some(b) = work.pop_front() {
             queued[b.index()] = false;
             let mut changed = false;
@@ -213,6 +213,7 @@ fn exit_penalty(loops: &Loops, b: Block, s: Block) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::alloc::spill::belady::visit_order;
     use crate::analysis::Analysis;
 
     #[test]
@@ -236,9 +237,9 @@ exit:
         let a = Analysis::new(f, &p.target);
         let class = ClassId(0);
         let uses = Uses::new(f, class);
-        let nu = NextUse::new(f, class, &uses, (&a.cfg, &a.loops), &a.liveness, &|_, _| {
-            false
-        });
+        let order = visit_order(&a.cfg, &a.loops, f);
+        let graphs = (&a.cfg, &a.loops);
+        let nu = NextUse::new(f, class, &uses, graphs, &order, &a.liveness, &|_, _| false);
         let (x, y) = (Value(0), Value(1));
         assert_eq!(nu.at_end(Block(0), y), 0);
         assert!(nu.at_end(Block(0), x) > LOOP_EXIT);
@@ -265,7 +266,9 @@ exit:
                 for class in p.target.class_ids() {
                     let uses = Uses::new(f, class);
                     let graphs = (&a.cfg, &a.loops);
-                    let nu = NextUse::new(f, class, &uses, graphs, &a.liveness, &|_, _| false);
+                    let order = visit_order(&a.cfg, &a.loops, f);
+                    let nu =
+                        NextUse::new(f, class, &uses, graphs, &order, &a.liveness, &|_, _| false);
                     for b in f.block_ids() {
                         for &v in a.liveness.live_out(b) {
                             if f.value(v).class != class {

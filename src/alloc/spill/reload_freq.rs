@@ -12,7 +12,11 @@
 //! block entering the loop. The frequencies at block ends are a backward fixpoint over
 //! the class's CFG (a maximum over successors, so it settles on cycles), one sorted map
 //! per block like [`NextUse`](super::nextuse::NextUse)'s distances, and like them held
-//! in compressed rows ([`Rows`]) reserved at once, not one vector per block.
+//! in compressed rows ([`Rows`]) reserved at once, not one vector per block, and found
+//! by a worklist seeded in post-order: a block whose frequencies rose puts its
+//! predecessors back (they only rise, so any order reaches the same least fixpoint; a
+//! block is visited again only when a successor changed, instead of every block on
+//! every round until none changes).
 
 use super::nextuse::{live_out_entries, Uses};
 use crate::analysis::cfg::Graph;
@@ -21,6 +25,7 @@ use crate::analysis::loops::Loops;
 use crate::analysis::rows::Rows;
 use crate::program::{Block, Function, Value};
 use crate::target::ClassId;
+use std::collections::VecDeque;
 
 /// Per block end and live-out value of a class: the frequency its reload would run at.
 #[derive(Clone, Debug)]
@@ -30,13 +35,15 @@ pub struct ReloadFreq {
 }
 
 impl ReloadFreq {
-    /// `graph` is the CFG the class's liveness follows, `loops` its loops, `freq` the
-    /// block frequencies.
+    /// `graph` is the CFG the class's liveness follows, `loops` its loops, `order` its
+    /// blocks in [`visit_order`](super::belady::visit_order), `freq` the block
+    /// frequencies.
     pub fn new(
         f: &Function,
         class: ClassId,
         uses: &Uses,
         (graph, loops): (&Graph, &Loops),
+        order: &[Block],
         liveness: &Liveness,
         freq: &[f64],
     ) -> ReloadFreq {
@@ -47,34 +54,39 @@ impl ReloadFreq {
             out.push_row(of_class.map(|v| (v, 0.0)));
         }
         let entering = loop_entries(f, graph, loops);
-        let mut order = super::belady::visit_order(graph, loops, f);
-        order.reverse();
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for &b in &order {
-                for k in 0..out.row(b).len() {
-                    let v = out.row(b)[k].0;
-                    let mut highest: f64 = 0.0;
-                    for (&s, &enters) in graph.succs(b).iter().zip(entering.row(b)) {
-                        if liveness.live_in(s).binary_search(&v).is_err() {
-                            continue;
-                        }
-                        let there = if uses.reads(s, v) {
-                            freq[s.index()]
-                        } else {
-                            lookup(out.row(s), v)
-                        };
-                        let there = if enters {
-                            there.min(freq[b.index()])
-                        } else {
-                            there
-                        };
-                        highest = highest.max(there);
+        let mut queued = vec![true; f.blocks.len()];
+        let mut work: VecDeque<Block> = order.iter().rev().copied().collect();
+        while let Some(b) = work.pop_front() {
+            queued[b.index()] = false;
+            let mut changed = false;
+            for k in 0..out.row(b).len() {
+                let v = out.row(b)[k].0;
+                let mut highest: f64 = 0.0;
+                for (&s, &enters) in graph.succs(b).iter().zip(entering.row(b)) {
+                    if liveness.live_in(s).binary_search(&v).is_err() {
+                        continue;
                     }
-                    if highest > out.row(b)[k].1 {
-                        out.row_mut(b)[k].1 = highest;
-                        changed = true;
+                    let there = if uses.reads(s, v) {
+                        freq[s.index()]
+                    } else {
+                        lookup(out.row(s), v)
+                    };
+                    let there = if enters {
+                        there.min(freq[b.index()])
+                    } else {
+                        there
+                    };
+                    highest = highest.max(there);
+                }
+                if highest > out.row(b)[k].1 {
+                    out.row_mut(b)[k].1 = highest;
+                    changed = true;
+                }
+            }
+            if changed {
+                for &p in graph.preds(b) {
+                    if !std::mem::replace(&mut queued[p.index()], true) {
+                        work.push_back(p);
                     }
                 }
             }
@@ -109,6 +121,7 @@ fn loop_entries(f: &Function, graph: &Graph, loops: &Loops) -> Rows<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::alloc::spill::belady::visit_order;
     use crate::analysis::Analysis;
 
     #[test]
@@ -139,7 +152,9 @@ exit:
         let a = Analysis::new(f, &p.target);
         let class = ClassId(0);
         let uses = Uses::new(f, class);
-        let r = ReloadFreq::new(f, class, &uses, (&a.cfg, &a.loops), &a.liveness, &a.freq);
+        let order = visit_order(&a.cfg, &a.loops, f);
+        let graphs = (&a.cfg, &a.loops);
+        let r = ReloadFreq::new(f, class, &uses, graphs, &order, &a.liveness, &a.freq);
         let (x, y) = (Value(0), Value(1));
         assert_eq!(r.at_end(Block(0), x), 10.0, "read on the hot side only");
         assert_eq!(
@@ -149,5 +164,42 @@ exit:
         );
         assert_eq!(r.at_end(Block(3), y), 1.0);
         assert_eq!(r.at_end(Block(3), x), 0.0, "not live out");
+    }
+
+    #[test]
+    fn a_latch_learns_the_frequency_its_header_finds_after_it() {
+        let src = "target generic v=8
+func @f {
+entry:
+  %v:v1 = mov 1
+  %c:v1 = mov 2
+  jump head
+head:
+  branch uniform %c, body, exit
+body:
+  %u:v1 = add %v, %v
+  jump latch
+latch:
+  branch uniform %c, head, exit
+exit:
+  ret %c
+}
+";
+        let p = crate::parse(src).unwrap_or_else(|e| panic!("{e}"));
+        let f = &p.functions[0];
+        let a = Analysis::new(f, &p.target);
+        let class = ClassId(0);
+        let uses = Uses::new(f, class);
+        let order = visit_order(&a.cfg, &a.loops, f);
+        let graphs = (&a.cfg, &a.loops);
+        let r = ReloadFreq::new(f, class, &uses, graphs, &order, &a.liveness, &a.freq);
+        let v = Value(0);
+        let (head, latch) = (Block(1), Block(3));
+        assert_eq!(r.at_end(head, v), 10.0, "read in the loop's body");
+        assert_eq!(
+            r.at_end(latch, v),
+            10.0,
+            "through the back edge, from the header visited after the latch"
+        );
     }
 }

@@ -6,7 +6,10 @@
 //!
 //! One walk over the function finds both the definitions of tracked values (a compressed
 //! row per block, sorted by value, so a lookup is a binary search) and their reads, which
-//! are resolved afterwards in the order of the walk.
+//! are resolved afterwards in the order of the walk. The same walk gathers the definition
+//! and use sites that liveness of the repaired function starts from ([`Sites`]): every
+//! site as it is, but the reads of tracked values, which are added once resolved, and the
+//! phis placed, so the analysis that follows reads the function once less.
 //!
 //! Lookups follow the logical CFG. Uniform values follow the linear CFG, but the spiller
 //! keeps the values reaching a divergent branch's else-arm and join unchanged through the
@@ -14,6 +17,7 @@
 //! the logical CFG would place there are trivial.
 
 use crate::analysis::cfg::Graph;
+use crate::analysis::liveness::Sites;
 use crate::analysis::rows::Rows;
 use crate::program::*;
 use rustc_hash::FxHashMap;
@@ -47,8 +51,9 @@ enum Site {
 /// `f`'s logical CFG (the spiller changes no block or edge, so the analysis it was given
 /// holds it). `defs` maps each definition made for a tracked value (a reload) to that
 /// value; values that are no longer defined (memory phis) are in `removed`. `fresh` makes
-/// a new value like a tracked one for a phi; the phis it places go into `f`. The error is
-/// the first value read where nothing defines it.
+/// a new value like a tracked one for a phi; the phis it places go into `f`. Returns the
+/// definition and use sites of the repaired `f`; the error is the first value read where
+/// nothing defines it.
 pub fn repair(
     f: &mut Function,
     cfg: &Graph,
@@ -56,10 +61,11 @@ pub fn repair(
     defs: &FxHashMap<Value, Value>,
     removed: &[Value],
     fresh: &mut dyn FnMut(&mut Function, Value) -> Value,
-) -> Result<(), Value> {
+) -> Result<Sites, Value> {
     let mut r = Lookup::new(f, tracked, removed, cfg);
+    let mut sites = Sites::new(f, &[]);
     let reads: Vec<(Site, Value)> = r
-        .scan(f, defs)
+        .scan(f, defs, &mut sites)
         .into_iter()
         .map(|read| (read.site, r.reaching(read.value, read.block, read.before)))
         .collect();
@@ -80,6 +86,7 @@ pub fn repair(
         if def == UNDEFINED {
             return Err(original_of(f, &site));
         }
+        sites.add_use(def, use_site(f, site));
         write(f, site, def);
     }
     for (mut phi, keep) in r.phis.into_iter().zip(kept) {
@@ -103,12 +110,16 @@ pub fn repair(
                 pos: Pos::default(),
             })
             .collect();
+        sites.define(phi.value, phi.block);
+        for &(block, value) in &phi.args {
+            sites.add_use(value, (block, true));
+        }
         let pos = f.block(phi.block).pos;
         f.blocks[phi.block.index()]
             .phis
             .push(Phi { def, args, pos });
     }
-    Ok(())
+    Ok(sites)
 }
 
 /// A read of a tracked value: where it is, and the point whose reaching definition it
@@ -129,6 +140,15 @@ fn original_of(f: &Function, site: &Site) -> Value {
             .map_or(UNDEFINED, |u| u.value),
         Site::Term(b, t) => f.block(b).term.uses()[t].value,
         Site::PhiArg(b, p, a) => f.block(b).phis[p].args[a].value,
+    }
+}
+
+/// Where liveness sees the read at `site`: its block, or for a phi argument the block it
+/// comes from.
+fn use_site(f: &Function, site: Site) -> (Block, bool) {
+    match site {
+        Site::Operand(b, ..) | Site::Term(b, _) => (b, false),
+        Site::PhiArg(b, p, a) => (f.block(b).phis[p].args[a].block, true),
     }
 }
 
@@ -203,13 +223,20 @@ impl<'g> Lookup<'g> {
     }
 
     /// One walk over `f`: the definitions of tracked values go into `sites` (`defs` maps
-    /// each definition made for a tracked value to it), and every read of a tracked value
-    /// is returned, in block order (operands, terminator, phi arguments).
-    fn scan(&mut self, f: &Function, defs: &FxHashMap<Value, Value>) -> Vec<Read> {
+    /// each definition made for a tracked value to it), every other site into `gathered`,
+    /// and every read of a tracked value is returned, in block order (operands,
+    /// terminator, phi arguments).
+    fn scan(
+        &mut self,
+        f: &Function,
+        defs: &FxHashMap<Value, Value>,
+        gathered: &mut Sites,
+    ) -> Vec<Read> {
         let mut reads = Vec::new();
         let mut row: Vec<(Value, u32, Value)> = Vec::new();
         for b in f.block_ids() {
             let block = f.block(b);
+            gathered.push_except(block, |v| self.is_tracked(v));
             for (k, inst) in block.insts.iter().enumerate() {
                 let InstKind::Op(op) = &inst.kind else {
                     continue;
@@ -366,6 +393,7 @@ impl<'g> Lookup<'g> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::liveness::Liveness;
 
     /// `%r1` and `%r2` stand for two reloads of `%x` in block `a`, `%q` for one of `%y`;
     /// block `b` reloads nothing.
@@ -398,6 +426,10 @@ j:
     }
 
     fn repaired() -> Function {
+        repaired_with_sites().0
+    }
+
+    fn repaired_with_sites() -> (Function, Sites) {
         let mut f = crate::parse(RELOADED).expect("parses").functions.remove(0);
         let cfg = Graph::of_function(&f);
         let of = |name: &str| value(&f, name);
@@ -411,8 +443,25 @@ j:
             f.values.push(data);
             Value(f.values.len() as u32 - 1)
         };
-        repair(&mut f, &cfg, &[x, y], &defs, &[], &mut fresh).expect("every read reached");
-        f
+        let sites = repair(&mut f, &cfg, &[x, y], &defs, &[], &mut fresh);
+        (f, sites.expect("every read reached"))
+    }
+
+    #[test]
+    fn the_sites_gathered_give_the_liveness_of_the_repaired_function() {
+        let target = crate::parse(RELOADED).expect("parses").target;
+        let (f, sites) = repaired_with_sites();
+        let cfg = Graph::of_function(&f);
+        let gathered = Liveness::observed(&f, &target, (&cfg, &cfg), sites, |_, _, _| {});
+        let walked = Liveness::new(&f, &target, &cfg, &cfg);
+        for b in f.block_ids() {
+            assert_eq!(gathered.live_in(b), walked.live_in(b), "live in {b:?}");
+            assert_eq!(gathered.live_out(b), walked.live_out(b), "live out {b:?}");
+        }
+        for v in f.value_ids() {
+            assert_eq!(gathered.is_dead(v), walked.is_dead(v), "{v:?} dead");
+            assert_eq!(gathered.def_block(v), walked.def_block(v), "{v:?} defined");
+        }
     }
 
     fn names(f: &Function, values: impl IntoIterator<Item = Value>) -> Vec<String> {

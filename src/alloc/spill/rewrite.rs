@@ -20,7 +20,7 @@
 //! never stored; values spilled to a register of another class (PTX predicates, Intel
 //! flags) are moved there once, after the definition.
 
-use super::belady::{visit_order, Decisions, DefFlags};
+use super::belady::{Decisions, DefFlags};
 use super::edges::{self, EdgeCode, EdgeOp, Need, Successor};
 use super::pseudo;
 use super::repair;
@@ -28,7 +28,7 @@ use super::slots::{Access, Sites};
 use super::sorted::SortedSet;
 use crate::alloc::AllocError;
 use crate::analysis::cfg::Graph;
-use crate::analysis::liveness::Liveness;
+use crate::analysis::liveness::{self, Liveness};
 use crate::program::*;
 use crate::target::{ClassId, SpillTarget, Target};
 use rustc_hash::FxHashMap;
@@ -83,6 +83,8 @@ pub struct ClassInput<'a> {
     /// The CFG the class's values follow (the linear CFG for uniform classes).
     pub graph: &'a Graph,
     pub loops: &'a crate::analysis::loops::Loops,
+    /// The class's blocks in [`visit_order`](super::belady::visit_order).
+    pub order: &'a [Block],
     pub liveness: &'a Liveness,
     pub freq: &'a [f64],
 }
@@ -127,8 +129,13 @@ impl<'t> State<'t> {
         )
     }
 
-    /// Applies the decisions for one class.
-    pub fn apply(&mut self, d: &Decisions, input: &ClassInput) -> Result<(), AllocError> {
+    /// Applies the decisions for one class; returns the definition and use sites of the
+    /// rewritten function, which SSA repair gathers as it reads it.
+    pub fn apply(
+        &mut self,
+        d: &Decisions,
+        input: &ClassInput,
+    ) -> Result<liveness::Sites, AllocError> {
         let mut code = Code::default();
         let memory_phis = self.take_memory_phis(d);
         let coupling = self.couple(d, input, &memory_phis);
@@ -322,14 +329,14 @@ impl<'t> State<'t> {
                     .push((*b, end, Slot::EdgeStore));
             }
         }
-        let order = visit_order(input.graph, input.loops, &self.f);
+        let order = input.order;
         let in_blocks: BTreeSet<Value> = d
             .blocks
             .iter()
             .flat_map(|plan| plan.reloads.iter().map(|&(_, v)| v))
             .collect();
         let not_around = reloaded_not_around(coupling);
-        let spans = live_spans(input, &order, &def_sites, self.f.values.len());
+        let spans = live_spans(input, order, &def_sites, self.f.values.len());
         for &v in reloaded {
             let Some(&(def_block, def_at)) = def_sites.get(&v) else {
                 continue;
@@ -452,7 +459,7 @@ impl<'t> State<'t> {
         tracked: &[Value],
         defs: &FxHashMap<Value, Value>,
         removed: &[Value],
-    ) -> Result<(), AllocError> {
+    ) -> Result<liveness::Sites, AllocError> {
         let (origin, home, flags) = (&mut self.origin, &mut self.home, &mut self.flags);
         let mut fresh = |f: &mut Function, like: Value| {
             let class = f.value(like).class;
