@@ -50,18 +50,60 @@ pub struct Assigned {
     pub recomputable: Vec<bool>,
 }
 
+/// What assignment must know of the whole function before it walks it: the values
+/// defined `pinned` (they never move, so where they go is decided by looking ahead), the
+/// values a copy cycle may recompute, and the split elements a later collect regroups.
+/// Gathered block by block, by a walk that reads every block anyway (validation, for the
+/// function edge splitting makes of the one it reads: splitting adds no value and no
+/// operation), or by [`Survey::of`].
+#[derive(Debug, PartialEq)]
+pub struct Survey {
+    pinned: Vec<bool>,
+    recomputable: Vec<bool>,
+    parts: parts::PartsGathering,
+}
+
+impl Survey {
+    /// An empty survey of `f`, whose blocks are then pushed in order.
+    pub fn new(f: &Function) -> Survey {
+        Survey {
+            pinned: vec![false; f.values.len()],
+            recomputable: vec![false; f.values.len()],
+            parts: parts::PartsGathering::default(),
+        }
+    }
+
+    /// The survey of `f`, by a walk of its own.
+    pub fn of(f: &Function) -> Survey {
+        let mut survey = Survey::new(f);
+        f.blocks.iter().for_each(|block| survey.push(block));
+        survey
+    }
+
+    /// Records the next block of the function.
+    pub fn push(&mut self, block: &BlockData) {
+        let phis = block.phis.iter().map(|phi| &phi.def);
+        mark_pinned(phis, &mut self.pinned);
+        for op in block.insts.iter().filter_map(Inst::op) {
+            mark_pinned(&op.defs, &mut self.pinned);
+            mark_recomputable(op, &mut self.recomputable);
+            self.parts.push(op);
+        }
+    }
+}
+
 /// Assigns registers within `budget` to every value of `f`, whose pressure fits it; copy
-/// temporaries stay within `temps` (per class, at least `budget`). `f`
-/// is moved, not copied: its instructions are taken out and assigned in place (a block's
-/// vector is rebuilt only where copies go between its instructions), the assigner reads
-/// the rest and records what it changes (phi and terminator locations) on the side, and
-/// the function is completed with them at the end.
+/// temporaries stay within `temps` (per class, at least `budget`). `survey` is `f`'s
+/// ([`Survey`]). `f` is moved, not copied: its instructions are taken out and assigned in
+/// place (a block's vector is rebuilt only where copies go between its instructions), the
+/// assigner reads the rest and records what it changes (phi and terminator locations) on
+/// the side, and the function is completed with them at the end.
 pub fn assign(
     mut f: Function,
     target: &Target,
     a: &Analysis,
     (budget, temps): (&[u16], &[u16]),
-    policy: Policy,
+    (policy, survey): (Policy, Survey),
 ) -> Result<Assigned, AllocError> {
     let spread: Vec<u16> = target
         .class_ids()
@@ -74,16 +116,12 @@ pub fn assign(
         .map(|block| std::mem::take(&mut block.insts))
         .collect();
     let changes = {
-        let mut pinned = pinned_phis(&f);
-        let mut recomputable = vec![false; f.values.len()];
-        let ops = insts.iter().flatten().filter_map(Inst::op);
-        // One pass over the operations finds the pinned and the recomputable definitions
-        // and the parts.
-        let ops = ops.inspect(|op| {
-            mark_pinned(&op.defs, &mut pinned);
-            mark_recomputable(op, &mut recomputable);
-        });
-        let parts = parts::Parts::new(ops);
+        let Survey {
+            pinned,
+            recomputable,
+            parts,
+        } = survey;
+        let parts = parts.finish();
         let foresight = foresight::Foresight::new(&f, &insts, &a.liveness, &pinned);
         let mut s = Assigner {
             f: &f,
@@ -157,20 +195,6 @@ struct Changes {
     recomputable: Vec<bool>,
 }
 
-/// Per value, whether a phi defines it `pinned` (operations mark theirs with
-/// [`mark_pinned`]).
-fn pinned_phis(f: &Function) -> Vec<bool> {
-    let mut mask = vec![false; f.values.len()];
-    for block in &f.blocks {
-        block
-            .phis
-            .iter()
-            .filter(|phi| phi.def.pinned)
-            .for_each(|phi| mask[phi.def.value.index()] = true);
-    }
-    mask
-}
-
 /// Marks the definitions of `op` when it is a `remat` operation or the spiller's `%remat`
 /// of one.
 fn mark_recomputable(op: &Op, mask: &mut [bool]) {
@@ -182,8 +206,8 @@ fn mark_recomputable(op: &Op, mask: &mut [bool]) {
 }
 
 /// Marks the values of `defs` defined `pinned`.
-fn mark_pinned(defs: &[Def], mask: &mut [bool]) {
-    defs.iter()
+fn mark_pinned<'d>(defs: impl IntoIterator<Item = &'d Def>, mask: &mut [bool]) {
+    defs.into_iter()
         .filter(|d| d.pinned)
         .for_each(|d| mask[d.value.index()] = true);
 }
