@@ -44,7 +44,8 @@ fn stages(group: &mut BenchmarkGroup<'_, criterion::measurement::WallTime>, p: &
         )
     });
     let assign = |g: chromatic::Function| {
-        assign::assign(g, target, &a, (&budget, &budget), Policy::Dense).expect("assigns")
+        let survey = assign::Survey::of(&g);
+        assign::assign(g, target, &a, (&budget, &budget), (Policy::Dense, survey)).expect("assigns")
     };
     group.bench_function(BenchmarkId::new("assign", n), |b| {
         b.iter_batched(|| f.clone(), assign, BatchSize::PerIteration)

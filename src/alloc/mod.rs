@@ -311,12 +311,14 @@ fn allocate_with_regalloc2(
 /// Assigns, lowers and materialises the function the spiller left (the prepared function
 /// itself when nothing was spilled), moving it through the stages. Values stay within the
 /// spiller's budget; copy temporaries may also take the units of `room` above it
-/// ([`least::copy_room`]).
+/// ([`least::copy_room`]). `survey` is the prepared function's, which assignment takes
+/// when nothing was spilled; a spilled function is surveyed anew.
 fn assign_spilled(
     target: &Target,
     spilled: spill::Spilled,
     a: &Analysis,
     (policy, room): (Policy, &[u16]),
+    survey: assign::Survey,
 ) -> Result<Function, AllocError> {
     let spill::Spilled {
         func,
@@ -329,7 +331,12 @@ fn assign_spilled(
         (budget.as_slice(), temps.as_slice()),
         analysis.as_ref().unwrap_or(a),
     );
-    let assigned = assign::assign(func, target, sa, k, policy)?;
+    let survey = if plan.is_some() {
+        assign::Survey::of(&func)
+    } else {
+        survey
+    };
+    let assigned = assign::assign(func, target, sa, k, (policy, survey))?;
     let lowered = out_of_ssa::lower(assigned, target, sa, k.1)?;
     match plan {
         Some(plan) => spill::materialise::materialise(lowered, &plan),
@@ -418,12 +425,24 @@ pub(crate) struct Prepared {
 /// Validation's walk copies each block for splitting as it reads it and gathers the sites
 /// liveness starts from (those of the split function), so `f` is read once for all three.
 pub(crate) fn prepare_function(f: &Function, target: &Target) -> Result<Prepared, AllocError> {
+    prepare_observed(f, target, |_| {})
+}
+
+/// [`prepare_function`], showing `observe` each block of `f` as validation reads it, so
+/// that a stage which needs to know the whole function before it starts ([`assign::Survey`])
+/// learns it from that walk too.
+fn prepare_observed(
+    f: &Function,
+    target: &Target,
+    mut observe: impl FnMut(&BlockData),
+) -> Result<Prepared, AllocError> {
     let flow = ControlFlow::new(f);
     let mut copy = prepare::SplitCopy::new(f, &flow.cfg);
     let mut sites = Sites::new(f, copy.edges());
     validate_input(f, target, &flow, |block| {
         copy.push(block);
         sites.push(block);
+        observe(block);
     })?;
     let (func, added) = copy.split(f, &flow.cfg);
     let flow = if added.is_empty() {
@@ -460,11 +479,12 @@ pub fn allocate_function(
     budgeting: Budgeting,
 ) -> Result<Allocated, AllocError> {
     let mut stages = Stages::default();
+    let mut survey = assign::Survey::new(f);
     let Prepared {
         func: prepared,
         added,
         analysis: a,
-    } = prepare_function(f, target)?;
+    } = prepare_observed(f, target, |block| survey.push(block))?;
     stages.ran("spill");
     let (least, fitting): (Option<Vec<u16>>, Option<Vec<bool>>) = match budgeting {
         Budgeting::AsGiven => (None, None),
@@ -486,7 +506,7 @@ pub fn allocate_function(
         },
     };
     stages.ran("assign");
-    let mut func = assign_spilled(target, spilled, &a, (policy, &room))?;
+    let mut func = assign_spilled(target, spilled, &a, (policy, &room), survey)?;
     let freq = prepare::kept_frequencies(&func, &added, &a.freq);
     prepare::drop_empty(&mut func, &added);
     Ok(Allocated {
@@ -501,23 +521,29 @@ pub fn allocate_function(
 mod tests {
     use super::*;
 
-    /// The front reads its input once: the copy and the liveness sites that validation's
-    /// walk gathers give what edge splitting and the analyses compute on their own, with
-    /// edges split and without.
+    /// The front reads its input once: the copy, the liveness sites and assignment's
+    /// survey that validation's walk gathers give what edge splitting, the analyses and
+    /// the survey compute on their own, with edges split and without.
     #[test]
     fn the_front_gathers_what_splitting_and_analysis_compute() {
         let sources = [
             include_str!("../../corpus/critical_edges.chr").to_string(),
             include_str!("../../corpus/divergent_loop.chr").to_string(),
             include_str!("../../corpus/high_pressure_block.chr").to_string(),
+            include_str!("../../corpus/pinned_accumulator.chr").to_string(),
+            include_str!("../../corpus/tuples_split_collect.chr").to_string(),
+            include_str!("../../corpus/remat_constants.chr").to_string(),
             crate::synth::synthetic(500),
         ];
         let mut split_any = [false; 2];
         for src in &sources {
             let p = crate::parse(src).expect("parses");
             for f in &p.functions {
-                let prepared = prepare_function(f, &p.target).expect("prepares");
+                let mut survey = assign::Survey::new(f);
+                let prepared =
+                    prepare_observed(f, &p.target, |block| survey.push(block)).expect("prepares");
                 let (split, added) = prepare::split(f);
+                assert_eq!(survey, assign::Survey::of(&split), "@{}", f.name);
                 split_any[usize::from(added.is_empty())] = true;
                 assert_eq!(prepared.func, split, "@{}", f.name);
                 assert_eq!(prepared.added, added, "@{}", f.name);

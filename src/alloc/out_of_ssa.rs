@@ -12,7 +12,7 @@
 //! (`Divergence::anchor`), so the copies at its end serve both. Each parallel copy is
 //! sequentialised with the registers busy at that point.
 
-use super::assign::{Assigned, BoundaryState};
+use super::assign::{Assigned, Boundaries, BoundaryState};
 use super::parallel_copy::sequentialise;
 use super::{AllocError, TEMP_SLOT};
 use crate::analysis::Analysis;
@@ -138,7 +138,7 @@ fn edge_moves(
     moves: &mut Vec<Move>,
 ) {
     let func = &asg.func;
-    let exit = &asg.exit[p.index()];
+    let exit = asg.exit.of(p);
     let logical = a.cfg.preds(s).contains(&p);
     let linear = a.divergence.linear.preds(s).contains(&p);
     let phis = &func.block(s).phis;
@@ -157,7 +157,7 @@ fn edge_moves(
             }
         }
     }
-    for &(v, dst) in &asg.entry[s.index()] {
+    for &(v, dst) in asg.entry.of(s) {
         let relevant = if is_uniform(target, func, v) {
             linear
         } else {
@@ -241,7 +241,7 @@ impl Busy {
     }
 
     /// The units held after the copies at `site`.
-    fn fill(&mut self, func: &Function, a: &Analysis, site: Site, entry: &[BoundaryState]) {
+    fn fill(&mut self, func: &Function, a: &Analysis, site: Site, entry: &Boundaries) {
         for (held, empty) in self.held.iter_mut().zip(&self.empty) {
             held.copy_from_slice(empty);
         }
@@ -252,10 +252,10 @@ impl Busy {
                 }
                 let next = a.cfg.succs(p).iter().chain(a.divergence.linear.succs(p));
                 for s in next {
-                    self.mark_all(&entry[s.index()]);
+                    self.mark_all(entry.of(*s));
                 }
             }
-            Site::Start(s) => self.mark_all(&entry[s.index()]),
+            Site::Start(s) => self.mark_all(entry.of(s)),
         }
     }
 

@@ -196,7 +196,7 @@ fn reverse_post_order(succs: &Rows<Block>, entry: Block) -> Vec<Block> {
 /// `to` that came from `from` now come from the new block. Returns the new block, which is
 /// appended and named `from.to` (with a numeric suffix if that name is taken).
 pub fn split_edge(f: &mut Function, from: Block, to: Block) -> Block {
-    let mut names = block_names(f);
+    let mut names = dotted_names(f);
     split_named(f, from, to, &mut names)
 }
 
@@ -205,7 +205,7 @@ pub fn split_edges(f: &mut Function, edges: &[(Block, Block)]) -> Vec<Block> {
     if edges.is_empty() {
         return Vec::new();
     }
-    let mut names = block_names(f);
+    let mut names = dotted_names(f);
     f.blocks.reserve(edges.len());
     edges
         .iter()
@@ -219,8 +219,15 @@ pub fn split_critical_edges(f: &mut Function) -> Vec<Block> {
     split_edges(f, &edges)
 }
 
-fn block_names(f: &Function) -> HashSet<String> {
-    f.blocks.iter().map(|b| b.name.clone()).collect()
+/// The names of `f`'s blocks that hold a `.`: a new block's name always does
+/// (`from.to`, then `from.to.1` and so on), so only these can be taken already, and a
+/// function whose names hold none (most) keeps no copy of its names.
+fn dotted_names(f: &Function) -> HashSet<String> {
+    f.blocks
+        .iter()
+        .filter(|b| b.name.contains('.'))
+        .map(|b| b.name.clone())
+        .collect()
 }
 
 fn split_named(f: &mut Function, from: Block, to: Block, names: &mut HashSet<String>) -> Block {

@@ -119,6 +119,16 @@ impl Liveness {
         self.live_out.row(b)
     }
 
+    /// How many values the live-in sets of all blocks hold together.
+    pub fn live_in_count(&self) -> usize {
+        self.live_in.entry_count()
+    }
+
+    /// How many values the live-out sets of all blocks hold together.
+    pub fn live_out_count(&self) -> usize {
+        self.live_out.entry_count()
+    }
+
     /// Values whose last use in `b` is at `point`, in operand order.
     pub fn kills_at(&self, b: Block, point: Point) -> impl Iterator<Item = Value> + '_ {
         let kills = self.kills.row(b);

@@ -18,14 +18,13 @@ impl Assigner<'_> {
         for class in self.target.class_ids() {
             self.place_entry_class(b, class)?;
         }
-        let mut entry: BoundaryState = Vec::with_capacity(self.placed.len());
-        entry.extend(
+        let loc = &self.loc;
+        self.entry.record(
+            b,
             self.placed
                 .iter()
-                .filter_map(|&v| Some((v, self.loc[v.index()]?))),
+                .filter_map(|&v| Some((v, loc[v.index()]?))),
         );
-        entry.sort_by_key(|&(v, _)| v);
-        self.entry[b.index()] = entry;
         self.free_dead_phis(b);
         Ok(())
     }
@@ -98,7 +97,7 @@ impl Assigner<'_> {
     fn inherited(&self, b: Block, v: Value) -> Option<Location> {
         let uniform = self.target.class(self.f.value(v).class).uniform;
         if let Some(anchor) = self.a.divergence.anchor(b).filter(|_| uniform) {
-            return lookup(&self.exit[anchor.index()], v);
+            return lookup(self.exit.of(anchor), v);
         }
         let graph = if uniform {
             &self.a.divergence.linear
@@ -109,7 +108,7 @@ impl Assigner<'_> {
             .preds(b)
             .iter()
             .filter(|p| self.visited[p.index()])
-            .find_map(|p| lookup(&self.exit[p.index()], v))
+            .find_map(|p| lookup(self.exit.of(*p), v))
     }
 
     /// The location of phi `k`'s argument at the end of its first visited predecessor.
@@ -118,7 +117,7 @@ impl Assigner<'_> {
         phi.args
             .iter()
             .filter(|arg| self.visited[arg.block.index()])
-            .find_map(|arg| lookup(&self.exit[arg.block.index()], arg.value))
+            .find_map(|arg| lookup(self.exit.of(arg.block), arg.value))
     }
 
     fn free_dead_phis(&mut self, b: Block) {

@@ -276,7 +276,7 @@ impl Assigner<'_> {
         let Some(owner) = self.a.divergence.conform(b) else {
             return Vec::new();
         };
-        let exit = &self.exit[owner.index()];
+        let exit = self.exit.of(owner);
         self.a
             .liveness
             .live_out(b)

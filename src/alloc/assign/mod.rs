@@ -33,16 +33,51 @@ use crate::analysis::Analysis;
 use crate::program::*;
 use crate::target::Target;
 
-/// Value locations at block boundaries, sorted by value.
-pub type BoundaryState = Vec<(Value, Location)>;
+/// Value locations at a block boundary, sorted by value.
+pub type BoundaryState = [(Value, Location)];
+
+/// The value locations at one boundary (entry or exit) of every block: one table in the
+/// order the blocks were visited, with each block's span into it, rather than a vector
+/// per block, so that recording them takes no heap block per block and reading them in
+/// visiting order (out of SSA) reads one array from start to end.
+#[derive(Debug)]
+pub struct Boundaries {
+    /// Per block: where its state starts and ends in `pairs` (empty until recorded).
+    spans: Vec<(u32, u32)>,
+    pairs: Vec<(Value, Location)>,
+}
+
+impl Boundaries {
+    /// No state yet for any of `blocks` blocks; room for `pairs` pairs in all.
+    fn new(blocks: usize, pairs: usize) -> Boundaries {
+        Boundaries {
+            spans: vec![(0, 0); blocks],
+            pairs: Vec::with_capacity(pairs),
+        }
+    }
+
+    /// The state of block `b`, sorted by value; empty until recorded.
+    pub fn of(&self, b: Block) -> &BoundaryState {
+        let (start, end) = self.spans[b.index()];
+        &self.pairs[start as usize..end as usize]
+    }
+
+    /// Records the state of block `b` (once per block), sorted by value.
+    fn record(&mut self, b: Block, state: impl Iterator<Item = (Value, Location)>) {
+        let start = self.pairs.len();
+        self.pairs.extend(state);
+        self.pairs[start..].sort_by_key(|&(v, _)| v);
+        self.spans[b.index()] = (start as u32, self.pairs.len() as u32);
+    }
+}
 
 /// The result of assignment: the function with locations and per-instruction copies
 /// (sequentialised), and where values are at every block boundary.
 #[derive(Debug)]
 pub struct Assigned {
     pub func: Function,
-    pub entry: Vec<BoundaryState>,
-    pub exit: Vec<BoundaryState>,
+    pub entry: Boundaries,
+    pub exit: Boundaries,
     /// Blocks in the order they were visited.
     pub order: Vec<Block>,
     /// Per value: whether a `remat` operation (or the spiller's `%remat`) defines it, so
@@ -50,18 +85,60 @@ pub struct Assigned {
     pub recomputable: Vec<bool>,
 }
 
+/// What assignment must know of the whole function before it walks it: the values
+/// defined `pinned` (they never move, so where they go is decided by looking ahead), the
+/// values a copy cycle may recompute, and the split elements a later collect regroups.
+/// Gathered block by block, by a walk that reads every block anyway (validation, for the
+/// function edge splitting makes of the one it reads: splitting adds no value and no
+/// operation), or by [`Survey::of`].
+#[derive(Debug, PartialEq)]
+pub struct Survey {
+    pinned: Vec<bool>,
+    recomputable: Vec<bool>,
+    parts: parts::PartsGathering,
+}
+
+impl Survey {
+    /// An empty survey of `f`, whose blocks are then pushed in order.
+    pub fn new(f: &Function) -> Survey {
+        Survey {
+            pinned: vec![false; f.values.len()],
+            recomputable: vec![false; f.values.len()],
+            parts: parts::PartsGathering::default(),
+        }
+    }
+
+    /// The survey of `f`, by a walk of its own.
+    pub fn of(f: &Function) -> Survey {
+        let mut survey = Survey::new(f);
+        f.blocks.iter().for_each(|block| survey.push(block));
+        survey
+    }
+
+    /// Records the next block of the function.
+    pub fn push(&mut self, block: &BlockData) {
+        let phis = block.phis.iter().map(|phi| &phi.def);
+        mark_pinned(phis, &mut self.pinned);
+        for op in block.insts.iter().filter_map(Inst::op) {
+            mark_pinned(&op.defs, &mut self.pinned);
+            mark_recomputable(op, &mut self.recomputable);
+            self.parts.push(op);
+        }
+    }
+}
+
 /// Assigns registers within `budget` to every value of `f`, whose pressure fits it; copy
-/// temporaries stay within `temps` (per class, at least `budget`). `f`
-/// is moved, not copied: its instructions are taken out and assigned in place (a block's
-/// vector is rebuilt only where copies go between its instructions), the assigner reads
-/// the rest and records what it changes (phi and terminator locations) on the side, and
-/// the function is completed with them at the end.
+/// temporaries stay within `temps` (per class, at least `budget`). `survey` is `f`'s
+/// ([`Survey`]). `f` is moved, not copied: its instructions are taken out and assigned in
+/// place (a block's vector is rebuilt only where copies go between its instructions), the
+/// assigner reads the rest and records what it changes (phi and terminator locations) on
+/// the side, and the function is completed with them at the end.
 pub fn assign(
     mut f: Function,
     target: &Target,
     a: &Analysis,
     (budget, temps): (&[u16], &[u16]),
-    policy: Policy,
+    (policy, survey): (Policy, Survey),
 ) -> Result<Assigned, AllocError> {
     let spread: Vec<u16> = target
         .class_ids()
@@ -74,16 +151,12 @@ pub fn assign(
         .map(|block| std::mem::take(&mut block.insts))
         .collect();
     let changes = {
-        let mut pinned = pinned_phis(&f);
-        let mut recomputable = vec![false; f.values.len()];
-        let ops = insts.iter().flatten().filter_map(Inst::op);
-        // One pass over the operations finds the pinned and the recomputable definitions
-        // and the parts.
-        let ops = ops.inspect(|op| {
-            mark_pinned(&op.defs, &mut pinned);
-            mark_recomputable(op, &mut recomputable);
-        });
-        let parts = parts::Parts::new(ops);
+        let Survey {
+            pinned,
+            recomputable,
+            parts,
+        } = survey;
+        let parts = parts.finish();
         let foresight = foresight::Foresight::new(&f, &insts, &a.liveness, &pinned);
         let mut s = Assigner {
             f: &f,
@@ -94,8 +167,8 @@ pub fn assign(
             loc: vec![None; f.values.len()],
             placed: Vec::new(),
             visited: vec![false; f.blocks.len()],
-            entry: vec![Vec::new(); f.blocks.len()],
-            exit: vec![Vec::new(); f.blocks.len()],
+            entry: Boundaries::new(f.blocks.len(), entry_pairs(&f, a)),
+            exit: Boundaries::new(f.blocks.len(), a.liveness.live_out_count()),
             insts,
             phi_locs: f
                 .blocks
@@ -152,23 +225,9 @@ struct Changes {
     insts: Vec<Vec<Inst>>,
     phi_locs: Vec<Vec<Option<Location>>>,
     term_reads: Vec<Vec<Option<Location>>>,
-    entry: Vec<BoundaryState>,
-    exit: Vec<BoundaryState>,
+    entry: Boundaries,
+    exit: Boundaries,
     recomputable: Vec<bool>,
-}
-
-/// Per value, whether a phi defines it `pinned` (operations mark theirs with
-/// [`mark_pinned`]).
-fn pinned_phis(f: &Function) -> Vec<bool> {
-    let mut mask = vec![false; f.values.len()];
-    for block in &f.blocks {
-        block
-            .phis
-            .iter()
-            .filter(|phi| phi.def.pinned)
-            .for_each(|phi| mask[phi.def.value.index()] = true);
-    }
-    mask
 }
 
 /// Marks the definitions of `op` when it is a `remat` operation or the spiller's `%remat`
@@ -182,10 +241,16 @@ fn mark_recomputable(op: &Op, mask: &mut [bool]) {
 }
 
 /// Marks the values of `defs` defined `pinned`.
-fn mark_pinned(defs: &[Def], mask: &mut [bool]) {
-    defs.iter()
+fn mark_pinned<'d>(defs: impl IntoIterator<Item = &'d Def>, mask: &mut [bool]) {
+    defs.into_iter()
         .filter(|d| d.pinned)
         .for_each(|d| mask[d.value.index()] = true);
+}
+
+/// How many pairs the entries of every block of `f` hold at most: its live-ins and phis.
+fn entry_pairs(f: &Function, a: &Analysis) -> usize {
+    let phis: usize = f.blocks.iter().map(|block| block.phis.len()).sum();
+    a.liveness.live_in_count() + phis
 }
 
 /// Per value, the phis (block, index) that take it as an argument, in block order.
@@ -235,8 +300,8 @@ struct Assigner<'a> {
     /// Values given a location in the current block, to clear at its end.
     placed: Vec<Value>,
     visited: Vec<bool>,
-    entry: Vec<BoundaryState>,
-    exit: Vec<BoundaryState>,
+    entry: Boundaries,
+    exit: Boundaries,
     /// Per block: its instructions, taken out of the function; assigned once visited.
     insts: Vec<Vec<Inst>>,
     /// Per block and phi: the phi's location once placed.
@@ -283,13 +348,11 @@ impl Assigner<'_> {
         added.extend(copies.drain(..).map(|c| (insts.len(), c)));
         self.insts[b.index()] = with_copies(insts, added);
         let live_out = self.a.liveness.live_out(b);
-        let mut exit = Vec::with_capacity(live_out.len());
-        exit.extend(
-            live_out
-                .iter()
-                .filter_map(|&v| Some((v, self.loc[v.index()]?))),
+        let loc = &self.loc;
+        self.exit.record(
+            b,
+            live_out.iter().filter_map(|&v| Some((v, loc[v.index()]?))),
         );
-        self.exit[b.index()] = exit;
         self.visited[b.index()] = true;
         for v in std::mem::take(&mut self.placed) {
             self.loc[v.index()] = None;

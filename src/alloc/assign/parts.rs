@@ -26,43 +26,61 @@ pub(super) struct Parts {
     regrouped: FxHashSet<Value>,
 }
 
-impl Parts {
-    /// From the operations of a function, in one pass.
-    pub(super) fn new<'a>(ops: impl Iterator<Item = &'a Op>) -> Parts {
-        let mut element: FxHashMap<Value, (usize, usize)> = FxHashMap::default();
-        let mut collects = Vec::new();
-        let mut splits = 0;
-        for op in ops {
-            match op.opcode.as_str() {
-                "split" => {
-                    for (k, d) in op.defs.iter().enumerate() {
-                        element.insert(d.value, (splits, k));
-                    }
-                    splits += 1;
+/// The splits' elements and the collects of a function, gathered operation by operation
+/// (by a walk that reads every operation anyway), from which [`Parts`] are found.
+#[derive(Debug, Default, PartialEq)]
+pub(super) struct PartsGathering {
+    /// Per element of a split: which split (counted in walk order) and where in it.
+    element: FxHashMap<Value, (usize, usize)>,
+    /// The elements of each collect whose operands are all values.
+    collects: Vec<Vec<Value>>,
+    splits: usize,
+}
+
+impl PartsGathering {
+    /// Records `op` when it is a split or a collect.
+    pub(super) fn push(&mut self, op: &Op) {
+        match op.opcode.as_str() {
+            "split" => {
+                for (k, d) in op.defs.iter().enumerate() {
+                    self.element.insert(d.value, (self.splits, k));
                 }
-                "collect" => collects.push(op),
-                _ => {}
+                self.splits += 1;
             }
+            "collect" => {
+                let elements: Vec<Value> = op.uses().map(|u| u.value).collect();
+                if elements.len() == op.operands.len() {
+                    self.collects.push(elements);
+                }
+            }
+            _ => {}
         }
+    }
+
+    /// The elements each collect regroups in place: consecutive elements of one split, in
+    /// order.
+    pub(super) fn finish(self) -> Parts {
         let mut regrouped = FxHashSet::default();
-        for collect in collects {
-            let places: Option<Vec<(usize, usize)>> = collect
-                .uses()
-                .map(|u| element.get(&u.value).copied())
+        for elements in &self.collects {
+            let places: Option<Vec<(usize, usize)>> = elements
+                .iter()
+                .map(|v| self.element.get(v).copied())
                 .collect();
-            let Some(places) = places.filter(|p| p.len() == collect.operands.len()) else {
+            let Some(places) = places else {
                 continue;
             };
             let consecutive = places
                 .windows(2)
                 .all(|w| w[1].0 == w[0].0 && w[1].1 == w[0].1 + 1);
             if consecutive {
-                regrouped.extend(collect.uses().map(|u| u.value));
+                regrouped.extend(elements.iter().copied());
             }
         }
         Parts { regrouped }
     }
+}
 
+impl Parts {
     /// The window definition `def` of `op` wishes, given where values are (`loc`).
     pub(super) fn wish(
         &self,
