@@ -1059,11 +1059,37 @@ fn a_back_edge_exchanging_phis_leaves_a_unit_for_its_copy_in_a_class_without_swa
     assert!(cost < 50.0, "cost {cost}");
 }
 
+/// The spill cost of class `class` of the generated program `seed` at budget `k`.
+fn generated_cost(seed: u64, class: &str, k: u16) -> f64 {
+    let p = generate_from_seed(seed, &GenConfig::default());
+    let c = p.target.class_by_name(class).expect("the class");
+    let opts = AllocOptions {
+        budget: vec![(class.into(), k)],
+        ..AllocOptions::default()
+    };
+    let (_, stats) = allocate(&p, &opts).unwrap();
+    stats.iter().map(|s| s.classes[c.index()].spill_cost).sum()
+}
+
+/// In a class without a swap, the copy before an instruction that fixes a value to a
+/// register breaks a cycle through a free unit within the budget; with W filling the
+/// budget at such an instruction, the cycle went through a scratch slot, in a loop on
+/// every iteration (generated seed 155, class `s`: 7,154 at `s=11`, 19,674 at `s=12`;
+/// seed 333, Intel flags `f`: 21 at `f=2`, 29 at `f=3`). MIN now leaves that unit free
+/// there.
+#[test]
+fn a_fixed_operand_leaves_a_unit_for_its_copy_in_a_class_without_swap() {
+    let costs = (generated_cost(155, "s", 11), generated_cost(155, "s", 12));
+    assert_eq!(costs, (6954.0, 6874.0));
+    let costs = (generated_cost(333, "f", 2), generated_cost(333, "f", 3));
+    assert_eq!(costs, (21.0, 14.0));
+}
+
 /// Issue-14 goal, met on the corpus, not yet on generated programs: the spill cost should
 /// never rise when the budget grows by one. Belady's choices are greedy (a cheap eviction
 /// at one budget can force a costlier one later that a tighter budget avoids; one register
 /// more can leave a parallel copy without a free temporary), so it does on none of the
-/// corpus's 123 steps and on 37 of 1,799 steps over 1,000 generated programs (every class,
+/// corpus's 123 steps and on 34 of 1,799 steps over 1,000 generated programs (every class,
 /// every budget from the lowest legal one to MaxLive). This ratchet fails when either
 /// count grows, and lists every rising step (program, class, budget, both costs).
 #[test]
@@ -1098,7 +1124,7 @@ fn spill_cost_rises_with_one_more_register_no_more_often_than_measured() {
         rises.len()
     );
     assert!(
-        rises.len() <= 37,
+        rises.len() <= 34,
         "generated: {} of {steps} steps:\n{listed}",
         rises.len()
     );

@@ -22,7 +22,10 @@
 //! while the instruction's [`packing`](super::super::packing) problem does not fit the
 //! budget, a value in W leaves ([`Belady::victim`]: the farthest next use, or the
 //! cheapest to get back among values not needed before the crowding ends) — before the
-//! instruction if it is not an operand, after it if it is an operand that lives on. The
+//! instruction if it is not an operand, after it if it is an operand that lives on. Before
+//! an instruction that fixes a value of a class without a swap, values leave by the same
+//! rule until W leaves a unit for the temporary of the copy assignment may put there
+//! ([`Demand::leaves_copy_temp`]), when one other than the operands can go. The
 //! demand is exactly what assignment must place, so assignment never fails where this
 //! succeeded. Evictions and reloads are recorded; the code that couples blocks (reloads
 //! and stores on edges) and the stores follow from the sets ([`super::place`]).
@@ -421,6 +424,13 @@ impl Belady<'_, '_> {
         self.demand.fits((defs, &ops), &w.values, lives)
     }
 
+    /// Whether the copy assignment may put before instruction `i` finds a free unit for
+    /// its temporary with `w` in registers ([`Demand::leaves_copy_temp`]).
+    fn leaves_copy_temp(&self, b: Block, i: u32, w: &Set) -> bool {
+        let (defs, ops) = demand::operands_at(self.f(), b, i);
+        self.demand.leaves_copy_temp((defs, &ops), &w.values)
+    }
+
     /// Units over the budget at the early and late instants, by the sums.
     fn overflow(&self, b: Block, i: u32, w: &Set, lives: &dyn Fn(Value) -> bool) -> (u32, u32) {
         let (defs, _) = demand::operands_at(self.f(), b, i);
@@ -577,7 +587,7 @@ impl Belady<'_, '_> {
         }
         for v in wanted {
             held.values.insert(v);
-            if self.fits(b, n, &held, &lives) {
+            if self.fits(b, n, &held, &lives) && self.leaves_copy_temp(b, n, &held) {
                 w.values.insert(v);
                 walked.reloads.push((n, v));
             } else {
@@ -1572,11 +1582,12 @@ impl Belady<'_, '_> {
             let mut victims: Vec<(Value, bool)> = Vec::new();
             loop {
                 let lives = |v: Value| living(v) && !dropped.contains(&v);
-                if self.fits(b, i, &w, &lives) {
+                let fits = self.fits(b, i, &w, &lives);
+                if fits && self.leaves_copy_temp(b, i, &w) {
                     break;
                 }
                 let (early, late) = self.overflow(b, i, &w, &lives);
-                let operands_too = i < n && early == 0;
+                let operands_too = !fits && i < n && early == 0;
                 let excess = if operands_too { late } else { early }.max(1);
                 let ask = Ask {
                     w: &w,
@@ -1588,6 +1599,9 @@ impl Belady<'_, '_> {
                 };
                 let victim = self.victim(b, i, &ask, dry);
                 let Some((v, operand)) = victim else {
+                    if fits {
+                        break;
+                    }
                     return Err(self.stuck(b, i));
                 };
                 victims.push((v, operand));
@@ -1651,7 +1665,8 @@ impl Belady<'_, '_> {
     }
 
     /// Once the instruction fits, victims whose eviction turned out unnecessary (a later,
-    /// larger one freed enough) come back, the last chosen first.
+    /// larger one freed enough) come back, the last chosen first; where the victims left
+    /// a unit for the temporary of the copy before the instruction, only while it stays.
     fn keep_needed_victims(
         &self,
         b: Block,
@@ -1661,6 +1676,7 @@ impl Belady<'_, '_> {
         victims: &mut Vec<(Value, bool)>,
         living: &dyn Fn(Value) -> bool,
     ) {
+        let temp = self.leaves_copy_temp(b, i, w);
         let mut k = victims.len();
         while k > 0 {
             k -= 1;
@@ -1671,7 +1687,7 @@ impl Belady<'_, '_> {
                 w.values.insert(v);
             }
             let lives = |x: Value| living(x) && !dropped.contains(&x);
-            if self.fits(b, i, w, &lives) {
+            if self.fits(b, i, w, &lives) && (!temp || self.leaves_copy_temp(b, i, w)) {
                 victims.remove(k);
             } else if operand {
                 dropped.insert(v);

@@ -137,6 +137,27 @@ impl<'a> Demand<'a> {
         tally.is_some_and(|mut t| t.surely_fits(self.budget)) || self.packs(defs, ops, w, lives)
     }
 
+    /// Whether a parallel copy that assignment puts before the instruction (`defs`, `ops`)
+    /// finds a free unit for its temporary with `w` in registers. An instruction that
+    /// fixes a value of the class to a register may need one: its copy can exchange
+    /// values (the fixed register's occupant and the value it must take), and a class
+    /// without a swap or another class's unit to copy through breaks that cycle through a
+    /// free unit of its own within the budget, else a scratch slot (a store and a reload
+    /// where the copy runs; §5 of `docs/ALLOCATOR.md`): `w` must leave that unit. A tie
+    /// needs none (a dying operand shares its definition's item; one that lives on is
+    /// copied to a free place the packing counts).
+    pub fn leaves_copy_temp<'v, W>(&self, (defs, ops): (&[Def], &[Operand]), w: W) -> bool
+    where
+        W: IntoIterator<Item = &'v Value>,
+    {
+        let class = self.target.class(self.class);
+        if class.has_swap || class.copy_temp.is_some() || !self.fixes(defs, ops) {
+            return true;
+        }
+        let held: u32 = w.into_iter().map(|&v| u32::from(self.size(v))).sum();
+        held < u32::from(self.budget)
+    }
+
     /// Whether the instruction's packing problem fits. In a class of single units only
     /// the values the instruction reads are items; the others in `w` are counted by the
     /// instants they hold ([`packing::singles_fit_beside`]).
@@ -264,6 +285,14 @@ impl<'a> Demand<'a> {
     /// copies); [`constrained_classes`] answers for every class at once.
     fn constrained(&self, defs: &[Def], ops: &[Operand]) -> bool {
         constrained_values(defs, ops).any(|v| self.of_class(v))
+    }
+
+    /// Whether the instruction fixes a definition or an operand of the class to a register.
+    fn fixes(&self, defs: &[Def], ops: &[Operand]) -> bool {
+        let uses = ops.iter().filter_map(Operand::as_use);
+        let fixed_uses = uses.filter(|u| u.fixed.is_some()).map(|u| u.value);
+        let fixed_defs = defs.iter().filter(|d| d.fixed.is_some()).map(|d| d.value);
+        fixed_defs.chain(fixed_uses).any(|v| self.of_class(v))
     }
 
     /// Whether the `live_units` live before an unconstrained instruction and its definitions
