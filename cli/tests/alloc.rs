@@ -105,6 +105,44 @@ fn cycle_without_swap_goes_through_a_free_register() {
     );
 }
 
+/// A cycle of AGPRs (gfx942 has no AGPR swap) exchanged by fixed operands while every
+/// AGPR of the budget is taken: its temporary is a VGPR, which must be one no live value
+/// holds, although no VGPR is moved at that instruction (it took `v0`, holding `%tid`).
+#[test]
+fn an_agpr_cycle_goes_through_a_vgpr_no_live_value_holds() {
+    let src = "target gfx942
+func @agpr_cycle {
+entry:
+  %tid:v1 fixed(v0) = COPY
+  %v1:v1 = V_MOV_B32 1
+  %v2:v1 = V_MOV_B32 2
+  %v3:v1 = V_MOV_B32 3
+  %p:a1 fixed(a0) = V_ACCVGPR_WRITE 0
+  %q:a1 fixed(a1) = V_ACCVGPR_WRITE 1
+  %r:a1 = V_INTRINSIC %p fixed(a1), %q fixed(a0)
+  %w:v1 = V_ADD %v1, %v2
+  %z:v1 = V_ADD %w, %v3
+  %s:v1 = V_ADD %z, %tid
+  %out:v1 = COPY %r
+  %o2:v1 = V_ADD %out, %s
+  GLOBAL_STORE_DWORD %tid, %o2 writes
+  ret
+}
+";
+    let p = parse(src).unwrap_or_else(|e| panic!("{e}"));
+    for v in [4, 5, 8] {
+        let opts = AllocOptions {
+            budget: vec![("v".into(), v), ("a".into(), 2)],
+            ..AllocOptions::default()
+        };
+        let (_, stats) = allocate_verified(&p, &opts);
+        let a = class(&stats[0].classes, "a");
+        // At v=4 all four VGPRs hold live values, so the cycle goes through a slot.
+        let through_memory = u32::from(v == 4);
+        assert_eq!((a.spills, a.regs_used), (through_memory, 2), "v={v}");
+    }
+}
+
 #[test]
 fn fragmented_tuple_exchanges_with_dying_operands() {
     let (a, stats) = allocate_verified(&corpus("fragmentation.chr"), &AllocOptions::default());

@@ -149,7 +149,7 @@ impl Assigner<'_> {
             self.set_loc(m.value, m.dst);
         }
         let busy: Vec<Location> = moves.iter().map(|m| m.dst).collect();
-        self.emit(&moves, &busy, &[], pos, out);
+        self.emit(&moves, &busy, pos, out);
     }
 
     /// Operands read where their values are, into `reads`.
@@ -334,7 +334,7 @@ impl Assigner<'_> {
             self.apply(problem, &buf.built, &buf.placement.at, &mut sink);
         }
         buf.of_class = of_class;
-        self.emit(&buf.moves, &buf.busy, &buf.classes, pos, out);
+        self.emit(&buf.moves, &buf.busy, pos, out);
         for &(v, l) in &buf.after {
             self.set_loc(v, l);
         }
@@ -607,22 +607,16 @@ impl Assigner<'_> {
     }
 
     /// Sequentialises the parallel copy before the instruction; temporaries avoid every
-    /// unit holding a value or a copy at the instruction: those `busy` lists, and in
-    /// `held` classes those the register file holds (values the solve left alone).
-    fn emit(
-        &self,
-        moves: &[Move],
-        busy: &[Location],
-        held: &[ClassId],
-        pos: Pos,
-        out: &mut Vec<Inst>,
-    ) {
+    /// unit holding a value or a copy at the instruction: those `busy` lists, and the
+    /// units the register file holds in every class, not only in the classes the copy
+    /// moves (an AGPR cycle on gfx942 goes through a VGPR, which may hold a live value).
+    fn emit(&self, moves: &[Move], busy: &[Location], pos: Pos, out: &mut Vec<Inst>) {
         if moves.is_empty() {
             return;
         }
         let taken = |c: ClassId, u: u16| {
             u >= self.temps[c.index()]
-                || (held.contains(&c) && self.regs.occupant(c, u).is_some())
+                || self.regs.occupant(c, u).is_some()
                 || busy.iter().any(|&l| {
                     matches!(l, Location::Reg { class, first, len } if class == c && (first..first + len).contains(&u))
                 })
