@@ -124,6 +124,18 @@ mod tests {
     use crate::alloc::spill::belady::visit_order;
     use crate::analysis::Analysis;
 
+    /// The reload frequencies of the first class of the first function of `src`.
+    fn reload_freq_of(src: &str) -> ReloadFreq {
+        let p = crate::parse(src).unwrap_or_else(|e| panic!("{e}"));
+        let f = &p.functions[0];
+        let a = Analysis::new(f, &p.target);
+        let class = ClassId(0);
+        let uses = Uses::new(f, class);
+        let order = visit_order(&a.cfg, &a.loops, f);
+        let graphs = (&a.cfg, &a.loops);
+        ReloadFreq::new(f, class, &uses, graphs, &order, &a.liveness, &a.freq)
+    }
+
     #[test]
     fn a_reload_runs_where_the_value_is_read_and_before_a_loop_that_reads_it() {
         let src = "target generic v=8
@@ -147,14 +159,7 @@ exit:
   ret %y
 }
 ";
-        let p = crate::parse(src).unwrap_or_else(|e| panic!("{e}"));
-        let f = &p.functions[0];
-        let a = Analysis::new(f, &p.target);
-        let class = ClassId(0);
-        let uses = Uses::new(f, class);
-        let order = visit_order(&a.cfg, &a.loops, f);
-        let graphs = (&a.cfg, &a.loops);
-        let r = ReloadFreq::new(f, class, &uses, graphs, &order, &a.liveness, &a.freq);
+        let r = reload_freq_of(src);
         let (x, y) = (Value(0), Value(1));
         assert_eq!(r.at_end(Block(0), x), 10.0, "read on the hot side only");
         assert_eq!(
@@ -185,14 +190,7 @@ exit:
   ret %c
 }
 ";
-        let p = crate::parse(src).unwrap_or_else(|e| panic!("{e}"));
-        let f = &p.functions[0];
-        let a = Analysis::new(f, &p.target);
-        let class = ClassId(0);
-        let uses = Uses::new(f, class);
-        let order = visit_order(&a.cfg, &a.loops, f);
-        let graphs = (&a.cfg, &a.loops);
-        let r = ReloadFreq::new(f, class, &uses, graphs, &order, &a.liveness, &a.freq);
+        let r = reload_freq_of(src);
         let v = Value(0);
         let (head, latch) = (Block(1), Block(3));
         assert_eq!(r.at_end(head, v), 10.0, "read in the loop's body");
