@@ -10,7 +10,7 @@
 
 use crate::lexer::{lex_line, Tok, Token};
 use crate::program::*;
-use crate::target::{ClassId, Target};
+use crate::target::{parse_generic_class, ClassId, Target, TargetError};
 use std::collections::{HashMap, HashSet};
 
 /// A malformed input: where, and what is wrong.
@@ -156,26 +156,28 @@ fn parse_target(line: &Line) -> Result<Target> {
 
 /// `generic NAME=UNITS[:flag]*...`, with an error at the class description at fault.
 fn generic_target(classes: &str, start: Pos) -> Result<Target> {
-    let mut names = HashSet::new();
+    let mut names: HashMap<String, Pos> = HashMap::new();
     for (index, word) in words_with_offsets(classes) {
         let pos = Pos {
             line: start.line,
             col: start.col + classes.get(..index).map_or(0, |t| t.chars().count()) as u32,
         };
-        let single = Target::generic(word).map_err(|e| ParseError {
+        let (class, _) = parse_generic_class(word).map_err(|e| ParseError {
             pos,
             message: e.to_string(),
         })?;
-        let name = &single.classes[0].name;
-        if !names.insert(name.clone()) {
-            return err(pos, format!("duplicate class `{name}`"));
+        if names.insert(class.name.clone(), pos).is_some() {
+            return err(pos, format!("duplicate class `{}`", class.name));
         }
         if names.len() > usize::from(u8::MAX) + 1 {
             return err(pos, "a generic target has at most 256 classes");
         }
     }
     Target::generic(classes).map_err(|e| ParseError {
-        pos: start,
+        pos: match &e {
+            TargetError::BadCopyTemp(name, ..) => names.get(name).copied().unwrap_or(start),
+            _ => start,
+        },
         message: e.to_string(),
     })
 }
@@ -1277,7 +1279,11 @@ mod tests {
         );
         assert_eq!(
             error_of("target generic s=8  v=4:weird\nfunc @f {\nb:\n  ret\n}\n"),
-            "1:21: bad class description `v=4:weird`: expected NAME=UNITS[:uniform][:aligned][:noswap]"
+            "1:21: bad class description `v=4:weird`: expected NAME=UNITS[:uniform][:aligned][:noswap][:via=CLASS]"
+        );
+        assert_eq!(
+            error_of("target generic v=8 a=4:noswap:via=s\nfunc @f {\nb:\n  ret\n}\n"),
+            "1:20: class `a` copies through `s`, which is not a class of the target"
         );
         assert_eq!(
             error_of("target generic v=8 s=4 v=4 ; twice\nfunc @f {\nb:\n  ret\n}\n"),

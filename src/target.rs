@@ -190,8 +190,12 @@ pub const BUILTIN_TARGETS: &[&str] = &[
 pub enum TargetError {
     #[error("unknown target `{0}` (expected one of: gfx9, gfx90a, gfx942, gfx10-w32, gfx10-w64, gfx11-w32, gfx11-w64, sm_80, sm_90, gen9, generic)")]
     Unknown(String),
-    #[error("bad class description `{0}`: expected NAME=UNITS[:uniform][:aligned][:noswap]")]
+    #[error(
+        "bad class description `{0}`: expected NAME=UNITS[:uniform][:aligned][:noswap][:via=CLASS]"
+    )]
     BadClass(String),
+    #[error("class `{0}` copies through `{1}`, which is {2}")]
+    BadCopyTemp(String, String, &'static str),
     #[error("class name `{0}` is reserved or invalid (names are lowercase letters, not `m`)")]
     BadClassName(String),
     #[error("duplicate class `{0}`")]
@@ -224,20 +228,29 @@ impl Target {
     }
 
     /// A file-defined target: `s=16 v=32 p=4`, each class `NAME=UNITS` with optional
-    /// `:uniform`, `:aligned` (natural alignment up to 4) and `:noswap` flags. Without
-    /// flags, a class named `s` is uniform and aligned (like AMD SGPRs); others are per-lane
-    /// with stride 1. Every class spills to memory.
+    /// `:uniform`, `:aligned` (natural alignment up to 4), `:noswap` and `:via=CLASS` flags.
+    /// Without flags, a class named `s` is uniform and aligned (like AMD SGPRs); others are
+    /// per-lane with stride 1. Every class spills to memory. `:via=CLASS` names the class a
+    /// copy cycle of this one may go through ([`RegClass::copy_temp`], as AMD AGPRs go
+    /// through a VGPR): another class of the target, uniform exactly when this one is.
     pub fn generic(spec: &str) -> Result<Target, TargetError> {
         let mut classes: Vec<RegClass> = Vec::new();
+        let mut vias = Vec::new();
         for word in spec.split_whitespace() {
-            let class = parse_generic_class(word)?;
+            let (class, via) = parse_generic_class(word)?;
             if classes.iter().any(|c| c.name == class.name) {
                 return Err(TargetError::DuplicateClass(class.name));
             }
+            vias.push(via);
             classes.push(class);
         }
         if classes.is_empty() {
             return Err(TargetError::NoClasses);
+        }
+        for (i, via) in vias.into_iter().enumerate() {
+            if let Some(via) = via {
+                classes[i].copy_temp = Some(copy_temp_class(&classes, i, &via)?);
+            }
         }
         Ok(Target {
             name: "generic".into(),
@@ -430,7 +443,28 @@ fn sgpr_limit(sgpr_table: &[(u32, u32)], n: u32) -> u32 {
         .unwrap_or(0)
 }
 
-fn parse_generic_class(word: &str) -> Result<RegClass, TargetError> {
+/// The class `via` names as class `i`'s copy temporary: another class, of the same
+/// uniformity (a per-lane value does not fit a uniform register, and a uniform class's
+/// unit copied into a per-lane one would be read back from one lane only).
+fn copy_temp_class(classes: &[RegClass], i: usize, via: &str) -> Result<ClassId, TargetError> {
+    let class = &classes[i];
+    let bad = |why| TargetError::BadCopyTemp(class.name.clone(), via.into(), why);
+    let t = classes
+        .iter()
+        .position(|c| c.name == via)
+        .ok_or_else(|| bad("not a class of the target"))?;
+    if t == i {
+        return Err(bad("the class itself"));
+    }
+    if classes[t].uniform != class.uniform {
+        return Err(bad(if class.uniform { "per-lane" } else { "uniform" }));
+    }
+    Ok(ClassId(t as u8))
+}
+
+/// One `NAME=UNITS[:flag]*` word: the class, and the class its `:via=` flag names (not
+/// yet resolved: that takes the whole target).
+pub(crate) fn parse_generic_class(word: &str) -> Result<(RegClass, Option<String>), TargetError> {
     let mut parts = word.split(':');
     let head = parts.next().unwrap_or_default();
     let (name, units) = head
@@ -450,15 +484,19 @@ fn parse_generic_class(word: &str) -> Result<RegClass, TargetError> {
     let mut uniform = defaults && name == "s";
     let mut aligned = defaults && name == "s";
     let mut has_swap = true;
+    let mut via = None;
     for flag in flags {
         match flag {
             "uniform" => uniform = true,
             "aligned" => aligned = true,
             "noswap" => has_swap = false,
-            _ => return Err(TargetError::BadClass(word.into())),
+            _ => match flag.strip_prefix("via=") {
+                Some(name) if !name.is_empty() => via = Some(name.to_string()),
+                _ => return Err(TargetError::BadClass(word.into())),
+            },
         }
     }
-    Ok(RegClass {
+    let class = RegClass {
         name: name.into(),
         units: units as u16,
         uniform,
@@ -471,7 +509,8 @@ fn parse_generic_class(word: &str) -> Result<RegClass, TargetError> {
         spill: vec![SpillTarget::Memory],
         has_swap,
         copy_temp: None,
-    })
+    };
+    Ok((class, via))
 }
 
 /// LLVM `AMDGPUSubtarget::getOccupancyWithNumSGPRs` for GFX8/9 (ACO says 8 waves for
@@ -805,6 +844,36 @@ mod tests {
         assert!(matches!(
             Target::generic("v=0"),
             Err(TargetError::BadUnits(..))
+        ));
+    }
+
+    #[test]
+    fn generic_copy_temp_names_another_class_of_the_same_uniformity() {
+        let t = Target::generic("a=8:noswap:via=v v=16").unwrap();
+        assert_eq!(t.classes[0].copy_temp, Some(ClassId(1)));
+        assert_eq!(t.classes[1].copy_temp, None);
+        assert_eq!(t.header(), "generic a=8:noswap:via=v v=16");
+        let err = |spec, why| {
+            assert_eq!(
+                Target::generic(spec),
+                Err(TargetError::BadCopyTemp("a".into(), "x".into(), why)),
+                "{spec}"
+            )
+        };
+        err("a=8:via=x v=16", "not a class of the target");
+        err("a=8:via=x x=16:uniform", "uniform");
+        err("a=8:uniform:via=x x=16", "per-lane");
+        assert_eq!(
+            Target::generic("x=8:via=x"),
+            Err(TargetError::BadCopyTemp(
+                "x".into(),
+                "x".into(),
+                "the class itself"
+            ))
+        );
+        assert!(matches!(
+            Target::generic("a=8:via="),
+            Err(TargetError::BadClass(..))
         ));
     }
 }

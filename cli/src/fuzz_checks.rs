@@ -193,7 +193,7 @@ pub fn alloc_verify_with(data: &[u8], allocator: Allocator) -> Option<AllocError
     let conflicting_fixed = u.ratio(1, 8).unwrap_or(false);
     let cfg = GenConfig {
         conflicting_fixed,
-        ..GenConfig::default()
+        ..fuzz_programs()
     };
     let Ok(p) = generate(&mut u, &cfg) else {
         return None;
@@ -429,6 +429,15 @@ pub fn oracle_check(p: &Program) {
     }
 }
 
+/// Programs for the allocation fuzzers: the default generator, with half of the generic
+/// classes without a swap breaking their copy cycles through another class (`copy_via`).
+pub fn fuzz_programs() -> GenConfig {
+    GenConfig {
+        copy_via: 50,
+        ..GenConfig::default()
+    }
+}
+
 /// Small programs for `oracle_diff`: one function of a few blocks, a few dozen values;
 /// the default generator otherwise.
 pub fn oracle_programs() -> GenConfig {
@@ -486,7 +495,9 @@ fn random_budget(u: &mut Unstructured, t: &Target) -> Vec<(String, u16)> {
         .collect()
 }
 
-fn check_allocation(p: &Program, a: &Program, opts: &AllocOptions) {
+/// `a`, allocated from `p` with `opts`, verifies within the budget and runs like `p` on
+/// the interpreter (two seeds); panics with both programs otherwise.
+pub fn check_allocation(p: &Program, a: &Program, opts: &AllocOptions) {
     let budget = chromatic::alloc::budget_of(&p.target, opts).expect("budget resolved");
     let errors = chromatic_verifier::verify_program(p, a, Some(&budget));
     assert!(
@@ -634,7 +645,7 @@ fn simulate(insts: &[InstKind], mut regs: Vec<u32>, moves: &[Move]) -> Vec<u32> 
 /// changed, the verifier must reject it.
 pub fn verifier_mutants(data: &[u8]) {
     let mut u = Unstructured::new(data);
-    let Ok(p) = generate(&mut u, &GenConfig::default()) else {
+    let Ok(p) = generate(&mut u, &fuzz_programs()) else {
         return;
     };
     let Ok((a, _)) = allocate(&p, &AllocOptions::default()) else {

@@ -129,3 +129,70 @@ fn wide_alloc_sweep() {
         fuzz_checks::alloc_verify(&bytes(seed, 4096));
     }
 }
+
+/// The allocation fuzzers' programs reach a copy cycle of a class without a swap broken
+/// through a unit of another class (`:via=`, `GenConfig::copy_via`), at the lowest legal
+/// budget of that class: the shape of an AGPR cycle going through a VGPR, which once took
+/// a VGPR holding a live value as its temporary. Every such allocation verifies.
+#[test]
+fn fuzz_programs_break_copy_cycles_through_another_class() {
+    use chromatic::alloc::{allocate, spill::minimum::lowest_legal, AllocOptions};
+    use chromatic::{ClassId, InstKind, Location, Program};
+    let through = |a: &Program, c: ClassId, via: ClassId| {
+        let class_of = |l: &Location| match l {
+            Location::Reg { class, .. } => Some(*class),
+            _ => None,
+        };
+        a.functions
+            .iter()
+            .flat_map(|f| &f.blocks)
+            .flat_map(|b| &b.insts)
+            .any(|i| {
+                let InstKind::ParallelCopy(moves) = &i.kind else {
+                    return false;
+                };
+                moves
+                    .iter()
+                    .any(|m| class_of(&m.src) == Some(c) && class_of(&m.dst) == Some(via))
+            })
+    };
+    let (mut lowered, mut broken) = (0, 0);
+    for seed in 0..SWEEP {
+        let data = bytes(seed, 4096);
+        let mut u = arbitrary::Unstructured::new(&data);
+        let Ok(p) = chromatic::gen::generate(&mut u, &fuzz_checks::fuzz_programs()) else {
+            continue;
+        };
+        for c in p.target.class_ids() {
+            let Some(via) = p
+                .target
+                .class(c)
+                .copy_temp
+                .filter(|_| p.target.spec.is_some())
+            else {
+                continue;
+            };
+            let lowest = p
+                .functions
+                .iter()
+                .map(|f| lowest_legal(f, &p.target)[c.index()].units);
+            let k = lowest.max().unwrap_or(1).max(1);
+            let budget = vec![(p.target.class(c).name.clone(), k as u16)];
+            let opts = AllocOptions {
+                budget: budget.clone(),
+                ..AllocOptions::default()
+            };
+            let (a, _) = allocate(&p, &opts).unwrap_or_else(|e| {
+                panic!("seed {seed} at {budget:?}: {e}\n{}", chromatic::print(&p))
+            });
+            fuzz_checks::check_allocation(&p, &a, &opts);
+            lowered += 1;
+            broken += usize::from(through(&a, c, via));
+        }
+    }
+    println!("{broken} of {lowered} lowered classes copy through another class");
+    assert!(
+        broken > 0,
+        "no cycle went through another class in {lowered} allocations"
+    );
+}

@@ -48,6 +48,7 @@ features! {
     UniformPhi => "uniform phi",
     PhiSwapCycle => "phi swap cycle",
     UniformValue => "uniform value",
+    CopyViaValue => "value of a class whose cycles copy through another",
     Tuple1 => "tuple 1",
     Tuple2 => "tuple 2",
     Tuple3 => "tuple 3",
@@ -315,6 +316,10 @@ fn count_values(f: &Function, target: &Target, set: &mut FeatureSet) {
         set.add(
             Feature::UniformValue,
             u64::from(target.class(v.class).uniform),
+        );
+        set.add(
+            Feature::CopyViaValue,
+            u64::from(target.class(v.class).copy_temp.is_some()),
         );
         let tuple = match v.size {
             1 => Feature::Tuple1,

@@ -39,6 +39,12 @@ pub struct GenConfig {
     pub freq: u8,
     /// Percent of programs on a `generic` target with random classes (else a built-in).
     pub generic_target: u8,
+    /// Percent of a generic target's classes without a swap that break their copy cycles
+    /// through another class (`:via=`, as AMD AGPRs go through a VGPR), where the target
+    /// has one of the same uniformity. Drawn after the functions, so it changes only the
+    /// target line of a given input; 0 by default so that the costs of the seeds tests
+    /// name stay as they were, and the fuzz targets turn it on.
+    pub copy_via: u8,
 }
 
 impl Default for GenConfig {
@@ -58,6 +64,7 @@ impl Default for GenConfig {
             unreachable: 20,
             freq: 10,
             generic_target: 30,
+            copy_via: 0,
         }
     }
 }

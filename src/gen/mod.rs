@@ -53,6 +53,7 @@ pub fn generate(u: &mut Unstructured, cfg: &GenConfig) -> Result<Program> {
     for i in 0..count {
         functions.push(FnBuilder::new(u, cfg, &target, format!("f{i}")).build()?);
     }
+    let target = targets::with_copy_via(u, cfg, target)?;
     Ok(Program { target, functions })
 }
 

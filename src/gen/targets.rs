@@ -1,11 +1,14 @@
 //! Random targets: a built-in one by name, or a `generic` target with one to three random
 //! classes (units, uniform, aligned and no-swap flags), built through [`Target::generic`]
-//! so that it prints and parses back like a hand-written one.
+//! so that it prints and parses back like a hand-written one. Once the functions are
+//! built, a class without a swap may be given another class of the same uniformity to
+//! break its copy cycles through (`:via=`, as AMD AGPRs go through a VGPR): drawn last,
+//! so that the functions of a given input do not depend on it.
 
 use arbitrary::{Result, Unstructured};
 
 use super::{percent, GenConfig};
-use crate::target::{Target, BUILTIN_TARGETS};
+use crate::target::{ClassId, Target, BUILTIN_TARGETS};
 
 const CLASS_NAMES: &[&str] = &["s", "v", "p", "a", "q"];
 const FLAGS: &[&str] = &["uniform", "aligned", "noswap"];
@@ -43,4 +46,29 @@ fn generic_spec(u: &mut Unstructured) -> Result<String> {
         words.push(word);
     }
     Ok(words.join(" "))
+}
+
+/// `target` with `:via=` added to `cfg.copy_via` percent of its generic classes without a
+/// swap that have another class of the same uniformity. No byte is drawn at 0.
+pub(super) fn with_copy_via(
+    u: &mut Unstructured,
+    cfg: &GenConfig,
+    target: Target,
+) -> Result<Target> {
+    let Some(spec) = target.spec.as_deref().filter(|_| cfg.copy_via > 0) else {
+        return Ok(target);
+    };
+    let mut words: Vec<String> = spec.split_whitespace().map(str::to_string).collect();
+    for c in target.class_ids() {
+        let class = target.class(c);
+        let vias: Vec<ClassId> = target
+            .class_ids()
+            .filter(|&t| t != c && target.class(t).uniform == class.uniform)
+            .collect();
+        if !class.has_swap && !vias.is_empty() && percent(u, cfg.copy_via)? {
+            let via = target.class(*u.choose(&vias)?);
+            words[c.index()].push_str(&format!(":via={}", via.name));
+        }
+    }
+    Target::generic(&words.join(" ")).map_err(|_| arbitrary::Error::IncorrectFormat)
 }
