@@ -1080,16 +1080,30 @@ fn generated_cost(seed: u64, class: &str, k: u16) -> f64 {
 #[test]
 fn a_fixed_operand_leaves_a_unit_for_its_copy_in_a_class_without_swap() {
     let costs = (generated_cost(155, "s", 11), generated_cost(155, "s", 12));
-    assert_eq!(costs, (6954.0, 6874.0));
+    assert_eq!(costs, (6794.0, 6794.0));
     let costs = (generated_cost(333, "f", 2), generated_cost(333, "f", 3));
     assert_eq!(costs, (21.0, 14.0));
+}
+
+/// A value a loop header holds because the loop reads it, evicted by the loop's peak
+/// past its read, is reloaded on every edge into the header whose end lacks it: with
+/// nested loops, on the inner back edge and the outer one too. One register more let the
+/// headers hold it (generated seed 878, class `v`: 26,848 at `v=26`, 27,008 at `v=27`;
+/// seed 34: 1,632 at `v=45`, 1,952 at `v=46`); it now enters the loop in memory where a
+/// reload at its first read costs less than those edges' reloads.
+#[test]
+fn a_value_evicted_past_its_loop_read_enters_the_loop_in_memory() {
+    let costs = (generated_cost(878, "v", 26), generated_cost(878, "v", 27));
+    assert_eq!(costs, (26048.0, 26048.0));
+    let costs = (generated_cost(34, "v", 45), generated_cost(34, "v", 46));
+    assert_eq!(costs, (1632.0, 1632.0));
 }
 
 /// Issue-14 goal, met on the corpus, not yet on generated programs: the spill cost should
 /// never rise when the budget grows by one. Belady's choices are greedy (a cheap eviction
 /// at one budget can force a costlier one later that a tighter budget avoids; one register
 /// more can leave a parallel copy without a free temporary), so it does on none of the
-/// corpus's 123 steps and on 34 of 1,799 steps over 1,000 generated programs (every class,
+/// corpus's 123 steps and on 33 of 1,799 steps over 1,000 generated programs (every class,
 /// every budget from the lowest legal one to MaxLive). This ratchet fails when either
 /// count grows, and lists every rising step (program, class, budget, both costs).
 #[test]
@@ -1124,7 +1138,7 @@ fn spill_cost_rises_with_one_more_register_no_more_often_than_measured() {
         rises.len()
     );
     assert!(
-        rises.len() <= 34,
+        rises.len() <= 33,
         "generated: {} of {steps} steps:\n{listed}",
         rises.len()
     );

@@ -28,7 +28,11 @@
 //! ([`Demand::leaves_copy_temp`]), when one other than the operands can go. The
 //! demand is exactly what assignment must place, so assignment never fails where this
 //! succeeded. Evictions and reloads are recorded; the code that couples blocks (reloads
-//! and stores on edges) and the stores follow from the sets ([`super::place`]).
+//! and stores on edges) and the stores follow from the sets ([`super::place`]). Once
+//! every block is walked, a loop header's live-in that the loop's peak evicts after its
+//! read enters the loop in memory where reloading it at its first reads costs less than
+//! reloading it on the edges whose ends lack it, the back edges among them
+//! ([`Belady::enter_loops_in_memory`]).
 //!
 //! Uniform values follow the linear CFG, on which a divergent branch block B reaches its
 //! else-arm E, and then its join J, without running any code when no lane takes a side
@@ -154,6 +158,7 @@ pub fn decide(input: &Input) -> Result<Decisions, AllocError> {
     for &block in input.order {
         b.block(block)?;
     }
+    b.enter_loops_in_memory();
     b.drop_unneeded();
     b.record_protected();
     Ok(Decisions {
@@ -1108,6 +1113,127 @@ impl Belady<'_, '_> {
             (None, None) => plan.exit.retain(|&x| x != v),
             (Some(_), None) => {}
         }
+    }
+
+    /// A value a loop header holds at its entry (B&H §4.2: used in the loop, so taken while
+    /// the budget has room) is reloaded on every edge into the header, or into a block
+    /// that holds it from there on, whose end lacks it: a back edge, after the loop's
+    /// peak evicted it past its read. Entering the loop in memory instead, it is reloaded
+    /// where it is read first; in a nested loop a read in the inner loop costs what the
+    /// inner back edge's reload costs, and the outer back edge's reload goes. Once every
+    /// block is walked, for each header in visit order and each live-in it holds, the
+    /// region holding it from the header's entry up to its first read or eviction
+    /// ([`Self::held_from`]) gives both prices: the reloads on the edges into the region
+    /// from blocks whose end lacks it, against one reload at each first read. The value
+    /// leaves the region when the reads cost less. Registers only empty, so every
+    /// instruction still fits; the reloads it still needs run where it is read.
+    fn enter_loops_in_memory(&mut self) {
+        let order = self.input.order;
+        for &h in order.iter().filter(|&&h| self.input.loops.is_header(h)) {
+            let phis: Vec<Value> = self.f().block(h).phis.iter().map(|p| p.def.value).collect();
+            let held: Vec<Value> = self.plans[h.index()]
+                .entry
+                .iter()
+                .copied()
+                .filter(|v| !phis.contains(v) && !self.pinned.contains(v))
+                .collect();
+            for v in held {
+                let Some(region) = self.held_from(h, v) else {
+                    continue;
+                };
+                if self.reads_cost(&region, v) < self.arrivals_cost(&region, v) {
+                    for x in region {
+                        self.leave_before_read(x, v);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The blocks holding `v` from the entry of `h` on, up to its first read or eviction
+    /// in each: `h`, then every successor whose entry holds it of a block that neither
+    /// reads nor evicts it. None where a block of it keeps `v` for a divergent side, or
+    /// passes it to a register phi.
+    fn held_from(&self, h: Block, v: Value) -> Option<Vec<Block>> {
+        let uniform = self.input.target.class(self.input.class).uniform;
+        let mut region = vec![h];
+        let mut k = 0;
+        while k < region.len() {
+            let x = region[k];
+            k += 1;
+            let anchored = uniform && self.input.a.divergence.anchor(x).is_some();
+            if anchored || self.protected(x).contains(&v) {
+                return None;
+            }
+            if self.first_read_in_block(x, v).is_some() || self.first_eviction(x, v).is_some() {
+                continue;
+            }
+            for &s in self.input.graph.succs(x) {
+                if self.passes_to_phi(x, s, v) {
+                    return None;
+                }
+                let holds = self.plans[s.index()].entry.binary_search(&v).is_ok();
+                if holds && !region.contains(&s) {
+                    region.push(s);
+                }
+            }
+        }
+        Some(region)
+    }
+
+    /// The position of the first eviction of `v` in `b`'s walk.
+    fn first_eviction(&self, b: Block, v: Value) -> Option<u32> {
+        let evictions = &self.plans[b.index()].evictions;
+        evictions.iter().filter(|e| e.1 == v).map(|e| e.0).min()
+    }
+
+    /// Whether `b` reads `v` before its walk evicts it.
+    fn read_first(&self, b: Block, v: Value) -> bool {
+        match (self.first_read_in_block(b, v), self.first_eviction(b, v)) {
+            (Some(r), Some(e)) => r <= e,
+            (read, _) => read.is_some(),
+        }
+    }
+
+    /// What the reloads of `v` on the edges into `region` cost: one at the end of every
+    /// visited predecessor of a block of it that lacks `v` there.
+    fn arrivals_cost(&self, region: &[Block], v: Value) -> f64 {
+        let freq = &self.input.a.freq;
+        let lacks = |p: Block| {
+            let plan = &self.plans[p.index()];
+            plan.visited && plan.exit.binary_search(&v).is_err()
+        };
+        region
+            .iter()
+            .flat_map(|&x| self.input.graph.preds(x))
+            .filter(|&&p| lacks(p))
+            .map(|p| freq[p.index()])
+            .sum()
+    }
+
+    /// What reloading `v` where `region` reads it first costs.
+    fn reads_cost(&self, region: &[Block], v: Value) -> f64 {
+        let freq = &self.input.a.freq;
+        region
+            .iter()
+            .filter(|&&x| self.read_first(x, v))
+            .map(|x| freq[x.index()])
+            .sum()
+    }
+
+    /// `v` is not in registers at the entry of `b` after all: a block that reads it
+    /// before any eviction reloads it there, others leave it as [`Self::leave_from_entry`]
+    /// does.
+    fn leave_before_read(&mut self, b: Block, v: Value) {
+        if !self.read_first(b, v) {
+            self.leave_from_entry(b, v);
+            return;
+        }
+        let read = self.first_read_in_block(b, v).expect("read first");
+        let plan = &mut self.plans[b.index()];
+        plan.entry.retain(|&x| x != v);
+        let at = plan.reloads.partition_point(|&r| r < (read, v));
+        plan.reloads.insert(at, (read, v));
     }
 
     /// At a loop header inside a divergent side, a value the branch keeps for a later
