@@ -1099,11 +1099,23 @@ fn a_value_evicted_past_its_loop_read_enters_the_loop_in_memory() {
     assert_eq!(costs, (1632.0, 1632.0));
 }
 
+/// A loop inside a divergent side whose back edge exchanges two register phis in a
+/// class without a swap: the value live through the loop that could leave the header's
+/// W for the copy's temporary was one the branch keeps for its join, so none left and
+/// the cycle went through a scratch slot on every iteration (generated seed 164, class
+/// `s`: 232 at `s=23`, 1,496 at `s=24`). That kept value is demoted instead: stored at
+/// the branch, reloaded after the side.
+#[test]
+fn a_value_kept_for_a_join_leaves_a_loop_header_for_its_back_edge_copy() {
+    let costs = (generated_cost(164, "s", 23), generated_cost(164, "s", 24));
+    assert_eq!(costs, (232.0, 232.0));
+}
+
 /// Issue-14 goal, met on the corpus, not yet on generated programs: the spill cost should
 /// never rise when the budget grows by one. Belady's choices are greedy (a cheap eviction
 /// at one budget can force a costlier one later that a tighter budget avoids; one register
 /// more can leave a parallel copy without a free temporary), so it does on none of the
-/// corpus's 123 steps and on 33 of 1,799 steps over 1,000 generated programs (every class,
+/// corpus's 123 steps and on 32 of 1,799 steps over 1,000 generated programs (every class,
 /// every budget from the lowest legal one to MaxLive). This ratchet fails when either
 /// count grows, and lists every rising step (program, class, budget, both costs).
 #[test]
@@ -1138,7 +1150,7 @@ fn spill_cost_rises_with_one_more_register_no_more_often_than_measured() {
         rises.len()
     );
     assert!(
-        rises.len() <= 33,
+        rises.len() <= 32,
         "generated: {} of {steps} steps:\n{listed}",
         rises.len()
     );

@@ -669,7 +669,7 @@ impl Belady<'_, '_> {
     /// reads it, a reload without the store, and not at all on paths that do not read it.
     /// Where the back edges fit but exchange register phis that need a copy temporary,
     /// a value live through the loop leaves W for it ([`Self::copy_temp_victim`]).
-    fn fit_rotations(&self, b: Block, entry: &mut Set) {
+    fn fit_rotations(&mut self, b: Block, entry: &mut Set) {
         let back_edges: Vec<Block> = self
             .input
             .graph
@@ -693,6 +693,9 @@ impl Belady<'_, '_> {
                 return;
             };
             entry.values.remove(&v);
+            if self.protected(b).contains(&v) {
+                self.demote(b, v);
+            }
         }
     }
 
@@ -704,8 +707,10 @@ impl Belady<'_, '_> {
     /// every iteration. The copy temporary is part of the demand: W leaves one unit
     /// free, and a value live through the loop (not read in it, not a phi) makes room,
     /// the one used farthest away — stored once before the loop and reloaded after it.
-    /// When the loop reads every other value, the cycle keeps its slot: any of them
-    /// would be reloaded on every iteration too.
+    /// A value a divergent branch keeps through the side holding the loop is such a
+    /// value too, while demoting it comes in time ([`Self::demotable`]): stored at the
+    /// branch, reloaded after the side. When the loop reads every other value, the
+    /// cycle keeps its slot: any of them would be reloaded on every iteration too.
     fn copy_temp_victim(&self, b: Block, entry: &Set, back_edges: &[Block]) -> Option<Value> {
         let class = self.input.target.class(self.input.class);
         if class.has_swap || class.copy_temp.is_some() || self.input.budget < 2 {
@@ -726,7 +731,8 @@ impl Belady<'_, '_> {
             .iter()
             .copied()
             .filter(|v| live_in.binary_search(v).is_ok())
-            .filter(|v| !protected.contains(v) && !read.contains(v))
+            .filter(|v| !read.contains(v) && !self.pinned.contains(v))
+            .filter(|&v| !protected.contains(&v) || self.demotable(b, v))
             .max_by_key(|&v| (self.entry_distance(b, v), self.size(v), v))
     }
 
