@@ -6,20 +6,22 @@
 //! live from the argument's store to that reload, so nothing else was written there).
 //! The spill oracle's model (Appel & George, "Optimal spilling for CISC machines with few
 //! registers", PLDI 2001) lets a memory phi take an argument already in memory at no cost;
-//! this pass gives the allocator the same where colouring shared the location.
+//! this pass gives the allocator the same where colouring shared the location. Such a
+//! pair can only be where the rewrite recorded a reload right before a store
+//! ([`Sites::reloads_before_stores`]), so the function is walked only when one is there.
 
 use super::home_of;
 use super::pseudo::{self, Pseudo};
+use super::slots::Sites;
 use crate::program::{Function, Inst, Location};
 
 /// Removes every reload whose only use is the store right after it into the same
-/// location; returns whether anything was removed.
-pub fn drop_self_copies(f: &mut Function, homes: &[Option<Location>]) -> bool {
-    let any_pair = f.blocks.iter().any(|block| {
-        block
-            .insts
-            .windows(2)
-            .any(|pair| copies_onto_itself(&pair[0], &pair[1], homes))
+/// location; returns whether anything was removed. `sites` are the stores and reloads of
+/// spill locations in `f`.
+pub fn drop_self_copies(f: &mut Function, homes: &[Option<Location>], sites: &Sites) -> bool {
+    let any_pair = sites.reloads_before_stores().any(|(b, k)| {
+        let insts = &f.block(b).insts;
+        copies_onto_itself(&insts[k], &insts[k + 1], homes)
     });
     if !any_pair {
         return false;

@@ -201,7 +201,7 @@ pub fn spill_knowing(
         memory_slots = memory_slots.max(first + u32::from(len));
         set_home(&mut homes, owner, Location::Slot { first, len });
     }
-    if coalesce::drop_self_copies(&mut state.f, &homes) {
+    if coalesce::drop_self_copies(&mut state.f, &homes, &state.sites) {
         let coalesced = Analysis::same_blocks(&state.f, target, analysis.as_ref().unwrap_or(a));
         analysis = Some(coalesced);
     }

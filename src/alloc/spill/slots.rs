@@ -68,6 +68,20 @@ impl Sites {
     }
 }
 
+impl Sites {
+    /// Where a reload from a spill location comes right before a store into one: the
+    /// block and the reload's index. Only there can a reload and a store copy a location
+    /// onto itself ([`super::coalesce`]).
+    pub fn reloads_before_stores(&self) -> impl Iterator<Item = (Block, usize)> + '_ {
+        self.blocks.iter().enumerate().flat_map(|(b, accesses)| {
+            accesses
+                .windows(2)
+                .filter(|pair| !pair[0].1.store && pair[1].1.store && pair[1].0 == pair[0].0 + 1)
+                .map(move |pair| (Block(b as u32), pair[0].0 as usize))
+        })
+    }
+}
+
 /// The owners to colour and what ties them: memory phis (their block, their owner), and
 /// partners (a memory phi's argument and the phi) that want one location, so that the
 /// argument's store fills the phi and the edge copies nothing; and where the function
@@ -407,6 +421,28 @@ mod tests {
                 assert_eq!(sites.blocks[0], walked, "{inserted:?}");
             }
         }
+    }
+
+    /// A reload right before a store is found wherever the rewrite put one, and nowhere
+    /// else: not a store before a reload, not a reload and a store apart.
+    #[test]
+    fn reloads_before_stores_are_the_adjacent_pairs() {
+        let access = |owner, store| {
+            Some(Access {
+                owner: Value(owner),
+                store,
+            })
+        };
+        let mut sites = Sites::new(3);
+        sites.insert(Block(0), &[(0, access(1, false)), (0, access(1, true))]);
+        sites.insert(Block(1), &[(0, access(2, true)), (0, access(2, false))]);
+        sites.insert(
+            Block(2),
+            &[(0, access(3, false)), (0, None), (0, access(3, true))],
+        );
+        sites.insert(Block(2), &[(3, access(4, false)), (3, access(5, true))]);
+        let found: Vec<(Block, usize)> = sites.reloads_before_stores().collect();
+        assert_eq!(found, [(Block(0), 0), (Block(2), 3)]);
     }
 
     /// The search over free locations finds the lowest that fits, as trying every
