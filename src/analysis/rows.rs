@@ -148,9 +148,12 @@ impl<T: Copy> FromIterator<Vec<T>> for Rows<T> {
 const CHUNK: usize = 1 << 12;
 
 /// `(row, entry)` pairs gathered for [`Rows::grouped`] when their number is not known
-/// beforehand, in chunks of fixed size: gathering never copies what it holds, where a
-/// vector grown by doubling copies its contents at every growth and, for a table larger
-/// than the cache, misses on both the old and the new copy.
+/// beforehand, in chunks of fixed size: gathering never copies what it holds beyond the
+/// first chunk, where a vector grown by doubling copies its contents at every growth and,
+/// for a table larger than the cache, misses on both the old and the new copy. The first
+/// chunk grows by doubling up to that size, so a small function's table takes a small
+/// heap block, not a chunk's 48 KiB (a request that large also makes the heap consolidate
+/// its free blocks).
 #[derive(Debug)]
 pub struct Pairs<K, T> {
     full: Vec<Vec<(K, T)>>,
@@ -161,7 +164,7 @@ impl<K: RowKey, T: Copy> Pairs<K, T> {
     pub fn new() -> Pairs<K, T> {
         Pairs {
             full: Vec::new(),
-            last: Vec::with_capacity(CHUNK),
+            last: Vec::new(),
         }
     }
 
@@ -215,7 +218,15 @@ mod tests {
         for &(row, entry) in &pairs {
             chunked.push(row, entry);
         }
+        assert!(chunked.full.iter().all(|chunk| chunk.len() == CHUNK));
         assert_eq!(chunked.grouped(12), Rows::grouped(12, pairs));
+    }
+
+    #[test]
+    fn a_few_pairs_take_a_small_block() {
+        let mut pairs = Pairs::new();
+        pairs.push(Value(3), 1u32);
+        assert!(pairs.last.capacity() < CHUNK, "{}", pairs.last.capacity());
     }
 
     #[test]

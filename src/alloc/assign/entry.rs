@@ -6,12 +6,14 @@
 //! branch block (the anchor, see the module above), and may not move. A phi prefers the
 //! location its argument has in the first visited predecessor. When the live-ins leave no
 //! aligned window for a phi, the entry is packed anew ([`packing::near`]); the copies that
-//! brings go on the incoming edges.
+//! brings go on the incoming edges. A class whose live-ins all inherit registers that do
+//! not collide, and which has no phi in the block, keeps them without a packing problem.
 
 use super::super::packing::{self, Item, Problem, Span};
 use super::{Assigner, BoundaryState};
 use crate::program::{Block, Location, Value};
 use crate::target::ClassId;
+use smallvec::{smallvec, SmallVec};
 
 impl Assigner<'_> {
     pub(super) fn place_entry(&mut self, b: Block) -> Result<(), super::AllocError> {
@@ -44,6 +46,9 @@ impl Assigner<'_> {
             .map(|(k, phi)| (k, phi.def.value))
             .filter(|(_, v)| of_class(v))
             .collect();
+        if phis.is_empty() && self.keep_inherited(b, class, &live_in) {
+            return Ok(());
+        }
         let anchored = self.target.class(class).uniform && self.a.divergence.anchor(b).is_some();
         let mut items = Vec::with_capacity(live_in.len() + phis.len());
         for &v in &live_in {
@@ -87,6 +92,38 @@ impl Assigner<'_> {
             self.phi_locs[b.index()][k] = self.loc[v.index()];
         }
         Ok(())
+    }
+
+    /// Places every live-in of `class` (a class without phis in `b`) where it is inherited,
+    /// when each has a register there, aligned, inside the budget and apart from the
+    /// others: the answer [`packing::near`] gives such a problem (every item kept where it
+    /// is), without building it. False, with nothing placed, otherwise.
+    fn keep_inherited(&mut self, b: Block, class: ClassId, live_in: &[Value]) -> bool {
+        let units = usize::from(self.regs.limit(class));
+        let mut taken: SmallVec<[u64; 4]> = smallvec![0; units.div_ceil(64)];
+        let mut firsts: SmallVec<[u16; 16]> = SmallVec::with_capacity(live_in.len());
+        for &v in live_in {
+            let Some(first) = self.inherited(b, v).and_then(first_unit) else {
+                return false;
+            };
+            let (start, size) = (usize::from(first), usize::from(self.f.value(v).size));
+            if !first.is_multiple_of(self.align_of(v)) || start + size > units {
+                return false;
+            }
+            for u in start..start + size {
+                let (word, bit) = (u / 64, 1u64 << (u % 64));
+                if taken[word] & bit != 0 {
+                    return false;
+                }
+                taken[word] |= bit;
+            }
+            firsts.push(first);
+        }
+        for (&v, first) in live_in.iter().zip(firsts) {
+            let l = self.reg_of(v, first);
+            self.set_loc(v, l);
+        }
+        true
     }
 
     fn entry_item(&self, v: Value) -> Item {

@@ -525,7 +525,8 @@ pub fn fits_everywhere_by_class(
 /// least budgets at which each instruction fits: the walk keeps a running one per class,
 /// starting at `low` or MaxLive, and raises it where an instruction does not fit it: to
 /// the instruction's least budget, which a class of single units reads off the counts of
-/// the instruction's problem (built once) and other classes find by bisection.
+/// the instruction's problem (built once) and other classes find by bisection. A block
+/// where nothing could raise it is not walked ([`needs_walk`]).
 pub fn least_fitting_by_class(
     f: &Function,
     target: &Target,
@@ -548,6 +549,9 @@ pub fn least_fitting_by_class(
         if demands.iter().all(Option::is_none) {
             break;
         }
+        if !needs_walk((f, b), &demands) {
+            continue;
+        }
         a.liveness.walk_backward(f, b, &mut live, |at, live| {
             let At::Before(point) = at else { return };
             let (defs, ops) = operands_at(f, b, point);
@@ -568,6 +572,23 @@ pub fn least_fitting_by_class(
         .iter()
         .map(|d| d.as_ref().map(|d| d.budget))
         .collect()
+}
+
+/// Whether [`least_fitting_by_class`] must walk block `b` of `f`: some class still
+/// searched is not decided by counts, or an instruction of `b` (its terminator included)
+/// fixes or ties a value of a class still searched. Elsewhere every instruction fits at
+/// the running budget without a look at its live set ([`Demand::least_at`] returns that
+/// budget unchanged), so the block's walk could raise nothing.
+fn needs_walk((f, b): (&Function, Block), demands: &[Option<Demand>]) -> bool {
+    let searched = |v: Value| demands[f.value(v).class.index()].is_some();
+    let block = f.block(b);
+    let ops = block.insts.iter().filter_map(|inst| inst.op());
+    let term_fixed = block.term.uses().iter().filter(|u| u.fixed.is_some());
+    demands.iter().flatten().any(|d| !d.counts_singles())
+        || term_fixed.map(|u| u.value).any(searched)
+        || ops
+            .flat_map(|op| constrained_values(&op.defs, &op.operands))
+            .any(searched)
 }
 
 /// Per class of `target` (by index), whether the instruction with `defs` and `ops` fixes
@@ -720,6 +741,19 @@ mod tests {
             }
         }
         counts
+    }
+
+    /// The least-budget walk visits a block of single units only where an instruction
+    /// there fixes or ties a value of a class still searched.
+    #[test]
+    fn only_blocks_with_constrained_instructions_are_walked() {
+        let text = "target generic v=8\nfunc @f {\nentry:\n  %a:v1 = load 0 reads\n  %b:v1 = add %a, %a\n  jump next\nnext:\n  %c:v1 = use %b fixed(v1)\n  store %c writes\n  ret\n}\n";
+        let p = crate::parse(text).expect("parses");
+        let (f, target) = (&p.functions[0], &p.target);
+        let searched = [Some(Demand::new(f, target, ClassId(0), 1))];
+        assert!(!needs_walk((f, Block(0)), &searched));
+        assert!(needs_walk((f, Block(1)), &searched));
+        assert!(!needs_walk((f, Block(1)), &[None]));
     }
 
     #[test]
