@@ -25,7 +25,7 @@ use std::cell::{OnceCell, RefCell};
 /// searches made so far; both found on the first question (only a `remat` asks).
 pub(crate) struct Fresh<'a> {
     a: &'a Function,
-    succs: &'a [Vec<usize>],
+    succs: &'a [crate::cfg::Row<usize>],
     value_map: &'a [Option<u32>],
     originals: usize,
     def_block: OnceCell<Vec<Option<usize>>>,
@@ -37,7 +37,7 @@ impl<'a> Fresh<'a> {
     /// `value_map` maps allocated values to original ones (`originals` of them).
     pub fn new(
         a: &'a Function,
-        succs: &'a [Vec<usize>],
+        succs: &'a [crate::cfg::Row<usize>],
         value_map: &'a [Option<u32>],
         originals: usize,
     ) -> Fresh<'a> {
