@@ -96,21 +96,10 @@ impl Cfg {
                 });
             }
         }
-        let mut walker = Walker::new(n);
-        let divergent = if f.blocks.iter().any(|b| b.term.is_divergent()) {
-            let ipdom = post_dominators(&succs, &preds);
-            divergent_branches(f, &succs, &ipdom, &mut walker)
+        let (divergent, linear_preds) = if f.blocks.iter().any(|b| b.term.is_divergent()) {
+            divergent_edges(f, &succs, &preds)
         } else {
-            Vec::new()
-        };
-        let linear_preds = if divergent.is_empty() {
-            preds.clone()
-        } else {
-            let mut linear = LinearEdges::new(&preds);
-            for d in &divergent {
-                linear.add_for(d, &succs, &mut walker);
-            }
-            linear.preds
+            (Vec::new(), preds.clone())
         };
         let mut linear_succs = vec![Row::new(); n];
         for (b, edges) in linear_preds.iter().enumerate() {
@@ -136,6 +125,23 @@ impl Cfg {
     pub fn post_dominators(&self) -> Vec<Option<usize>> {
         post_dominators(&self.succs, &self.preds)
     }
+}
+
+/// The reachable divergent branches of a function that has some, and its linear
+/// predecessors: the logical ones plus the edges the branches add.
+fn divergent_edges(
+    f: &Function,
+    succs: &[Row<usize>],
+    preds: &[Row<Edge>],
+) -> (Vec<Divergent>, Vec<Row<Edge>>) {
+    let mut walker = Walker::new(succs.len());
+    let ipdom = post_dominators(succs, preds);
+    let divergent = divergent_branches(f, succs, &ipdom, &mut walker);
+    let mut linear = LinearEdges::new(preds);
+    for d in &divergent {
+        linear.add_for(d, succs, &mut walker);
+    }
+    (divergent, linear.preds)
 }
 
 /// The reachable divergent branches with their walks.

@@ -9,6 +9,7 @@
 //! artefact. The order of operations is a rule of its own (`order.rs`: any order that keeps
 //! the original's dependences).
 
+use crate::cfg::Row;
 use crate::error::{ErrorKind, Point};
 use crate::order::{check_order, Block};
 use crate::sink::Sink;
@@ -60,8 +61,8 @@ pub(crate) fn check_structure(
 }
 
 /// Per block of `f`, the blocks whose terminator names it, each once.
-fn predecessors(f: &Function) -> Vec<Vec<usize>> {
-    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); f.blocks.len()];
+fn predecessors(f: &Function) -> Vec<Row<usize>> {
+    let mut preds: Vec<Row<usize>> = vec![Row::new(); f.blocks.len()];
     for (p, b) in f.blocks.iter().enumerate() {
         for s in b.term.successors() {
             if preds[s.index()].last() != Some(&p) {
@@ -87,7 +88,7 @@ struct Matcher<'a> {
     by_name: &'a [Option<u32>],
     original: Vec<Option<usize>>,
     /// Per allocated block, its predecessors.
-    preds: Vec<Vec<usize>>,
+    preds: Vec<Row<usize>>,
     /// Per original value, whether a `remat` operation defines it.
     constant: Vec<bool>,
 }
