@@ -64,6 +64,9 @@ impl UnitTable {
         }
     }
 
+    /// Every read and write of the dataflow looks its units up here: inlined, so that a
+    /// caller's register unit goes straight to its class's table.
+    #[inline]
     fn get(&self, u: Unit) -> Option<UnitKeys> {
         match u {
             Unit::Reg(c, r) => {
@@ -179,6 +182,7 @@ impl Keys {
         self.linear.len()
     }
 
+    #[inline]
     pub fn of(&self, u: Unit) -> UnitKeys {
         self.of_unit
             .get(u)
@@ -187,6 +191,7 @@ impl Keys {
 
     /// The key a reader sees: a uniform register or lane reads a slot's wave view when it
     /// has one.
+    #[inline]
     pub fn read_key(&self, u: Unit, uniform_reader: bool) -> usize {
         let k = self.of(u);
         match k.wave {
