@@ -233,15 +233,13 @@ impl Matcher<'_> {
             .iter()
             .enumerate()
             .filter_map(|(i, inst)| inst.op().map(|op| (i, op)));
-        let matched = ob
-            .insts
-            .iter()
-            .filter_map(|i| i.op())
-            .map(|oop| match allocated.next() {
-                Some((i, aop)) if self.same_op(oop, aop) => Some(Some(i)),
-                _ => None,
-            })
-            .collect::<Option<Block<_>>>()?;
+        let mut matched = Block::new();
+        for oop in ob.insts.iter().filter_map(|i| i.op()) {
+            match allocated.next() {
+                Some((i, aop)) if self.same_op(oop, aop) => matched.push(Some(i)),
+                _ => return None,
+            }
+        }
         allocated.next().is_none().then_some(matched)
     }
 
