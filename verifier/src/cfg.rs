@@ -38,6 +38,11 @@
 
 use chromatic::{BranchKind, Function, Terminator};
 use rustc_hash::FxHashSet;
+use smallvec::SmallVec;
+
+/// One block's successors or incoming edges: inline up to two (a terminator names at
+/// most two blocks), so that most rows allocate nothing.
+pub type Row<T> = SmallVec<[T; 2]>;
 
 /// An incoming edge: from `from`, carrying the phi arguments of predecessor `phi_pred`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -64,10 +69,10 @@ pub struct Divergent {
 /// Both CFGs of one function, by block index.
 #[derive(Clone, Debug)]
 pub struct Cfg {
-    pub succs: Vec<Vec<usize>>,
-    pub preds: Vec<Vec<Edge>>,
-    pub linear_preds: Vec<Vec<Edge>>,
-    pub linear_succs: Vec<Vec<usize>>,
+    pub succs: Vec<Row<usize>>,
+    pub preds: Vec<Row<Edge>>,
+    pub linear_preds: Vec<Row<Edge>>,
+    pub linear_succs: Vec<Row<usize>>,
     /// Blocks reachable from the entry, in reverse postorder of the linear CFG.
     pub rpo: Vec<usize>,
     /// The reachable divergent branches, in block order.
@@ -76,13 +81,13 @@ pub struct Cfg {
 
 impl Cfg {
     pub fn new(f: &Function) -> Cfg {
-        let succs: Vec<Vec<usize>> = f
+        let succs: Vec<Row<usize>> = f
             .blocks
             .iter()
             .map(|b| b.term.successors().map(|s| s.index()).collect())
             .collect();
         let n = succs.len();
-        let mut preds = vec![Vec::new(); n];
+        let mut preds = vec![Row::new(); n];
         for (b, ss) in succs.iter().enumerate() {
             for &s in ss {
                 preds[s].push(Edge {
@@ -91,23 +96,12 @@ impl Cfg {
                 });
             }
         }
-        let mut walker = Walker::new(n);
-        let divergent = if f.blocks.iter().any(|b| b.term.is_divergent()) {
-            let ipdom = post_dominators(&succs, &preds);
-            divergent_branches(f, &succs, &ipdom, &mut walker)
+        let (divergent, linear_preds) = if f.blocks.iter().any(|b| b.term.is_divergent()) {
+            divergent_edges(f, &succs, &preds)
         } else {
-            Vec::new()
+            (Vec::new(), preds.clone())
         };
-        let linear_preds = if divergent.is_empty() {
-            preds.clone()
-        } else {
-            let mut linear = LinearEdges::new(&preds);
-            for d in &divergent {
-                linear.add_for(d, &succs, &mut walker);
-            }
-            linear.preds
-        };
-        let mut linear_succs = vec![Vec::new(); n];
+        let mut linear_succs = vec![Row::new(); n];
         for (b, edges) in linear_preds.iter().enumerate() {
             for e in edges {
                 if !linear_succs[e.from].contains(&b) {
@@ -133,10 +127,27 @@ impl Cfg {
     }
 }
 
+/// The reachable divergent branches of a function that has some, and its linear
+/// predecessors: the logical ones plus the edges the branches add.
+fn divergent_edges(
+    f: &Function,
+    succs: &[Row<usize>],
+    preds: &[Row<Edge>],
+) -> (Vec<Divergent>, Vec<Row<Edge>>) {
+    let mut walker = Walker::new(succs.len());
+    let ipdom = post_dominators(succs, preds);
+    let divergent = divergent_branches(f, succs, &ipdom, &mut walker);
+    let mut linear = LinearEdges::new(preds);
+    for d in &divergent {
+        linear.add_for(d, succs, &mut walker);
+    }
+    (divergent, linear.preds)
+}
+
 /// The reachable divergent branches with their walks.
 fn divergent_branches(
     f: &Function,
-    succs: &[Vec<usize>],
+    succs: &[Row<usize>],
     ipdom: &[Option<usize>],
     walker: &mut Walker,
 ) -> Vec<Divergent> {
@@ -177,12 +188,12 @@ fn divergent_branches(
 
 /// The linear predecessor lists under construction, without duplicate edges.
 struct LinearEdges {
-    preds: Vec<Vec<Edge>>,
+    preds: Vec<Row<Edge>>,
     present: FxHashSet<(usize, Edge)>,
 }
 
 impl LinearEdges {
-    fn new(logical: &[Vec<Edge>]) -> LinearEdges {
+    fn new(logical: &[Row<Edge>]) -> LinearEdges {
         let present = logical
             .iter()
             .enumerate()
@@ -201,7 +212,7 @@ impl LinearEdges {
     }
 
     /// The edges rules 1 and 2 of the module documentation add for one branch.
-    fn add_for(&mut self, d: &Divergent, succs: &[Vec<usize>], walker: &mut Walker) {
+    fn add_for(&mut self, d: &Divergent, succs: &[Row<usize>], walker: &mut Walker) {
         let (b, e, join) = (d.branch, d.else_block, d.join);
         if Some(d.then_block) == join || Some(e) == join {
             return;
@@ -250,7 +261,7 @@ impl Walker {
     /// Blocks reachable from `start` without entering a block of `stops`, `start` first.
     fn reach(
         &mut self,
-        succs: &[Vec<usize>],
+        succs: &[Row<usize>],
         start: usize,
         stops: [Option<usize>; 2],
     ) -> Vec<usize> {
@@ -283,7 +294,7 @@ impl Walker {
 }
 
 /// Which blocks the entry reaches on the logical CFG.
-fn reachable_from_entry(succs: &[Vec<usize>]) -> Vec<bool> {
+fn reachable_from_entry(succs: &[Row<usize>]) -> Vec<bool> {
     let mut seen = vec![false; succs.len()];
     let mut stack: Vec<usize> = Vec::new();
     if let Some(s) = seen.first_mut() {
@@ -323,7 +334,7 @@ fn reverse_postorder<'a>(n: usize, root: usize, next: impl Fn(usize) -> &'a [usi
     post
 }
 /// Immediate post-dominators by CHK on the reverse graph; node `n` is the virtual exit.
-fn post_dominators(succs: &[Vec<usize>], preds: &[Vec<Edge>]) -> Vec<Option<usize>> {
+fn post_dominators(succs: &[Row<usize>], preds: &[Row<Edge>]) -> Vec<Option<usize>> {
     let n = succs.len();
     let exit = n;
     let mut rsuccs: Vec<Vec<usize>> = preds

@@ -53,13 +53,26 @@ pub(crate) fn with_flow<R>(
 ) -> R {
     let canonical = congruent_phis(original);
     let value_map = map_values(allocated, by_name, &canonical, sink);
-    let recompute = recomputable(original, target, &canonical);
+    let recompute = if has_remat(allocated) {
+        recomputable(original, target, &canonical)
+    } else {
+        Vec::new()
+    };
     let pinned = pinned_values(original);
     check_pinned_phis(original, &pinned, sink);
     let cfg = Cfg::new(allocated);
     let flow =
         Flow::new(allocated, original, target, &cfg, &value_map, &recompute).with_pinned(&pinned);
     f(&flow, sink)
+}
+
+/// Whether `a` recomputes some value (a `remat` instruction), which alone consults how
+/// values may be recomputed.
+fn has_remat(a: &Function) -> bool {
+    a.blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .any(|i| matches!(i.kind, chromatic::InstKind::Remat { .. }))
 }
 
 /// Per original value: whether its definition is `pinned`.

@@ -14,7 +14,8 @@ use chromatic::{
 use rustc_hash::FxHashSet;
 
 /// The storage one parallel copy has written so far. A lane of a register is part of that
-/// register's storage, so writing both overlaps.
+/// register's storage, so writing both overlaps. One is kept for a whole function and
+/// cleared before each copy, so its tables are allocated once.
 #[derive(Default)]
 struct Written {
     units: FxHashSet<Unit>,
@@ -22,6 +23,12 @@ struct Written {
 }
 
 impl Written {
+    /// Forgets what the previous copy wrote.
+    fn clear(&mut self) {
+        self.units.clear();
+        self.registers_by_lane.clear();
+    }
+
     /// Records `loc`; whether it overlaps what was written before.
     fn overlaps(&mut self, loc: Location) -> bool {
         let mut overlap = false;
@@ -76,12 +83,13 @@ impl<'a> Constraints<'a> {
     }
 
     pub fn check_function(&self, f: &Function, sink: &mut Sink) {
+        let mut written = Written::default();
         for b in &f.blocks {
-            self.check_block(f, b, sink);
+            self.check_block(f, b, &mut written, sink);
         }
     }
 
-    fn check_block(&self, f: &Function, b: &BlockData, sink: &mut Sink) {
+    fn check_block(&self, f: &Function, b: &BlockData, written: &mut Written, sink: &mut Sink) {
         for (i, phi) in b.phis.iter().enumerate() {
             let here = Here {
                 block: &b.name,
@@ -112,7 +120,7 @@ impl<'a> Constraints<'a> {
             };
             match &inst.kind {
                 InstKind::Op(op) => self.check_op(f, &here, op, sink),
-                kind => self.check_artefact(f, &here, kind, sink),
+                kind => self.check_artefact(f, &here, kind, written, sink),
             }
         }
         let here = Here {
@@ -306,8 +314,15 @@ impl<'a> Constraints<'a> {
         )
     }
 
-    fn check_artefact(&self, f: &Function, here: &Here, kind: &InstKind, sink: &mut Sink) {
-        for (k, loc) in artefact_locations(kind).into_iter().enumerate() {
+    fn check_artefact(
+        &self,
+        f: &Function,
+        here: &Here,
+        kind: &InstKind,
+        written: &mut Written,
+        sink: &mut Sink,
+    ) {
+        for (k, loc) in artefact_locations(kind).enumerate() {
             if let Some((e, note)) = self.artefact_loc(loc) {
                 sink.report(e, here.block, here.point, here.pos)
                     .operand(format!("location {k}"))
@@ -322,7 +337,7 @@ impl<'a> Constraints<'a> {
         };
         match kind {
             InstKind::ParallelCopy(moves) => {
-                let mut written = Written::default();
+                written.clear();
                 for (k, m) in moves.iter().enumerate() {
                     if m.dst.len() != m.src.len() {
                         fail(ErrorKind::LengthMismatch, &format!("move {k}"), m.dst);
@@ -409,18 +424,20 @@ fn sink_loc(t: &Target, loc: Location) -> String {
     chromatic::print::location(t, loc)
 }
 
-/// Every location an artefact names.
-pub(crate) fn artefact_locations(kind: &InstKind) -> Vec<Location> {
-    let mv = |m: &Move| [m.dst, m.src];
-    match kind {
-        InstKind::Op(_) => Vec::new(),
-        InstKind::ParallelCopy(moves) => moves.iter().flat_map(mv).collect(),
-        InstKind::Swap(x, y) => vec![*x, *y],
-        InstKind::Spill(m) | InstKind::Reload(m) => mv(m).to_vec(),
-        InstKind::Remat { dst, uses, .. } => std::iter::once(*dst)
-            .chain(uses.iter().filter_map(|u| u.loc))
-            .collect(),
-    }
+/// Every location an artefact names: each move's destination then source, a swap's two
+/// locations, a remat's destination then its operands' locations.
+pub(crate) fn artefact_locations(kind: &InstKind) -> impl Iterator<Item = Location> + '_ {
+    let (moves, named, uses): (&[Move], [Option<Location>; 2], &[Use]) = match kind {
+        InstKind::Op(_) => (&[], [None, None], &[]),
+        InstKind::ParallelCopy(moves) => (moves, [None, None], &[]),
+        InstKind::Swap(x, y) => (&[], [Some(*x), Some(*y)], &[]),
+        InstKind::Spill(m) | InstKind::Reload(m) => (std::slice::from_ref(m), [None, None], &[]),
+        InstKind::Remat { dst, uses, .. } => (&[], [Some(*dst), None], uses),
+    };
+    let moved = moves.iter().flat_map(|m| [m.dst, m.src]);
+    moved
+        .chain(named.into_iter().flatten())
+        .chain(uses.iter().filter_map(|u| u.loc))
 }
 
 /// The spilled class, when `kind` is a class spill: a `spill` from a register of one class

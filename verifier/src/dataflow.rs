@@ -23,6 +23,7 @@ use crate::sink::{Operand, Sink};
 use crate::summary::Summary;
 use crate::unit::{units, Unit};
 use chromatic::{ClassId, Function, InstKind, Location, Pos, Target, Value};
+use smallvec::SmallVec;
 use std::collections::BTreeSet;
 
 /// Parts a label can name per value: tuples are at most 128 units (`sm_90`'s `wgmma`
@@ -135,7 +136,8 @@ pub(crate) struct Flow<'a> {
     pub cfg: &'a Cfg,
     /// Allocated value → original value index (by name).
     pub value_map: &'a [Option<u32>],
-    /// Per original value: how a `remat` may recompute it.
+    /// Per original value: how a `remat` may recompute it (empty where the allocation has
+    /// no `remat`: nothing else reads it).
     pub recompute: &'a [Recompute<'a>],
     /// Where original values are defined, for recomputations in other blocks.
     fresh: Fresh<'a>,
@@ -419,10 +421,14 @@ impl<'a> Flow<'a> {
         units(loc).map(move |u| self.keys.read_key(u, uniform_reader))
     }
 
-    fn read<C: Cell>(&self, state: &[C], loc: Location, uniform_reader: bool) -> Vec<C> {
-        self.keys_of(loc, uniform_reader)
-            .map(|k| state[k])
-            .collect()
+    /// What each unit of `loc` holds, first to last, for a reader uniform or not.
+    fn read<'s, C: Cell>(
+        &'s self,
+        state: &'s [C],
+        loc: Location,
+        uniform_reader: bool,
+    ) -> impl Iterator<Item = C> + 's {
+        self.keys_of(loc, uniform_reader).map(|k| state[k])
     }
 
     /// Writes `cell` to a unit: its own key, a slot's wave view (`wave`: what a store
@@ -536,8 +542,7 @@ impl<'a> Flow<'a> {
             }
             kind => {
                 self.check_class_spill(kind, state, at, sink);
-                let pairs: Vec<(Location, Location)> = moves_of(kind).collect();
-                self.check_moves(&pairs, state, at, sink);
+                self.check_moves(kind, state, at, sink);
             }
         }
     }
@@ -560,12 +565,12 @@ impl<'a> Flow<'a> {
 
     /// Simultaneous moves: every source is read before any destination is written. A
     /// source that holds nothing known leaves nothing known in its destination, and so does
-    /// a value the destination may not hold ([`Self::bans`]).
+    /// a value the destination may not hold ([`Self::bans`]). The sources of a few moves
+    /// are read into inline storage, without a heap allocation.
     fn moves<C: Cell>(&self, kind: &InstKind, state: &mut [C]) {
-        let mut sources: Vec<C> =
-            Vec::with_capacity(moves_of(kind).map(|(s, _)| s.len()).sum::<u16>().into());
+        let mut sources: SmallVec<[C; 16]> = SmallVec::new();
         for (src, dst) in moves_of(kind) {
-            sources.extend(self.keys_of(src, self.holds_uniform(dst)).map(|k| state[k]));
+            sources.extend(self.read(state, src, self.holds_uniform(dst)));
         }
         let mut first = 0;
         for (src, dst) in moves_of(kind) {
@@ -589,45 +594,37 @@ impl<'a> Flow<'a> {
         }
     }
 
-    /// The rules of simultaneous moves on the state before them.
-    fn check_moves(&self, pairs: &[(Location, Location)], state: &State, at: &At, sink: &mut Sink) {
-        let sources: Vec<Vec<Label>> = pairs
-            .iter()
-            .map(|(s, d)| self.read(state, *s, self.holds_uniform(*d)))
-            .collect();
-        self.check_scratch_to_uniform(pairs, state, at, sink);
-        self.check_pinned_sources(pairs, &sources, at, sink);
-        for (k, ((_, dst), labels)) in pairs.iter().zip(&sources).enumerate() {
-            if labels.len() != usize::from(dst.len()) {
+    /// The rules of simultaneous moves on the state before them: each rule over every
+    /// move, rule by rule, each reading the sources where they stand.
+    fn check_moves(&self, kind: &InstKind, state: &State, at: &At, sink: &mut Sink) {
+        self.check_scratch_to_uniform(kind, state, at, sink);
+        self.check_pinned_sources(kind, state, at, sink);
+        for (k, (src, dst)) in moves_of(kind).enumerate() {
+            if src.len() != dst.len() {
                 continue;
             }
-            let bans = self.bans(*dst);
-            if let Some((kind, label)) = labels
-                .iter()
-                .find_map(|&l| Some((self.banned(bans, l)?, l)))
+            let bans = self.bans(dst);
+            if let Some((kind, label)) = self
+                .read(state, src, self.holds_uniform(dst))
+                .find_map(|l| Some((self.banned(bans, l)?, l)))
             {
                 self.report(sink, kind, at)
                     .operand(format!("move {k}"))
-                    .location(chromatic::print::location(self.target, *dst))
+                    .location(chromatic::print::location(self.target, dst))
                     .found(self.show(label));
             }
         }
     }
 
     /// No move may read a pinned value.
-    fn check_pinned_sources(
-        &self,
-        pairs: &[(Location, Location)],
-        sources: &[Vec<Label>],
-        at: &At,
-        sink: &mut Sink,
-    ) {
-        for (k, ((src, _), labels)) in pairs.iter().zip(sources).enumerate() {
-            let pinned = |l: &&Label| l.is_value() && self.pinned.get(l.value()) == Some(&true);
-            if let Some(&label) = labels.iter().find(pinned) {
+    fn check_pinned_sources(&self, kind: &InstKind, state: &State, at: &At, sink: &mut Sink) {
+        let pinned = |l: &Label| l.is_value() && self.pinned.get(l.value()) == Some(&true);
+        for (k, (src, dst)) in moves_of(kind).enumerate() {
+            let mut read = self.read(state, src, self.holds_uniform(dst));
+            if let Some(label) = read.find(pinned) {
                 self.report(sink, ErrorKind::PinnedMoved, at)
                     .operand(format!("move {k}"))
-                    .location(chromatic::print::location(self.target, *src))
+                    .location(chromatic::print::location(self.target, src))
                     .found(self.show(label));
             }
         }
@@ -669,7 +666,7 @@ impl<'a> Flow<'a> {
         if m.src.len() != m.dst.len() {
             return;
         }
-        let labels = self.read(state, m.src, false);
+        let labels: Vec<Label> = self.read(state, m.src, false).collect();
         if self.is_whole_value_of(&labels, class) {
             return;
         }
@@ -700,17 +697,11 @@ impl<'a> Flow<'a> {
 
     /// Under divergence a uniform register or lane may load from a slot only what a
     /// whole-wave store left in every lane: a wave view not last written per lane.
-    fn check_scratch_to_uniform(
-        &self,
-        pairs: &[(Location, Location)],
-        state: &State,
-        at: &At,
-        sink: &mut Sink,
-    ) {
+    fn check_scratch_to_uniform(&self, kind: &InstKind, state: &State, at: &At, sink: &mut Sink) {
         if !self.divergent {
             return;
         }
-        for (k, (src, dst)) in pairs.iter().enumerate() {
+        for (k, (src, dst)) in moves_of(kind).enumerate() {
             let from_scratch = matches!(src, Location::Slot { .. });
             let per_lane = |u: Unit| {
                 self.keys
@@ -718,10 +709,10 @@ impl<'a> Flow<'a> {
                     .wave
                     .is_none_or(|w| state[w] == Label::PER_LANE)
             };
-            if from_scratch && self.holds_uniform(*dst) && units(*src).any(per_lane) {
+            if from_scratch && self.holds_uniform(dst) && units(src).any(per_lane) {
                 self.report(sink, ErrorKind::UniformFromScratch, at)
                     .operand(format!("move {k}"))
-                    .location(chromatic::print::location(self.target, *dst));
+                    .location(chromatic::print::location(self.target, dst));
             }
         }
     }

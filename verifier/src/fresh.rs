@@ -19,13 +19,16 @@
 
 use chromatic::{Function, InstKind};
 use rustc_hash::FxHashMap;
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 
 /// Where each original value is defined in the allocated function, and the dominance
-/// searches made so far.
+/// searches made so far; both found on the first question (only a `remat` asks).
 pub(crate) struct Fresh<'a> {
-    succs: &'a [Vec<usize>],
-    def_block: Vec<Option<usize>>,
+    a: &'a Function,
+    succs: &'a [crate::cfg::Row<usize>],
+    value_map: &'a [Option<u32>],
+    originals: usize,
+    def_block: OnceCell<Vec<Option<usize>>>,
     /// Per block `d`: the blocks the entry reaches without entering `d`.
     avoiding: RefCell<FxHashMap<usize, Vec<bool>>>,
 }
@@ -33,18 +36,30 @@ pub(crate) struct Fresh<'a> {
 impl<'a> Fresh<'a> {
     /// `value_map` maps allocated values to original ones (`originals` of them).
     pub fn new(
-        a: &Function,
-        succs: &'a [Vec<usize>],
-        value_map: &[Option<u32>],
+        a: &'a Function,
+        succs: &'a [crate::cfg::Row<usize>],
+        value_map: &'a [Option<u32>],
         originals: usize,
     ) -> Fresh<'a> {
-        let mut def_block = vec![None; originals];
+        Fresh {
+            a,
+            succs,
+            value_map,
+            originals,
+            def_block: OnceCell::new(),
+            avoiding: RefCell::new(FxHashMap::default()),
+        }
+    }
+
+    /// Per original value, the first block of the allocated function defining it.
+    fn def_blocks(&self) -> Vec<Option<usize>> {
+        let mut def_block = vec![None; self.originals];
         let mut note = |v: chromatic::Value, b: usize| {
-            if let Some(Some(o)) = value_map.get(v.index()) {
+            if let Some(Some(o)) = self.value_map.get(v.index()) {
                 def_block[*o as usize].get_or_insert(b);
             }
         };
-        for (b, block) in a.blocks.iter().enumerate() {
+        for (b, block) in self.a.blocks.iter().enumerate() {
             block.phis.iter().for_each(|phi| note(phi.def.value, b));
             for inst in &block.insts {
                 if let InstKind::Op(op) = &inst.kind {
@@ -52,16 +67,13 @@ impl<'a> Fresh<'a> {
                 }
             }
         }
-        Fresh {
-            succs,
-            def_block,
-            avoiding: RefCell::new(FxHashMap::default()),
-        }
+        def_block
     }
 
     /// Whether the block defining original value `value` dominates block `at`.
     pub fn dominated(&self, value: u32, at: usize) -> bool {
-        self.def_block[value as usize].is_some_and(|d| self.dominates(d, at))
+        let def_block = self.def_block.get_or_init(|| self.def_blocks());
+        def_block[value as usize].is_some_and(|d| self.dominates(d, at))
     }
 
     /// Whether block `d` dominates block `at` (blocks of the allocated function).

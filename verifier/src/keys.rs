@@ -64,6 +64,9 @@ impl UnitTable {
         }
     }
 
+    /// Every read and write of the dataflow looks its units up here: inlined, so that a
+    /// caller's register unit goes straight to its class's table.
+    #[inline]
     fn get(&self, u: Unit) -> Option<UnitKeys> {
         match u {
             Unit::Reg(c, r) => {
@@ -75,6 +78,14 @@ impl UnitTable {
             }
             u => self.others.get(&u).copied(),
         }
+    }
+
+    /// Whether registers `first..first + len` of class `c` all have keys.
+    fn has_registers(&self, c: u8, first: u16, len: u16) -> bool {
+        let (first, len) = (usize::from(first), usize::from(len));
+        let table = self.registers.get(usize::from(c));
+        let range = table.and_then(|t| t.get(first..first + len));
+        range.is_some_and(|keys| keys.iter().all(|&k| k > 0))
     }
 
     fn insert(&mut self, u: Unit, keys: UnitKeys) {
@@ -134,21 +145,31 @@ impl Keys {
             views: Vec::new(),
             skipped: FxHashMap::default(),
         };
-        for loc in all_locations(f) {
-            for u in units(loc) {
-                if keys.of_unit.get(u).is_none() {
-                    let own = keys.push(u.is_uniform(target));
-                    let wave = wave_slots.contains(&u).then(|| keys.push(true));
-                    keys.views.extend(wave.map(|w| (own, w)));
-                    keys.of_unit.insert(u, UnitKeys { own, wave });
-                }
-            }
-        }
+        for_each_location(f, |loc| keys.name_units(loc, target, &wave_slots));
         keys.link_lanes_to_registers();
         if divergent {
             keys.skipped = keys.skipped_edges(f, target, cfg);
         }
         keys
+    }
+
+    /// Gives each unit of `loc` without a key one (and a slot unit of `wave_slots`, which
+    /// whole-wave stores write, its wave view). A register range whose registers all have
+    /// keys, the common case, is settled by one look at its class's table.
+    fn name_units(&mut self, loc: Location, target: &Target, wave_slots: &FxHashSet<Unit>) {
+        if let Location::Reg { class, first, len } = loc {
+            if self.of_unit.has_registers(class.0, first, len) {
+                return;
+            }
+        }
+        for u in units(loc) {
+            if self.of_unit.get(u).is_none() {
+                let own = self.push(u.is_uniform(target));
+                let wave = wave_slots.contains(&u).then(|| self.push(true));
+                self.views.extend(wave.map(|w| (own, w)));
+                self.of_unit.insert(u, UnitKeys { own, wave });
+            }
+        }
     }
 
     fn push(&mut self, linear: bool) -> usize {
@@ -161,6 +182,7 @@ impl Keys {
         self.linear.len()
     }
 
+    #[inline]
     pub fn of(&self, u: Unit) -> UnitKeys {
         self.of_unit
             .get(u)
@@ -169,6 +191,7 @@ impl Keys {
 
     /// The key a reader sees: a uniform register or lane reads a slot's wave view when it
     /// has one.
+    #[inline]
     pub fn read_key(&self, u: Unit, uniform_reader: bool) -> usize {
         let k = self.of(u);
         match k.wave {
@@ -336,21 +359,23 @@ pub(crate) fn moves_of(kind: &InstKind) -> impl Iterator<Item = Pair> + '_ {
     copies.chain(others.into_iter().flatten())
 }
 
-/// Every location the function names.
-fn all_locations(f: &Function) -> Vec<Location> {
-    let mut locs = Vec::new();
+/// Calls `visit` on every location the function names, in block order.
+fn for_each_location(f: &Function, mut visit: impl FnMut(Location)) {
     for b in &f.blocks {
-        locs.extend(b.phis.iter().filter_map(|p| p.def.loc));
+        b.phis.iter().filter_map(|p| p.def.loc).for_each(&mut visit);
         for inst in &b.insts {
             match &inst.kind {
                 InstKind::Op(op) => {
-                    locs.extend(op.defs.iter().filter_map(|d| d.loc));
-                    locs.extend(op.uses().filter_map(|u| u.loc));
+                    op.defs.iter().filter_map(|d| d.loc).for_each(&mut visit);
+                    op.uses().filter_map(|u| u.loc).for_each(&mut visit);
                 }
-                kind => locs.extend(crate::constraints::artefact_locations(kind)),
+                kind => crate::constraints::artefact_locations(kind).for_each(&mut visit),
             }
         }
-        locs.extend(b.term.uses().iter().filter_map(|u| u.loc));
+        b.term
+            .uses()
+            .iter()
+            .filter_map(|u| u.loc)
+            .for_each(&mut visit);
     }
-    locs
 }

@@ -27,6 +27,7 @@ use crate::error::{ErrorKind, Point};
 use crate::sink::Sink;
 use chromatic::{BlockData, Effect, Op, RegAccessKind, Value};
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 
 /// Checks that `matched` (per original op of `ob`, its index in `ab`) keeps the
 /// dependences of `ob`. One error, at the first operation out of order.
@@ -36,8 +37,8 @@ pub(crate) fn check_order(
     ab: &BlockData,
     sink: &mut Sink,
 ) {
-    let ops: Vec<&Op> = ob.insts.iter().filter_map(|i| i.op()).collect();
-    let mut placed: Vec<(usize, usize)> = matched
+    let ops: Block<&Op> = ob.insts.iter().filter_map(|i| i.op()).collect();
+    let mut placed: Block<(usize, usize)> = matched
         .iter()
         .enumerate()
         .filter_map(|(k, m)| m.map(|i| (i, k)))
@@ -46,7 +47,7 @@ pub(crate) fn check_order(
     let reordered = placed.windows(2).any(|w| w[0].1 > w[1].1);
     let rules_2_to_5 = reordered.then(|| Ranks::new(&ops, matched, &placed));
     let defined_in_block = definitions(&ops);
-    let mut done = vec![false; ops.len()];
+    let mut done: Block<bool> = smallvec::smallvec![false; ops.len()];
     for &(i, k) in &placed {
         let reads_later = ops[k]
             .uses()
@@ -86,10 +87,14 @@ pub(crate) fn check_order(
     }
 }
 
+/// What the checks keep per operation of a block: inline for a block of up to 32
+/// operations, so that most blocks allocate nothing.
+pub(crate) type Block<T> = SmallVec<[T; 32]>;
+
 /// The values the block's operations define, with the index in `ops` of the operation
 /// defining each, sorted by value (a block is short: one sorted vector, no hashing).
-fn definitions(ops: &[&Op]) -> Vec<(Value, usize)> {
-    let mut defs: Vec<(Value, usize)> = ops
+fn definitions(ops: &[&Op]) -> Block<(Value, usize)> {
+    let mut defs: Block<(Value, usize)> = ops
         .iter()
         .enumerate()
         .flat_map(|(k, op)| op.defs.iter().map(move |d| (d.value, k)))

@@ -9,8 +9,9 @@
 //! artefact. The order of operations is a rule of its own (`order.rs`: any order that keeps
 //! the original's dependences).
 
+use crate::cfg::Row;
 use crate::error::{ErrorKind, Point};
-use crate::order::check_order;
+use crate::order::{check_order, Block};
 use crate::sink::Sink;
 use chromatic::{Def, Function, Op, Operand, Terminator, Use, Value};
 use rustc_hash::FxHashMap;
@@ -25,17 +26,20 @@ pub(crate) fn check_structure(
     sink: &mut Sink,
 ) {
     let o_names: FxHashMap<&str, usize> = name_index(o);
-    let a_names: FxHashMap<&str, usize> = name_index(a);
     let original: Vec<Option<usize>> = a
         .blocks
         .iter()
         .map(|b| o_names.get(b.name.as_str()).copied())
         .collect();
-    for ob in &o.blocks {
-        if !a_names.contains_key(ob.name.as_str()) {
-            sink.report(ErrorKind::MissingBlock, &ob.name, Point::Block, ob.pos)
-                .in_original();
-        }
+    // Block names are unique (the parser refuses a label defined twice), so an original
+    // block is present exactly when an allocated block maps to it.
+    let mut present = vec![false; o.blocks.len()];
+    for &oi in original.iter().flatten() {
+        present[oi] = true;
+    }
+    for (ob, _) in o.blocks.iter().zip(&present).filter(|&(_, &p)| !p) {
+        sink.report(ErrorKind::MissingBlock, &ob.name, Point::Block, ob.pos)
+            .in_original();
     }
     let m = Matcher {
         o,
@@ -57,8 +61,8 @@ pub(crate) fn check_structure(
 }
 
 /// Per block of `f`, the blocks whose terminator names it, each once.
-fn predecessors(f: &Function) -> Vec<Vec<usize>> {
-    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); f.blocks.len()];
+fn predecessors(f: &Function) -> Vec<Row<usize>> {
+    let mut preds: Vec<Row<usize>> = vec![Row::new(); f.blocks.len()];
     for (p, b) in f.blocks.iter().enumerate() {
         for s in b.term.successors() {
             if preds[s.index()].last() != Some(&p) {
@@ -84,7 +88,7 @@ struct Matcher<'a> {
     by_name: &'a [Option<u32>],
     original: Vec<Option<usize>>,
     /// Per allocated block, its predecessors.
-    preds: Vec<Vec<usize>>,
+    preds: Vec<Row<usize>>,
     /// Per original value, whether a `remat` operation defines it.
     constant: Vec<bool>,
 }
@@ -139,7 +143,7 @@ impl Matcher<'_> {
                 ab.term.pos(),
             );
         }
-        let kept: Vec<&chromatic::Phi> = ob
+        let kept: Block<&chromatic::Phi> = ob
             .phis
             .iter()
             .filter(|op| !self.may_drop(op) || ab.phis.iter().any(|ap| self.same_name(op, ap)))
@@ -190,7 +194,7 @@ impl Matcher<'_> {
     fn check_ops(&self, oi: usize, ai: usize, sink: &mut Sink) {
         let (ob, ab) = (&self.o.blocks[oi], &self.a.blocks[ai]);
         let matched = self.match_ops(oi, ai);
-        let mut used = vec![false; ab.insts.len()];
+        let mut used: Block<bool> = smallvec::smallvec![false; ab.insts.len()];
         for (k, m) in matched.iter().enumerate() {
             match m {
                 Some(i) => used[*i] = true,
@@ -215,35 +219,33 @@ impl Matcher<'_> {
     /// For each original op of the block, the first allocated instruction equal to it not
     /// already matched: the allocated ops in their original order when that is how they
     /// stand, else through [`Self::match_ops_moved`].
-    fn match_ops(&self, oi: usize, ai: usize) -> Vec<Option<usize>> {
+    fn match_ops(&self, oi: usize, ai: usize) -> Block<Option<usize>> {
         self.match_ops_in_order(oi, ai)
             .unwrap_or_else(|| self.match_ops_moved(oi, ai))
     }
 
     /// The allocated block's operations, artefacts aside, when they are the original's
     /// one for one in the same order; `None` as soon as one differs.
-    fn match_ops_in_order(&self, oi: usize, ai: usize) -> Option<Vec<Option<usize>>> {
+    fn match_ops_in_order(&self, oi: usize, ai: usize) -> Option<Block<Option<usize>>> {
         let (ob, ab) = (&self.o.blocks[oi], &self.a.blocks[ai]);
         let mut allocated = ab
             .insts
             .iter()
             .enumerate()
             .filter_map(|(i, inst)| inst.op().map(|op| (i, op)));
-        let matched = ob
-            .insts
-            .iter()
-            .filter_map(|i| i.op())
-            .map(|oop| match allocated.next() {
-                Some((i, aop)) if self.same_op(oop, aop) => Some(Some(i)),
-                _ => None,
-            })
-            .collect::<Option<Vec<_>>>()?;
+        let mut matched = Block::new();
+        for oop in ob.insts.iter().filter_map(|i| i.op()) {
+            match allocated.next() {
+                Some((i, aop)) if self.same_op(oop, aop) => matched.push(Some(i)),
+                _ => return None,
+            }
+        }
         allocated.next().is_none().then_some(matched)
     }
 
     /// The general matching: candidates are indexed by what equal ops share (opcode and
     /// first definition's name), so a block is matched in time linear in its length.
-    fn match_ops_moved(&self, oi: usize, ai: usize) -> Vec<Option<usize>> {
+    fn match_ops_moved(&self, oi: usize, ai: usize) -> Block<Option<usize>> {
         let (ob, ab) = (&self.o.blocks[oi], &self.a.blocks[ai]);
         let mut candidates: FxHashMap<OpKey<'_>, Vec<usize>> = FxHashMap::default();
         for (i, inst) in ab.insts.iter().enumerate() {
