@@ -1163,6 +1163,7 @@ impl Belady<'_, '_> {
     fn held_from(&self, h: Block, v: Value) -> Option<Vec<Block>> {
         let uniform = self.input.target.class(self.input.class).uniform;
         let mut region = vec![h];
+        let mut in_region = BTreeSet::from([h]);
         let mut k = 0;
         while k < region.len() {
             let x = region[k];
@@ -1179,7 +1180,7 @@ impl Belady<'_, '_> {
                     return None;
                 }
                 let holds = self.plans[s.index()].entry.binary_search(&v).is_ok();
-                if holds && !region.contains(&s) {
+                if holds && in_region.insert(s) {
                     region.push(s);
                 }
             }
