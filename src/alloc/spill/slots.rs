@@ -66,9 +66,7 @@ impl Sites {
         merged.extend(old.map(|(k, a)| (k + shift, a)));
         self.blocks[b.index()] = merged;
     }
-}
 
-impl Sites {
     /// Where a reload from a spill location comes right before a store into one: the
     /// block and the reload's index. Only there can a reload and a store copy a location
     /// onto itself ([`super::coalesce`]).
