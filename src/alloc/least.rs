@@ -177,4 +177,25 @@ mod tests {
             "lowered budgets and budgets that do not fit are both exercised: {counts:?}"
         );
     }
+
+    /// regalloc2's generator functions fix registers of classes of single units at most
+    /// instructions, where the walk's running budget is mostly settled by a bound on the
+    /// counts ([`demand::Demand`]'s `singles_surely_fit`) rather than the built problem.
+    #[cfg(feature = "regalloc2-fuzzing")]
+    #[test]
+    fn least_budget_of_regalloc2_generator_functions_is_the_first_fitting_one() {
+        use crate::alloc::regalloc2_adapter::fuzz_func::{generate, to_chr, Size};
+        let mut counts = (0, 0);
+        for seed in 0..40 {
+            let Some(func) = generate(seed, Size::Default) else {
+                continue;
+            };
+            let text = to_chr(&func, "f", "regalloc2's generator").expect("converts");
+            compare(&crate::parse(&text).expect("parses"), &mut counts);
+        }
+        assert!(
+            counts.0 > 10 && counts.1 > 10,
+            "lowered budgets and budgets that do not fit are both exercised: {counts:?}"
+        );
+    }
 }

@@ -24,8 +24,9 @@ use crate::alloc::operands::{self, Context, Operands};
 use crate::alloc::packing::{self, Span};
 use crate::analysis::liveness::{At, LiveSet, Liveness};
 use crate::analysis::Analysis;
-use crate::program::{Block, Def, Function, InstKind, Operand, Value};
+use crate::program::{Block, Def, Function, InstKind, Location, Operand, Value};
 use crate::target::{AlignRule, ClassId, Target};
+use smallvec::SmallVec;
 use std::borrow::Cow;
 use std::cell::RefCell;
 
@@ -384,8 +385,9 @@ impl<'a> Demand<'a> {
 
     /// The least budget from the current one up to `high` at which instruction `point`
     /// of `b` fits ([`Demand::fits_at`]), which becomes the budget; `None` when it does
-    /// not fit at `high`. In a class of single units it is read off the counts of the
-    /// instruction's problem, built once ([`packing::singles_least_units`]); in others,
+    /// not fit at `high`. In a class of single units it is the current one where a bound
+    /// on the counts settles it ([`Demand::singles_surely_fit`]), else read off the counts
+    /// of the instruction's problem, built once ([`packing::singles_least_units`]); in others,
     /// found by bisection over the budgets.
     fn least_at(
         &mut self,
@@ -402,7 +404,9 @@ impl<'a> Demand<'a> {
                 self.fits_at(at, live, liveness, scratch)
             };
             least_true(from, high, &mut fits_with)?
-        } else if self.fits_unconstrained(constrained, defs, live) {
+        } else if self.fits_unconstrained(constrained, defs, live)
+            || self.singles_surely_fit((defs, ops), live)
+        {
             from
         } else {
             let Scratch { w, kills } = scratch;
@@ -422,6 +426,39 @@ impl<'a> Demand<'a> {
     fn fits_unconstrained(&self, constrained: bool, defs: &[Def], live: &LiveSet) -> bool {
         !constrained
             && (self.alignment_free || self.fits_side_by_side(live.units(self.class), defs))
+    }
+
+    /// Whether a constrained instruction of a class of single units fits the budget by a
+    /// bound on the problem [`Demand::singles_least_at`] would build, without building it:
+    /// its pinned items (one per fixed register of the class that the instruction's uses
+    /// read or its definitions write) take distinct units below the budget, so they
+    /// cannot clash, and the budget holds an item for each live value, each fixed read
+    /// (the copy it may need) and each definition, more than the problem has at either
+    /// instant. A tied definition, whose copy may be pinned where its operand's item is,
+    /// is left to the problem.
+    fn singles_surely_fit(&self, (defs, ops): (&[Def], &[Operand]), live: &LiveSet) -> bool {
+        let mut pinned: SmallVec<[u16; 16]> = SmallVec::new();
+        let mut items = live.units(self.class);
+        let mut pin = |fixed: Option<Location>| match fixed {
+            Some(Location::Reg { class, first, .. }) if class == self.class => pinned.push(first),
+            _ => {}
+        };
+        for d in defs.iter().filter(|d| self.of_class(d.value)) {
+            if d.tied.is_some() {
+                return false;
+            }
+            items += 1;
+            pin(d.fixed);
+        }
+        let uses = ops.iter().filter_map(Operand::as_use);
+        for u in uses.filter(|u| self.of_class(u.value) && u.fixed.is_some()) {
+            items += 1;
+            pin(u.fixed);
+        }
+        pinned.sort_unstable();
+        let distinct = pinned.windows(2).all(|w| w[0] != w[1]);
+        let below = pinned.last().is_none_or(|&u| u < self.budget);
+        distinct && below && items <= u32::from(self.budget)
     }
 
     /// Whether the class's problems are decided by counts: every value is one unit
