@@ -52,6 +52,12 @@ pub(super) struct Buffers {
     moves: Vec<Move>,
     after: Vec<(Value, Location)>,
     busy: Vec<Location>,
+    /// A terminator's uses as operands.
+    term_operands: Vec<Operand>,
+    /// The copies a block's assignment adds, with the instruction each goes before.
+    pub(super) added: Vec<(usize, Inst)>,
+    /// The copies one instruction of the block needs.
+    pub(super) copies: Vec<Inst>,
 }
 
 impl Assigner<'_> {
@@ -257,7 +263,9 @@ impl Assigner<'_> {
     ) -> Result<(), AllocError> {
         let term = &self.f.block(b).term;
         let (uses, pos) = (term.uses(), term.pos());
-        let operands: Vec<Operand> = uses.iter().map(|u| Operand::Value(*u)).collect();
+        let mut operands = std::mem::take(&mut buf.term_operands);
+        operands.clear();
+        operands.extend(uses.iter().map(|u| Operand::Value(*u)));
         let pins = self.conformance(b);
         if uses.iter().any(|u| u.fixed.is_some()) || !pins.is_empty() {
             let ops = Operands::uses_only(&operands);
@@ -265,6 +273,7 @@ impl Assigner<'_> {
         } else {
             self.reads_in_place(&operands, &mut buf.placed.reads);
         }
+        buf.term_operands = operands;
         let reads = &mut self.term_reads[b.index()];
         reads.clear();
         reads.extend_from_slice(&buf.placed.reads[..uses.len()]);

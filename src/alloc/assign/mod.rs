@@ -266,14 +266,15 @@ fn phi_uses(f: &Function) -> Rows<(Block, usize)> {
 
 /// A block's instructions, assigned in place, with the copies assignment adds: each
 /// `(i, copy)` goes before instruction `i` (at the end for `i == insts.len()`), in the
-/// order given. A block that needs no copy keeps its vector, so that assignment writes a
-/// large function's instructions where they are instead of into a second copy.
-fn with_copies(insts: Vec<Inst>, added: Vec<(usize, Inst)>) -> Vec<Inst> {
+/// order given; `added` is left empty, its buffer kept for the next block. A block that
+/// needs no copy keeps its vector, so that assignment writes a large function's
+/// instructions where they are instead of into a second copy.
+fn with_copies(insts: Vec<Inst>, added: &mut Vec<(usize, Inst)>) -> Vec<Inst> {
     if added.is_empty() {
         return insts;
     }
     let mut out = Vec::with_capacity(insts.len() + added.len());
-    let mut added = added.into_iter().peekable();
+    let mut added = added.drain(..).peekable();
     for (i, inst) in insts.into_iter().enumerate() {
         while let Some((_, copy)) = added.next_if(|&(at, _)| at == i) {
             out.push(copy);
@@ -336,7 +337,10 @@ impl Assigner<'_> {
         self.regs.clear();
         self.place_entry(b)?;
         let mut insts = std::mem::take(&mut self.insts[b.index()]);
-        let (mut added, mut copies) = (Vec::new(), Vec::new());
+        let mut added = std::mem::take(&mut buf.added);
+        let mut copies = std::mem::take(&mut buf.copies);
+        added.clear();
+        copies.clear();
         for (i, inst) in insts.iter_mut().enumerate() {
             match &mut inst.kind {
                 InstKind::Op(op) => self.op((b, i), op, inst.pos, &mut copies, buf)?,
@@ -346,7 +350,8 @@ impl Assigner<'_> {
         }
         self.terminator(b, &mut copies, buf)?;
         added.extend(copies.drain(..).map(|c| (insts.len(), c)));
-        self.insts[b.index()] = with_copies(insts, added);
+        self.insts[b.index()] = with_copies(insts, &mut added);
+        (buf.added, buf.copies) = (added, copies);
         let live_out = self.a.liveness.live_out(b);
         let loc = &self.loc;
         self.exit.record(
