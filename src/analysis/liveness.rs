@@ -14,7 +14,12 @@
 //! Kill points come from one backward walk per block: a use whose value is not live below
 //! it is its last use there. A value used twice by one instruction is killed once. The
 //! same walk ([`Liveness::walk_backward`] over a [`LiveSet`]) gives the live set before and
-//! after every instruction, for pressure and the allocator.
+//! after every instruction, for pressure and the allocator. The blocks are walked from the
+//! last to the first, the reverse of the order in which the walk before it wrote or read
+//! the function (validation's copy for edge splitting, SSA repair): a function larger than
+//! the cache is then met first where that walk left it in the cache, not where it has
+//! already been evicted (a whole-function walk in the same order as the last one misses
+//! on every line once the function outgrows the cache).
 //!
 //! The walk starts from every value's definition block and use sites ([`Sites`]), gathered
 //! block by block: by a walk of their own, or by one that reads every block anyway
@@ -51,9 +56,9 @@ impl Liveness {
 
     /// As [`Liveness::new`], from the definition and use sites of `f` (gathered by a walk
     /// that read `f` anyway, or [`Sites::of`]), calling `observe` at every position of the
-    /// backward walk of every block that finds the kill points, in block order, so that an
-    /// analysis of the live sets ([`super::pressure`]) shares that walk instead of reading
-    /// the function again.
+    /// backward walk of every block that finds the kill points, from the last block to the
+    /// first, so that an analysis of the live sets ([`super::pressure`]) shares that walk
+    /// instead of reading the function again.
     pub fn observed(
         f: &Function,
         target: &Target,
@@ -393,8 +398,9 @@ impl Liveness {
     }
 }
 
-/// Last uses per block from one backward walk each: a use whose value is not live just
-/// after its instruction is its last use; a value used twice there is killed once.
+/// Last uses per block from one backward walk each, from the last block to the first: a
+/// use whose value is not live just after its instruction is its last use; a value used
+/// twice there is killed once.
 fn kill_points(
     f: &Function,
     target: &Target,
@@ -402,9 +408,10 @@ fn kill_points(
     mut observe: impl FnMut(Block, At, &LiveSet<'_>),
 ) -> Rows<(Point, Value)> {
     let mut live = LiveSet::new(f, target);
-    let mut kills = Rows::default();
     let mut block_kills = Vec::new();
-    for b in f.block_ids() {
+    let mut from_last = Vec::new();
+    let mut ends = Vec::with_capacity(f.blocks.len());
+    for b in (0..f.blocks.len() as u32).rev().map(Block) {
         let block = f.block(b);
         block_kills.clear();
         liveness.walk_backward(f, b, &mut live, |at, live| {
@@ -418,7 +425,13 @@ fn kill_points(
             }
             block_kills[first..].reverse();
         });
-        kills.push_row(block_kills.iter().rev().copied());
+        from_last.extend(block_kills.iter().rev());
+        ends.push(from_last.len());
+    }
+    let mut kills = Rows::with_capacity(f.blocks.len(), from_last.len());
+    for k in (0..ends.len()).rev() {
+        let start = k.checked_sub(1).map_or(0, |previous| ends[previous]);
+        kills.push_row(from_last[start..ends[k]].iter().copied());
     }
     kills
 }
