@@ -12,9 +12,8 @@
 //!
 //! An instruction is held in as few heap blocks as its common shapes allow, because whole-
 //! function walks over large programs are bound by memory traffic, not by the work per
-//! instruction: an opcode is a 4-byte id whose name lives once in a table ([`Opcode`]), a
-//! value's name is a [`CompactString`] (up to 24 bytes inline, no heap block of its own),
-//! and an operation's definitions and operands are
+//! instruction: an opcode and a value's name are [`CompactString`]s (up to 24 bytes inline,
+//! no heap block of their own), and an operation's definitions and operands are
 //! [`SmallVec`]s that hold the common counts inline ([`Defs`]: one definition; [`Operands`]:
 //! two operands, which covers about 85% of the operations of `corpus/`; more move to the
 //! heap as a `Vec` would). What few operations carry, the fixed registers they touch
@@ -22,11 +21,8 @@
 //! instruction, and an immediate operand is two 32-bit halves ([`Imm`]), so that an
 //! operand keeps a use's 4-byte alignment (a test pins the sizes).
 
-mod opcode;
-
 use crate::target::{ClassId, Target};
 pub use compact_str::CompactString;
-pub use opcode::Opcode;
 pub use smallvec::{smallvec, SmallVec};
 
 /// A position in the source text, 1-based. `Pos::default()` (0:0) marks generated code.
@@ -386,7 +382,7 @@ impl<'a> IntoIterator for &'a RegAccesses {
 /// An original operation: `%d:v1 = mad %a, %b, %c tied(2)`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Op {
-    pub opcode: Opcode,
+    pub opcode: CompactString,
     pub defs: Defs,
     pub operands: Operands,
     pub effect: Effect,
@@ -601,8 +597,8 @@ impl Function {
 mod tests {
     use super::*;
 
-    /// The common operations of a parsed program (one definition, up to two operands, value
-    /// names of up to 24 bytes) take no heap block of their own.
+    /// The common operations of a parsed program (one definition, up to two operands, an
+    /// opcode and value names of up to 24 bytes) take no heap block of their own.
     #[test]
     fn common_operations_are_held_inline() {
         let program = crate::parse(&crate::synth::synthetic(1_000)).expect("synthetic parses");
@@ -615,6 +611,7 @@ mod tests {
         assert_eq!(ops.len(), f.op_count());
         assert!(ops.len() >= 900, "{} operations", ops.len());
         for op in ops {
+            assert!(!op.opcode.is_heap_allocated(), "`{}`", op.opcode);
             assert!(!op.defs.spilled(), "`{}`: {:?}", op.opcode, op.defs);
             assert!(!op.operands.spilled(), "`{}`: {:?}", op.opcode, op.operands);
         }
@@ -633,9 +630,8 @@ mod tests {
         assert_eq!(size_of::<Use>(), 28);
         assert_eq!(size_of::<Operand>(), 28);
         assert_eq!(size_of::<Def>(), 40);
-        assert_eq!(size_of::<Opcode>(), 4);
-        assert_eq!(size_of::<Op>(), 128);
-        assert_eq!(size_of::<Inst>(), 136);
+        assert_eq!(size_of::<Op>(), 152);
+        assert_eq!(size_of::<Inst>(), 160);
     }
 
     /// Fixed-register accesses round-trip through the text, and an operation without any
@@ -669,7 +665,7 @@ mod tests {
         assert!(ops[0].defs.spilled());
         assert_eq!(ops[0].defs.len(), 2);
         assert!(ops[1].operands.spilled());
-        assert_eq!(ops[1].opcode, "v_mad_u32_u24_with_a_long_opcode_name");
+        assert!(ops[1].opcode.is_heap_allocated());
         let values: Vec<Value> = ops[1].uses().map(|u| u.value).collect();
         assert_eq!(values, [Value(0), Value(1), Value(0)]);
         let printed = crate::print(&program);

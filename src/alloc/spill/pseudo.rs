@@ -7,10 +7,9 @@
 //! spill location it is, carried as an immediate operand.
 
 use crate::program::{
-    smallvec, Def, Defs, Effect, Inst, InstKind, Op, Opcode, Operand, Operands, Pos, RegAccesses,
-    SmallVec, Use, Value,
+    smallvec, Def, Defs, Effect, Inst, InstKind, Op, Operand, Operands, Pos, RegAccesses, SmallVec,
+    Use, Value,
 };
-use std::sync::OnceLock;
 
 /// What a pseudo-operation does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,31 +26,27 @@ pub enum Pseudo {
     ClassReload,
 }
 
+const REMAT: &str = "%remat";
+
 const OPCODES: [(&str, Pseudo); 5] = [
     ("%spill", Pseudo::Store),
     ("%reload", Pseudo::Reload),
-    ("%remat", Pseudo::Remat),
+    (REMAT, Pseudo::Remat),
     ("%spill.class", Pseudo::ClassStore),
     ("%reload.class", Pseudo::ClassReload),
 ];
 
-/// [`OPCODES`] interned once, so that telling a pseudo-operation apart compares ids.
-fn interned() -> &'static [(Opcode, Pseudo); 5] {
-    static INTERNED: OnceLock<[(Opcode, Pseudo); 5]> = OnceLock::new();
-    INTERNED.get_or_init(|| OPCODES.map(|(name, kind)| (Opcode::new(name), kind)))
-}
-
 /// The pseudo-operation `op` is, if it is one.
 pub fn classify(op: &Op) -> Option<Pseudo> {
-    interned()
+    OPCODES
         .iter()
-        .find(|(opcode, _)| *opcode == op.opcode)
+        .find(|(name, _)| *name == op.opcode)
         .map(|&(_, kind)| kind)
 }
 
 /// Whether `op` is a `%remat`: one comparison, for walks over every operation.
 pub fn is_remat(op: &Op) -> bool {
-    op.opcode == opcode(Pseudo::Remat)
+    op.opcode == REMAT
 }
 
 /// The owner named by a store's or reload's immediate operand.
@@ -62,15 +57,17 @@ pub fn owner(op: &Op) -> Option<Value> {
     })
 }
 
-/// `kind`'s opcode: [`OPCODES`] lists the kinds in their order.
-fn opcode(kind: Pseudo) -> Opcode {
-    interned()[kind as usize].0
+fn opcode(kind: Pseudo) -> &'static str {
+    OPCODES
+        .iter()
+        .find(|(_, k)| *k == kind)
+        .map_or("%spill", |(name, _)| name)
 }
 
 fn inst(kind: Pseudo, defs: Defs, operands: Operands, pos: Pos) -> Inst {
     Inst {
         kind: InstKind::Op(Op {
-            opcode: opcode(kind),
+            opcode: opcode(kind).into(),
             defs,
             operands,
             effect: Effect::None,

@@ -309,7 +309,7 @@ impl<'a> Writer<'a> {
             .insts_at
             .get(&pos)
             .copied()
-            .filter(|i| i.opcode == op.opcode.as_str());
+            .filter(|i| i.opcode == op.opcode);
         match (source, op.opcode.as_str()) {
             (Some(ast), opcode) if control::is_control(opcode) => {
                 let Lowered { body, branch } = control::lower(ast, op, self.target, self.wave)?;
@@ -715,11 +715,7 @@ impl<'a> Writer<'a> {
         let (Some(op), Some(&at)) = (self.def_of.get(&value), self.def_pos.get(&value)) else {
             return Err(err(pos, "a rematerialised value without definition"));
         };
-        match self
-            .insts_at
-            .get(&at)
-            .filter(|i| i.opcode == op.opcode.as_str())
-        {
+        match self.insts_at.get(&at).filter(|i| i.opcode == op.opcode) {
             Some(ast) => {
                 let def = op.defs.iter().find(|d| d.value == value).map(|d| d.pos);
                 let mut locs = locations(op, def.map(|p| (p, dst)));
