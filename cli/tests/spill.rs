@@ -1111,11 +1111,22 @@ fn a_value_kept_for_a_join_leaves_a_loop_header_for_its_back_edge_copy() {
     assert_eq!(costs, (232.0, 232.0));
 }
 
+/// MIN chooses victims one at a time; priced per useful unit alone, one unit of excess
+/// less made a one-unit value the first victim where a value covering the excess had
+/// gone, and more small ones followed it (generated seed 645, class `a`: 17,674 at
+/// `a=32`, 18,336 at `a=33`). A value covering the excess alone now goes first when the
+/// cheapest smaller values covering it together cost more.
+#[test]
+fn one_value_covering_the_excess_goes_before_small_ones_costing_more_together() {
+    let costs = (generated_cost(645, "a", 32), generated_cost(645, "a", 33));
+    assert_eq!(costs, (17674.0, 17344.0));
+}
+
 /// Issue-14 goal, met on the corpus, not yet on generated programs: the spill cost should
 /// never rise when the budget grows by one. Belady's choices are greedy (a cheap eviction
 /// at one budget can force a costlier one later that a tighter budget avoids; one register
 /// more can leave a parallel copy without a free temporary), so it does on none of the
-/// corpus's 123 steps and on 32 of 1,799 steps over 1,000 generated programs (every class,
+/// corpus's 123 steps and on 31 of 1,799 steps over 1,000 generated programs (every class,
 /// every budget from the lowest legal one to MaxLive). This ratchet fails when either
 /// count grows, and lists every rising step (program, class, budget, both costs).
 #[test]
@@ -1150,7 +1161,7 @@ fn spill_cost_rises_with_one_more_register_no_more_often_than_measured() {
         rises.len()
     );
     assert!(
-        rises.len() <= 32,
+        rises.len() <= 31,
         "generated: {} of {steps} steps:\n{listed}",
         rises.len()
     );

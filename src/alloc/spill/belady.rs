@@ -348,23 +348,25 @@ struct Candidate {
 
 /// The candidate to evict (see [`Belady::victim`]): the farthest among those next used
 /// after the loop, whatever its size (out, it stays out for the rest of the loop, where
-/// its units serve every crowded point, not only this one's excess); else the cheapest
-/// among those next used after the `crowded` positions; else the farthest for its cost
+/// its units serve every crowded point, not only this one's excess); else, among those
+/// next used after the `crowded` positions, the first of the cheapest way to cover the
+/// `excess` ([`cheapest_cover`]); else the farthest for its cost
 /// (next-use distance per unit of store and reload cost per useful unit: Belady's
 /// farthest when every cost is the same, size-aware, and weighed by where the reload
 /// runs).
-fn choose(candidates: &[Candidate], crowded: u64) -> Option<(Value, bool)> {
+fn choose(candidates: &[Candidate], crowded: u64, excess: u32) -> Option<(Value, bool)> {
     let by_score = |c: &&Candidate| (Score(c.gain, c.size), std::cmp::Reverse(c.value));
     let after_loop = candidates.iter().filter(|c| c.distance >= LOOP_EXIT);
     if let Some(c) = after_loop.max_by_key(|c| (c.distance, std::cmp::Reverse(c.value))) {
         return Some((c.value, c.operand));
     }
-    let beyond = candidates.iter().filter(|c| c.distance > crowded);
-    let cheapest = beyond.min_by(|x, y| {
+    let mut beyond: Vec<&Candidate> = candidates.iter().filter(|c| c.distance > crowded).collect();
+    beyond.sort_by(|x, y| {
         x.cost
             .total_cmp(&y.cost)
             .then_with(|| by_score(y).cmp(&by_score(x)))
     });
+    let cheapest = cheapest_cover(&beyond, excess);
     let distance_per_cost = |c: &Candidate| c.distance as f64 / c.cost.max(f64::MIN_POSITIVE);
     let farthest_for_its_cost = candidates.iter().max_by(|x, y| {
         distance_per_cost(x)
@@ -374,6 +376,37 @@ fn choose(candidates: &[Candidate], crowded: u64) -> Option<(Value, bool)> {
     cheapest
         .or(farthest_for_its_cost)
         .map(|c| (c.value, c.operand))
+}
+
+/// The first victim of the cheapest way to cover `excess` units, `by_cost` sorted by
+/// cost per useful unit. Victims are chosen one at a time, so a value smaller than the
+/// excess, cheapest per unit, brings others after it: the cheapest value covering the
+/// excess alone goes first when it costs less in all than the cheapest smaller values
+/// that cover it together; otherwise the cheapest value goes. Compared per unit only,
+/// one register more (one unit of excess less) could turn a choice of one large value
+/// into a run of small ones costing more together.
+fn cheapest_cover<'c>(by_cost: &[&'c Candidate], excess: u32) -> Option<&'c Candidate> {
+    let first = *by_cost.first()?;
+    let covers = |c: &Candidate| c.size >= u128::from(excess);
+    if covers(first) {
+        return Some(first);
+    }
+    let (mut units, mut together) = (0u128, 0.0);
+    for c in by_cost.iter().filter(|c| !covers(c)) {
+        if units >= u128::from(excess) {
+            break;
+        }
+        units += c.size;
+        together += c.cost * c.size as f64;
+    }
+    if units < u128::from(excess) {
+        together = f64::INFINITY;
+    }
+    let alone = by_cost.iter().find(|c| covers(c));
+    match alone {
+        Some(c) if c.cost * f64::from(excess) < together => Some(c),
+        _ => Some(first),
+    }
 }
 
 /// A victim's score, `gain / size`, compared without division.
@@ -1476,7 +1509,7 @@ impl Belady<'_, '_> {
                 .filter(|v| !forced.contains(v))
                 .filter_map(|&v| self.entry_candidate(b, v, excess))
                 .collect();
-            let Some((v, _)) = choose(&candidates, crowded) else {
+            let Some((v, _)) = choose(&candidates, crowded, excess) else {
                 break;
             };
             set.values.remove(&v);
@@ -1833,7 +1866,9 @@ impl Belady<'_, '_> {
     /// The value to evict at instruction `i` ([`choose`]). Among values next used only
     /// after the current loop, Belady's farthest, whatever its size. Otherwise, among
     /// values next used after the positions that stay over the budget (`crowded`, on
-    /// into the successors), the cheapest to evict per useful unit (its store and
+    /// into the successors), the first of the cheapest way to cover the excess: the
+    /// cheapest to evict per useful unit, unless the smaller values it would bring with
+    /// it cost more together than one value covering the excess alone (their store and
     /// reload, weighted by where they run: a loop-invariant value is stored once before
     /// the loop, a value defined in the loop every iteration; the reload runs where the
     /// value is read next, [`ReloadFreq`]; a remat needs no store; a 4-unit value
@@ -1849,7 +1884,7 @@ impl Belady<'_, '_> {
         candidates.clear();
         let open = ask.w.values.iter().filter(|v| !ask.dropped.contains(v));
         candidates.extend(open.filter_map(|&v| self.candidate(b, i, v, ask)));
-        let found = choose(&candidates, ask.crowded);
+        let found = choose(&candidates, ask.crowded, ask.excess);
         self.candidates = candidates;
         if let Some((v, _)) = found.filter(|_| !dry) {
             self.demote(b, v);
