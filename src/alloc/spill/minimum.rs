@@ -18,7 +18,7 @@
 //! moving into its place). Each such cycle needs its two largest members packed.
 
 use super::pinned;
-use crate::alloc::operands::{self, Context, Operands};
+use crate::alloc::operands::{self, Built, Context, Operands};
 use crate::alloc::packing;
 use crate::program::{Block, Function, Operand, Pos, Value};
 use crate::target::{ClassId, Target};
@@ -41,6 +41,7 @@ pub fn lowest_legal(f: &Function, target: &Target) -> Vec<Need> {
         target.classes.len()
     ];
     let pinned = pinned::live_across(f);
+    let mut scratch = Scratch::default();
     for (b, block) in f.blocks.iter().enumerate() {
         for (i, inst) in block.insts.iter().enumerate() {
             if let Some(op) = inst.op() {
@@ -54,13 +55,8 @@ pub fn lowest_legal(f: &Function, target: &Target) -> Vec<Need> {
                     .map(|d| d.pos)
                     .or_else(|| op.uses().next().map(|u| u.pos));
                 let through = &pinned[b][i];
-                raise(
-                    &mut need,
-                    f,
-                    target,
-                    (ops, through),
-                    pos.unwrap_or(inst.pos),
-                );
+                let at = pos.unwrap_or(inst.pos);
+                raise(&mut need, (f, target), (ops, through), at, &mut scratch);
             }
         }
         let uses: Vec<Operand> = block
@@ -69,13 +65,8 @@ pub fn lowest_legal(f: &Function, target: &Target) -> Vec<Need> {
             .iter()
             .map(|u| Operand::Value(*u))
             .collect();
-        raise(
-            &mut need,
-            f,
-            target,
-            (Operands::uses_only(&uses), &[]),
-            block.term.pos(),
-        );
+        let (ops, at) = (Operands::uses_only(&uses), block.term.pos());
+        raise(&mut need, (f, target), (ops, &[]), at, &mut scratch);
     }
     for (members, pos) in rotations(f) {
         raise_for_rotation(&mut need, f, target, &members, pos);
@@ -183,10 +174,10 @@ fn raise_for_rotation(
 
 fn raise(
     need: &mut [Need],
-    f: &Function,
-    target: &Target,
+    (f, target): (&Function, &Target),
     (ops, through): (Operands, &[Value]),
     pos: Pos,
+    scratch: &mut Scratch,
 ) {
     for c in target.class_ids() {
         let floor = need[c.index()].units;
@@ -195,10 +186,20 @@ fn raise(
         if cannot_raise {
             continue;
         }
-        if let Some(units) = need_above(f, target, c, (ops, through), floor) {
+        if let Some(units) = need_above((f, target, c), (ops, through), floor, scratch) {
             need[c.index()] = Need { units, pos };
         }
     }
+}
+
+/// The buffers [`need_above`] fills for each instruction, kept for the next one.
+#[derive(Default)]
+struct Scratch {
+    /// The values the instruction reads of the class and the pinned ones living across.
+    residents: Vec<Value>,
+    /// The same, none of them in a register yet, as the problem's builder takes them.
+    placed: Vec<(Value, Option<u16>)>,
+    built: Built,
 }
 
 /// An upper bound on [`instruction_need`] when the instruction fixes and ties nothing
@@ -259,7 +260,8 @@ pub fn instruction_need(
     ops: Operands,
     through: &[Value],
 ) -> u32 {
-    need_above(f, target, class, (ops, through), 0).unwrap_or(0)
+    let mut scratch = Scratch::default();
+    need_above((f, target, class), (ops, through), 0, &mut scratch).unwrap_or(0)
 }
 
 /// [`instruction_need`] when it is above `floor`, else `None`. The need is the first
@@ -267,21 +269,17 @@ pub fn instruction_need(
 /// so one test at `floor` settles most instructions (those that need no more than the
 /// most demanding one found before them); the others are searched from above `floor`.
 fn need_above(
-    f: &Function,
-    target: &Target,
-    class: ClassId,
+    (f, target, class): (&Function, &Target, ClassId),
     (ops, through): (Operands, &[Value]),
     floor: u32,
+    scratch: &mut Scratch,
 ) -> Option<u32> {
     let of_class = |v: &Value| f.value(*v).class == class;
-    let mut residents: Vec<Value> = ops
-        .operands
-        .iter()
-        .filter_map(Operand::as_use)
-        .map(|u| u.value)
-        .chain(through.iter().copied())
-        .filter(of_class)
-        .collect();
+    let residents = &mut scratch.residents;
+    residents.clear();
+    let reads = ops.operands.iter().filter_map(Operand::as_use);
+    let values = reads.map(|u| u.value).chain(through.iter().copied());
+    residents.extend(values.filter(of_class));
     residents.sort();
     residents.dedup();
     let writes = ops.defs.iter().any(|d| of_class(&d.value));
@@ -290,7 +288,8 @@ fn need_above(
     }
     // Every resident takes units of its own at the early instant: no smaller budget fits.
     let held: u32 = residents.iter().map(|&v| u32::from(f.value(v).size)).sum();
-    let residents: Vec<(Value, Option<u16>)> = residents.iter().map(|&v| (v, None)).collect();
+    scratch.placed.clear();
+    scratch.placed.extend(residents.iter().map(|&v| (v, None)));
     let never = |v: Value| through.contains(&v);
     let units = target.class(class).units;
     let ctx = Context {
@@ -301,10 +300,11 @@ fn need_above(
         lives_on: &never,
     };
     // The problem is the same at every budget but for its units: built once.
-    let mut problem = operands::build(&ctx, &residents, ops).problem;
+    operands::build_into(&ctx, &scratch.placed, ops, &mut scratch.built);
+    let problem = &mut scratch.built.problem;
     let mut fits = |k: u16| {
         problem.units = k;
-        packing::fits(&problem)
+        packing::fits(problem)
     };
     let lowest = u16::try_from(held).unwrap_or(u16::MAX).max(1);
     if floor >= u32::from(lowest) {
