@@ -231,14 +231,8 @@ impl Context<'_> {
 }
 
 /// Builds the problem of `ctx.class` at an instruction whose operands are `ops`, with
-/// `residents` in registers (with their first unit, when known).
-pub fn build(ctx: &Context, residents: &[(Value, Option<u16>)], ops: Operands) -> Built {
-    let mut built = Built::default();
-    build_into(ctx, residents, ops, &mut built);
-    built
-}
-
-/// [`build`] into `built`, whose buffers are reused.
+/// `residents` in registers (with their first unit, when known), into `built`, whose
+/// buffers are reused.
 pub fn build_into(
     ctx: &Context,
     residents: &[(Value, Option<u16>)],
@@ -504,14 +498,13 @@ mod tests {
             values: &f.values,
             lives_on: &lives_on,
         };
-        build(
-            &ctx,
-            &residents,
-            Operands {
-                defs: &op.defs,
-                operands: &op.operands,
-            },
-        )
+        let ops = Operands {
+            defs: &op.defs,
+            operands: &op.operands,
+        };
+        let mut built = Built::default();
+        build_into(&ctx, &residents, ops, &mut built);
+        built
     }
 
     #[test]
