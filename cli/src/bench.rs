@@ -1,7 +1,8 @@
 //! `chromatic bench FILE... --allocators ssa,regalloc2-ion,regalloc2-fast`: allocators
 //! side by side on the same programs, in one process. Per allocator: instructions per
 //! second (original operations over the median of `--runs` timed allocations of each
-//! program, parsing excluded), its ratio to the first allocator's, the weighted spill
+//! program, the allocators taking turns run by run, parsing excluded), its ratio to the
+//! first allocator's, the weighted spill
 //! cost and the copies; then the verifier's throughput (checking the first allocator's
 //! allocations) beside regalloc2's checker (`regalloc2::checker`, checking `ion`'s
 //! output), and `ion`'s speed inside `regalloc2::run` alone (the adapter's lowering and
@@ -138,18 +139,28 @@ fn options(allocator: Allocator, budget: &BudgetArgs) -> AllocOptions {
     }
 }
 
+/// Each allocator's allocation of `p` and the median of `runs` timed allocations. The
+/// timed runs take the allocators in turn (one run of each, then the next round), so a
+/// drift of the machine's speed during the measurement falls on all of them alike and
+/// their ratio stays put.
 fn measure(p: &Program, allocators: &[Allocator], runs: usize, budget: &BudgetArgs) -> Measured {
     let instructions = p.functions.iter().map(|f| f.op_count()).sum();
-    let per_allocator = allocators
-        .iter()
-        .map(|&a| {
-            let opts = options(a, budget);
-            let (allocated, stats) = allocate(p, &opts)?;
-            let time = median(runs, || {
-                allocate(p, &opts).expect("allocated before");
-            });
-            Ok((time, stats, allocated))
-        })
+    let opts: Vec<AllocOptions> = allocators.iter().map(|&a| options(a, budget)).collect();
+    let first: Vec<_> = opts.iter().map(|o| allocate(p, o)).collect();
+    let mut times = vec![Vec::with_capacity(runs.max(1)); opts.len()];
+    for _ in 0..runs.max(1) {
+        for ((o, done), t) in opts.iter().zip(&first).zip(&mut times) {
+            if done.is_ok() {
+                t.push(timed(|| {
+                    allocate(p, o).expect("allocated before");
+                }));
+            }
+        }
+    }
+    let per_allocator = first
+        .into_iter()
+        .zip(times)
+        .map(|(done, t)| done.map(|(allocated, stats)| (median_of(t), stats, allocated)))
         .collect();
     Measured {
         instructions,
@@ -178,13 +189,16 @@ fn checker(p: &Program, runs: usize, budget: &BudgetArgs) -> Option<(Duration, D
 }
 
 fn median(runs: usize, mut f: impl FnMut()) -> Duration {
-    let mut times: Vec<Duration> = (0..runs.max(1))
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed()
-        })
-        .collect();
+    median_of((0..runs.max(1)).map(|_| timed(&mut f)).collect())
+}
+
+fn timed(f: impl FnOnce()) -> Duration {
+    let start = Instant::now();
+    f();
+    start.elapsed()
+}
+
+fn median_of(mut times: Vec<Duration>) -> Duration {
     times.sort();
     times[times.len() / 2]
 }
