@@ -58,6 +58,7 @@ use crate::analysis::loops::Loops;
 use crate::analysis::Analysis;
 use crate::program::*;
 use crate::target::{ClassId, SpillTarget, Target};
+use rustc_hash::FxHashSet;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// The decisions for one class.
@@ -764,7 +765,7 @@ impl Belady<'_, '_> {
             .iter()
             .copied()
             .filter(|v| live_in.binary_search(v).is_ok())
-            .filter(|v| !read[v.index()] && !self.pinned.contains(v))
+            .filter(|v| !read.contains(v) && !self.pinned.contains(v))
             .filter(|&v| !protected.contains(&v) || self.demotable(b, v))
             .max_by_key(|&v| (self.entry_distance(b, v), self.size(v), v))
     }
@@ -1293,7 +1294,7 @@ impl Belady<'_, '_> {
             .iter()
             .copied()
             .chain(phis)
-            .filter(|&v| self.of_class(v) && !read[v.index()])
+            .filter(|&v| self.of_class(v) && !read.contains(&v))
             .collect();
         let through_units: u32 = through.iter().map(|&v| self.rounded(v)).sum();
         let loop_max = self.loop_pressure(body);
@@ -1591,7 +1592,7 @@ impl Belady<'_, '_> {
         let body = self.input.loops.body(b);
         let read = self.read_in(body, b);
         let dead = |v: Value| self.input.a.liveness.is_dead(v);
-        let used_in_loop = |v: Value| read[v.index()] || dead(v);
+        let used_in_loop = |v: Value| read.contains(&v) || dead(v);
         let (mut used, mut through): (Vec<Value>, Vec<Value>) =
             candidates.iter().partition(|&&v| used_in_loop(v));
         let by_distance = |v: &Value| (!dead(*v), self.entry_distance(b, *v), *v);
@@ -1624,11 +1625,13 @@ impl Belady<'_, '_> {
 
     /// Per value, whether an instruction, terminator or phi (but one of `header`) of
     /// `blocks` reads it: a value only passed back to the header's phis is carried around
-    /// the loop, not read in it. Marked in one pass over the reads, without sorting them:
-    /// a loop of a large function reads thousands of values, and only a few are asked.
-    fn read_in(&self, blocks: &[Block], header: Block) -> Vec<bool> {
+    /// the loop, not read in it. A hash set, filled in one pass over the reads: a loop of
+    /// a large function reads thousands of values and only a few are asked, so neither a
+    /// sorted set nor a flag per value of the function (cleared for every loop header,
+    /// quadratic in a function of many loops) pays.
+    fn read_in(&self, blocks: &[Block], header: Block) -> FxHashSet<Value> {
         let f = self.f();
-        let mut read = vec![false; f.values.len()];
+        let mut read = FxHashSet::default();
         for &x in blocks {
             let block = f.block(x);
             let phis = if x == header {
@@ -1640,9 +1643,7 @@ impl Belady<'_, '_> {
             let ops = block.insts.iter().filter_map(|inst| inst.op());
             let uses = ops.flat_map(|op| op.uses().map(|u| u.value));
             let term = block.term.uses().iter().map(|u| u.value);
-            for v in args.chain(uses).chain(term) {
-                read[v.index()] = true;
-            }
+            read.extend(args.chain(uses).chain(term));
         }
         read
     }
