@@ -2,13 +2,13 @@
 //! side by side on the same programs, in one process. Per allocator: instructions per
 //! second (original operations over the median of `--runs` timed allocations of each
 //! program, the allocators taking turns run by run, parsing excluded), its ratio to the
-//! first allocator's, the weighted spill
-//! cost and the copies; then the verifier's throughput (checking the first allocator's
-//! allocations) beside regalloc2's checker (`regalloc2::checker`, checking `ion`'s
-//! output), and `ion`'s speed inside `regalloc2::run` alone (the adapter's lowering and
-//! raising excluded). Totals are over the programs every allocator allocates; declines are counted.
-//! The last line: `ssa vs regalloc2-ion: speed ×S, weighted spill cost ×C` (S > 1: ssa is
-//! faster; C ≤ 1: it spills less). Timings vary with the machine's load.
+//! first allocator's, the weighted spill cost and the copies; then the verifier's
+//! throughput (checking the first allocator's allocations) beside regalloc2's checker
+//! (`regalloc2::checker`, checking `ion`'s output), and `ion`'s speed inside
+//! `regalloc2::run` alone (the adapter's lowering and raising excluded). Totals are over
+//! the programs every allocator allocates; declines are counted. The last line:
+//! `ssa vs regalloc2-ion: speed ×S, weighted spill cost ×C` (S > 1: ssa is faster;
+//! C ≤ 1: it spills less). Timings vary with the machine's load.
 
 use crate::options::{read_program, BudgetArgs};
 use crate::Outcome;

@@ -1623,9 +1623,9 @@ impl Belady<'_, '_> {
         out
     }
 
-    /// Per value, whether an instruction, terminator or phi (but one of `header`) of
-    /// `blocks` reads it: a value only passed back to the header's phis is carried around
-    /// the loop, not read in it. A hash set, filled in one pass over the reads: a loop of
+    /// The values an instruction, terminator or phi (but one of `header`) of `blocks`
+    /// reads: a value only passed back to the header's phis is carried around the loop,
+    /// not read in it. A hash set, filled in one pass over the reads: a loop of
     /// a large function reads thousands of values and only a few are asked, so neither a
     /// sorted set nor a flag per value of the function (cleared for every loop header,
     /// quadratic in a function of many loops) pays.
