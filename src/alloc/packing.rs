@@ -201,6 +201,19 @@ impl Grid {
             .sum()
     }
 
+    /// Places the pinned items of `p`; false when two of them collide or one lies outside.
+    fn pin(&mut self, p: &Problem) -> bool {
+        for item in &p.items {
+            if let Some(at) = item.pinned {
+                if !self.fits(item, at) {
+                    return false;
+                }
+                self.set(item, at, true);
+            }
+        }
+        true
+    }
+
     /// Holds the units `still` marks at both instants; false (with nothing changed) when
     /// one of them is held already or lies outside the units.
     fn hold_both(&mut self, still: &[u64]) -> bool {
@@ -304,15 +317,7 @@ impl Grid {
 /// Places the pinned items; `None` when two of them collide or one lies outside.
 fn pinned_grid(p: &Problem) -> Option<Grid> {
     let mut grid = Grid::new(p.units);
-    for item in &p.items {
-        if let Some(at) = item.pinned {
-            if !grid.fits(item, at) {
-                return None;
-            }
-            grid.set(item, at, true);
-        }
-    }
-    Some(grid)
+    grid.pin(p).then_some(grid)
 }
 
 /// The free items in canonical order: decreasing alignment, then size, both-instant items
@@ -556,8 +561,8 @@ fn same_shape(a: &Item, b: &Item) -> bool {
 /// A placement that keeps items where they are (`current`) as far as it can; `None`
 /// exactly when [`canonical`] finds none.
 pub fn near(p: &Problem, order: Order) -> Option<Vec<u16>> {
-    let grid = pinned_grid(p)?;
-    let mut kept = Kept::new(p, grid, Placement::default());
+    let mut grid = pinned_grid(p)?;
+    let mut kept = Kept::new(p, &mut grid, Placement::default());
     if kept.place_movers(order, true) {
         return Some(kept.at);
     }
@@ -574,13 +579,11 @@ pub fn near(p: &Problem, order: Order) -> Option<Vec<u16>> {
 /// touches (and `out`'s buffers from the call before). False otherwise: then the caller
 /// asks [`near`] with every item.
 pub fn near_around(p: &Problem, still: &[u64], order: Order, out: &mut Placement) -> bool {
-    let Some(mut grid) = pinned_grid(p) else {
-        return false;
-    };
-    if !grid.hold_both(still) {
+    let mut grid = Grid::new(p.units);
+    if !grid.pin(p) || !grid.hold_both(still) {
         return false;
     }
-    let mut kept = Kept::new(p, grid, std::mem::take(out));
+    let mut kept = Kept::new(p, &mut grid, std::mem::take(out));
     let placed = kept.place_movers(order, false);
     *out = Placement {
         at: kept.at,
@@ -599,10 +602,11 @@ pub struct Placement {
     queue: VecDeque<usize>,
 }
 
-/// Assignment's placement in progress: which items keep their current position.
+/// Assignment's placement in progress: which items keep their current position (the
+/// grid is borrowed, not moved: it is a few hundred bytes).
 struct Kept<'a> {
     p: &'a Problem,
-    grid: Grid,
+    grid: &'a mut Grid,
     at: Vec<u16>,
     placed: Vec<bool>,
     /// The items to place, in canonical order ([`Kept::place_movers`]).
@@ -611,7 +615,7 @@ struct Kept<'a> {
 
 impl<'a> Kept<'a> {
     /// Pinned items placed, then every item that can stay where it is.
-    fn new(p: &'a Problem, mut grid: Grid, buffers: Placement) -> Kept<'a> {
+    fn new(p: &'a Problem, grid: &'a mut Grid, buffers: Placement) -> Kept<'a> {
         let Placement {
             mut at,
             mut placed,
