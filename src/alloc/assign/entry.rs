@@ -15,6 +15,14 @@ use crate::program::{Block, Location, Value};
 use crate::target::ClassId;
 use smallvec::{smallvec, SmallVec};
 
+/// The live-ins and phis of the class placed last, kept for the next.
+#[derive(Debug, Default)]
+pub(super) struct Buffers {
+    live_in: Vec<Value>,
+    /// Phis of the class: (index in the block, value).
+    phis: Vec<(usize, Value)>,
+}
+
 impl Assigner<'_> {
     pub(super) fn place_entry(&mut self, b: Block) -> Result<(), super::AllocError> {
         for class in self.target.class_ids() {
@@ -36,22 +44,38 @@ impl Assigner<'_> {
         let of_class = |v: &Value| f.value(*v).class == class;
         let all_live_in = self.a.liveness.live_in(b);
         let all_phis = &f.block(b).phis;
-        if !all_live_in.iter().any(of_class) && !all_phis.iter().any(|p| of_class(&p.def.value)) {
-            return Ok(());
-        }
-        let live_in: Vec<Value> = all_live_in.iter().copied().filter(of_class).collect();
-        let phis: Vec<(usize, Value)> = all_phis
+        let Buffers {
+            mut live_in,
+            mut phis,
+        } = std::mem::take(&mut self.entry_buffers);
+        live_in.clear();
+        live_in.extend(all_live_in.iter().copied().filter(of_class));
+        phis.clear();
+        let indexed = all_phis
             .iter()
             .enumerate()
-            .map(|(k, phi)| (k, phi.def.value))
-            .filter(|(_, v)| of_class(v))
-            .collect();
-        if phis.is_empty() && self.keep_inherited(b, class, &live_in) {
+            .map(|(k, phi)| (k, phi.def.value));
+        phis.extend(indexed.filter(|(_, v)| of_class(v)));
+        let placed = self.place_entry_values(b, class, &live_in, &phis);
+        self.entry_buffers = Buffers { live_in, phis };
+        placed
+    }
+
+    /// Places the live-ins and phis of `class` at the entry of `b` (none: nothing to do).
+    fn place_entry_values(
+        &mut self,
+        b: Block,
+        class: ClassId,
+        live_in: &[Value],
+        phis: &[(usize, Value)],
+    ) -> Result<(), super::AllocError> {
+        let f = self.f;
+        if phis.is_empty() && self.keep_inherited(b, class, live_in) {
             return Ok(());
         }
         let anchored = self.target.class(class).uniform && self.a.divergence.anchor(b).is_some();
         let mut items = Vec::with_capacity(live_in.len() + phis.len());
-        for &v in &live_in {
+        for &v in live_in {
             let mut item = self.entry_item(v);
             item.current = self.inherited(b, v).and_then(first_unit);
             if anchored || self.pinned[v.index()] {
@@ -59,7 +83,7 @@ impl Assigner<'_> {
             }
             items.push(item);
         }
-        for &(k, v) in &phis {
+        for &(k, v) in phis {
             let mut item = self.entry_item(v);
             item.prefer = self.phi_wish(b, k).and_then(first_unit);
             if self.pinned[v.index()] {
@@ -88,7 +112,7 @@ impl Assigner<'_> {
             let l = self.reg_of(v, first);
             self.set_loc(v, l);
         }
-        for &(k, v) in &phis {
+        for &(k, v) in phis {
             self.phi_locs[b.index()][k] = self.loc[v.index()];
         }
         Ok(())

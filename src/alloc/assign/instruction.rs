@@ -551,8 +551,8 @@ impl Assigner<'_> {
                         });
                     }
                     out.busy.push(to);
-                    let lives_on = built.problem.items[i].span != packing::Span::Early
-                        && !built.defs.contains(&Some(i));
+                    // A killed value's item spans early only, or a tied definition took it.
+                    let lives_on = !problem.killed.contains(&v);
                     if from == to && lives_on {
                         continue;
                     }
@@ -721,6 +721,9 @@ impl Assigner<'_> {
 
 /// Pins the items of values that must sit in a given register.
 fn pin(built: &mut Built, pins: &[(Value, Location)]) {
+    if pins.is_empty() {
+        return;
+    }
     for (item, role) in built.problem.items.iter_mut().zip(&built.roles) {
         let Role::Value(v) = *role else { continue };
         if let Some(&(_, Location::Reg { first, .. })) = pins.iter().find(|&&(w, _)| w == v) {

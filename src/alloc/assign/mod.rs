@@ -62,11 +62,12 @@ impl Boundaries {
         &self.pairs[start as usize..end as usize]
     }
 
-    /// Records the state of block `b` (once per block), sorted by value.
+    /// Records the state of block `b` (once per block), sorted by value (a state holds each
+    /// value once, so an unstable sort gives the one order).
     fn record(&mut self, b: Block, state: impl Iterator<Item = (Value, Location)>) {
         let start = self.pairs.len();
         self.pairs.extend(state);
-        self.pairs[start..].sort_by_key(|&(v, _)| v);
+        self.pairs[start..].sort_unstable_by_key(|&(v, _)| v);
         self.spans[b.index()] = (start as u32, self.pairs.len() as u32);
     }
 }
@@ -166,6 +167,7 @@ pub fn assign(
             temps,
             loc: vec![None; f.values.len()],
             placed: Vec::new(),
+            entry_buffers: entry::Buffers::default(),
             visited: vec![false; f.blocks.len()],
             entry: Boundaries::new(f.blocks.len(), entry_pairs(&f, a)),
             exit: Boundaries::new(f.blocks.len(), a.liveness.live_out_count()),
@@ -300,6 +302,8 @@ struct Assigner<'a> {
     loc: Vec<Option<Location>>,
     /// Values given a location in the current block, to clear at its end.
     placed: Vec<Value>,
+    /// The entry's buffers, kept from one block and class to the next.
+    entry_buffers: entry::Buffers,
     visited: Vec<bool>,
     entry: Boundaries,
     exit: Boundaries,
@@ -359,9 +363,10 @@ impl Assigner<'_> {
             live_out.iter().filter_map(|&v| Some((v, loc[v.index()]?))),
         );
         self.visited[b.index()] = true;
-        for v in std::mem::take(&mut self.placed) {
+        for &v in &self.placed {
             self.loc[v.index()] = None;
         }
+        self.placed.clear();
         Ok(())
     }
 
