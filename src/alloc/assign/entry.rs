@@ -73,27 +73,9 @@ impl Assigner<'_> {
         if phis.is_empty() && self.keep_inherited(b, class, live_in) {
             return Ok(());
         }
-        let anchored = self.target.class(class).uniform && self.a.divergence.anchor(b).is_some();
-        let mut items = Vec::with_capacity(live_in.len() + phis.len());
-        for &v in live_in {
-            let mut item = self.entry_item(v);
-            item.current = self.inherited(b, v).and_then(first_unit);
-            if anchored || self.pinned[v.index()] {
-                item.pinned = item.current;
-            }
-            items.push(item);
-        }
-        for &(k, v) in phis {
-            let mut item = self.entry_item(v);
-            item.prefer = self.phi_wish(b, k).and_then(first_unit);
-            if self.pinned[v.index()] {
-                item.pinned = item.prefer;
-            }
-            items.push(item);
-        }
         let problem = Problem {
             units: self.regs.limit(class),
-            items,
+            items: self.entry_items(b, class, live_in, phis),
         };
         let at = packing::near(&problem, self.regs.order(class)).ok_or_else(|| {
             let pos = f.block(b).pos;
@@ -118,16 +100,69 @@ impl Assigner<'_> {
         Ok(())
     }
 
+    /// The entry's packing problem of `class`: the live-ins where they are inherited
+    /// (pinned there when anchored or pinned), then the phis wishing their arguments'
+    /// places.
+    fn entry_items(
+        &self,
+        b: Block,
+        class: ClassId,
+        live_in: &[Value],
+        phis: &[(usize, Value)],
+    ) -> Vec<Item> {
+        let anchored = self.target.class(class).uniform && self.a.divergence.anchor(b).is_some();
+        let mut items = Vec::with_capacity(live_in.len() + phis.len());
+        let mut inherited = self.inheritance(b, class);
+        for &v in live_in {
+            let mut item = self.entry_item(v);
+            item.current = inherited.at(v).and_then(first_unit);
+            if anchored || self.pinned[v.index()] {
+                item.pinned = item.current;
+            }
+            items.push(item);
+        }
+        for &(k, v) in phis {
+            let mut item = self.entry_item(v);
+            item.prefer = self.phi_wish(b, k).and_then(first_unit);
+            if self.pinned[v.index()] {
+                item.pinned = item.prefer;
+            }
+            items.push(item);
+        }
+        items
+    }
+
     /// Places every live-in of `class` (a class without phis in `b`) where it is inherited,
     /// when each has a register there, aligned, inside the budget and apart from the
     /// others: the answer [`packing::near`] gives such a problem (every item kept where it
     /// is), without building it. False, with nothing placed, otherwise.
     fn keep_inherited(&mut self, b: Block, class: ClassId, live_in: &[Value]) -> bool {
+        let mut firsts: SmallVec<[u16; 16]> = SmallVec::with_capacity(live_in.len());
+        if !self.inherited_apart(b, class, live_in, &mut firsts) {
+            return false;
+        }
+        for (&v, first) in live_in.iter().zip(firsts) {
+            let l = self.reg_of(v, first);
+            self.set_loc(v, l);
+        }
+        true
+    }
+
+    /// The first unit each of `live_in` (of `class`) is inherited at, into `firsts`; false
+    /// when one has no register there, or it is unaligned, outside the budget or overlaps
+    /// another.
+    fn inherited_apart(
+        &self,
+        b: Block,
+        class: ClassId,
+        live_in: &[Value],
+        firsts: &mut SmallVec<[u16; 16]>,
+    ) -> bool {
         let units = usize::from(self.regs.limit(class));
         let mut taken: SmallVec<[u64; 4]> = smallvec![0; units.div_ceil(64)];
-        let mut firsts: SmallVec<[u16; 16]> = SmallVec::with_capacity(live_in.len());
+        let mut inherited = self.inheritance(b, class);
         for &v in live_in {
-            let Some(first) = self.inherited(b, v).and_then(first_unit) else {
+            let Some(first) = inherited.at(v).and_then(first_unit) else {
                 return false;
             };
             let (start, size) = (usize::from(first), usize::from(self.f.value(v).size));
@@ -143,10 +178,6 @@ impl Assigner<'_> {
             }
             firsts.push(first);
         }
-        for (&v, first) in live_in.iter().zip(firsts) {
-            let l = self.reg_of(v, first);
-            self.set_loc(v, l);
-        }
         true
     }
 
@@ -154,22 +185,29 @@ impl Assigner<'_> {
         Item::new(self.f.value(v).size, self.align_of(v), Span::Both)
     }
 
-    /// Where `v` is at the end of the anchor or of the first visited predecessor.
-    fn inherited(&self, b: Block, v: Value) -> Option<Location> {
-        let uniform = self.target.class(self.f.value(v).class).uniform;
+    /// Where the live-ins of `class` at the entry of `b` are inherited from: the exit of
+    /// the anchor, else of the visited predecessors in order.
+    fn inheritance(&self, b: Block, class: ClassId) -> Inheritance<'_> {
+        let uniform = self.target.class(class).uniform;
+        let mut sources = SmallVec::new();
         if let Some(anchor) = self.a.divergence.anchor(b).filter(|_| uniform) {
-            return lookup(self.exit.of(anchor), v);
+            sources.push((self.exit.of(anchor), 0));
+            return Inheritance {
+                sources,
+                last: None,
+            };
         }
         let graph = if uniform {
             &self.a.divergence.linear
         } else {
             &self.a.cfg
         };
-        graph
-            .preds(b)
-            .iter()
-            .filter(|p| self.visited[p.index()])
-            .find_map(|p| lookup(self.exit.of(*p), v))
+        let visited = graph.preds(b).iter().filter(|p| self.visited[p.index()]);
+        sources.extend(visited.map(|p| (self.exit.of(*p), 0)));
+        Inheritance {
+            sources,
+            last: None,
+        }
     }
 
     /// The location of phi `k`'s argument at the end of its first visited predecessor.
@@ -190,6 +228,28 @@ impl Assigner<'_> {
                 }
             }
         }
+    }
+}
+
+/// The boundary states a block's live-ins of one class are inherited from, each with how
+/// far it has been read: live-ins are asked for in increasing order (as liveness lists
+/// them), so each state is searched from where the last answer left it.
+struct Inheritance<'s> {
+    sources: SmallVec<[(&'s BoundaryState, usize); 4]>,
+    last: Option<Value>,
+}
+
+impl Inheritance<'_> {
+    /// Where `v` is at the end of the first source that holds it.
+    fn at(&mut self, v: Value) -> Option<Location> {
+        if self.last.is_some_and(|last| v <= last) {
+            self.sources.iter_mut().for_each(|(_, read)| *read = 0);
+        }
+        self.last = Some(v);
+        self.sources.iter_mut().find_map(|(state, read)| {
+            *read += state[*read..].partition_point(|&(w, _)| w < v);
+            state.get(*read).filter(|&&(w, _)| w == v).map(|&(_, l)| l)
+        })
     }
 }
 
