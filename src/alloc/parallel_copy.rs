@@ -60,9 +60,9 @@ pub fn sequentialise(
         recomputable,
         temp_slot,
     };
-    let mut out: Vec<InstKind> = Vec::new();
+    let mut out: Vec<InstKind> = Vec::with_capacity(pending.len());
     let mut recomputed: Vec<InstKind> = Vec::new();
-    let mut written: Vec<UnitMove> = Vec::new();
+    let mut written: Vec<UnitMove> = Vec::with_capacity(pending.len());
     let mut read: Vec<bool> = Vec::with_capacity(pending.len());
     while !pending.is_empty() {
         read.clear();
@@ -102,7 +102,7 @@ fn merged_in_order(units: &[UnitMove]) -> Vec<InstKind> {
 }
 
 fn expand(moves: &[Move]) -> Vec<UnitMove> {
-    let mut units = Vec::new();
+    let mut units = Vec::with_capacity(moves.len());
     for m in moves {
         if let (
             Location::Reg {
