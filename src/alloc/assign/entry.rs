@@ -267,3 +267,36 @@ fn first_unit(l: Location) -> Option<u16> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reg(first: u16) -> Location {
+        Location::Reg {
+            class: ClassId(0),
+            first,
+            len: 1,
+        }
+    }
+
+    /// Each value is found in the first source that holds it, as a lookup in every source
+    /// would find it, in increasing order and after a step back alike.
+    #[test]
+    fn inheritance_answers_as_lookups_do() {
+        let first: Vec<(Value, Location)> =
+            [1, 4, 6, 9].map(|v| (Value(v), reg(v as u16))).to_vec();
+        let second: Vec<(Value, Location)> = [2, 4, 7, 9]
+            .map(|v| (Value(v), reg(10 + v as u16)))
+            .to_vec();
+        let mut inheritance = Inheritance {
+            sources: smallvec![(&first[..], 0), (&second[..], 0)],
+            last: None,
+        };
+        let asked = [0, 1, 2, 3, 4, 7, 9, 10, 2, 6, 4];
+        for v in asked.map(Value) {
+            let expected = lookup(&first, v).or_else(|| lookup(&second, v));
+            assert_eq!(inheritance.at(v), expected, "{v:?}");
+        }
+    }
+}
