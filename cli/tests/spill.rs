@@ -1122,11 +1122,28 @@ fn one_value_covering_the_excess_goes_before_small_ones_costing_more_together() 
     assert_eq!(costs, (17674.0, 17344.0));
 }
 
+/// Before a loop whose header leaves a live-through value out for the loop's pressure,
+/// MIN evicted the farthest value instead, and the header then left the other one out
+/// anyway: one register more, one unit of excess less, and the small farthest value
+/// alone covered it where at the lower budget the large one went and the small one came
+/// back (generated seed 753, class `v`: 648 at `v=23`, 664 at `v=24`; seed 70, class
+/// `p`: 256 at `p=55`, 272 at `p=56`; seed 754, class `p`: 384 at `p=57`, 400 at
+/// `p=58`). A value the header leaves out anyway now goes first.
+#[test]
+fn a_value_the_next_loop_header_leaves_out_goes_before_the_farthest() {
+    let costs = (generated_cost(753, "v", 23), generated_cost(753, "v", 24));
+    assert_eq!(costs, (648.0, 648.0));
+    let costs = (generated_cost(70, "p", 55), generated_cost(70, "p", 56));
+    assert_eq!(costs, (256.0, 256.0));
+    let costs = (generated_cost(754, "p", 57), generated_cost(754, "p", 58));
+    assert_eq!(costs, (384.0, 384.0));
+}
+
 /// Issue-14 goal, met on the corpus, not yet on generated programs: the spill cost should
 /// never rise when the budget grows by one. Belady's choices are greedy (a cheap eviction
 /// at one budget can force a costlier one later that a tighter budget avoids; one register
 /// more can leave a parallel copy without a free temporary), so it does on none of the
-/// corpus's 123 steps and on 31 of 1,799 steps over 1,000 generated programs (every class,
+/// corpus's 123 steps and on 29 of 1,799 steps over 1,000 generated programs (every class,
 /// every budget from the lowest legal one to MaxLive). This ratchet fails when either
 /// count grows, and lists every rising step (program, class, budget, both costs).
 #[test]
@@ -1161,7 +1178,7 @@ fn spill_cost_rises_with_one_more_register_no_more_often_than_measured() {
         rises.len()
     );
     assert!(
-        rises.len() <= 31,
+        rises.len() <= 29,
         "generated: {} of {steps} steps:\n{listed}",
         rises.len()
     );
