@@ -39,19 +39,37 @@ impl Assigner<'_> {
         if !all_live_in.iter().any(of_class) && !all_phis.iter().any(|p| of_class(&p.def.value)) {
             return Ok(());
         }
-        let live_in: Vec<Value> = all_live_in.iter().copied().filter(of_class).collect();
-        let phis: Vec<(usize, Value)> = all_phis
+        let mut live_in = std::mem::take(&mut self.entry_live_in);
+        live_in.clear();
+        live_in.extend(all_live_in.iter().copied().filter(of_class));
+        let placed = self.place_live_ins_and_phis(b, class, &live_in);
+        self.entry_live_in = live_in;
+        placed
+    }
+
+    /// Places `live_in`, the live-ins of `b` in `class`, and the phis of `b` in `class`.
+    fn place_live_ins_and_phis(
+        &mut self,
+        b: Block,
+        class: ClassId,
+        live_in: &[Value],
+    ) -> Result<(), super::AllocError> {
+        let f = self.f;
+        let of_class = |v: &Value| f.value(*v).class == class;
+        let phis: Vec<(usize, Value)> = f
+            .block(b)
+            .phis
             .iter()
             .enumerate()
             .map(|(k, phi)| (k, phi.def.value))
             .filter(|(_, v)| of_class(v))
             .collect();
-        if phis.is_empty() && self.keep_inherited(b, class, &live_in) {
+        if phis.is_empty() && self.keep_inherited(b, class, live_in) {
             return Ok(());
         }
         let anchored = self.target.class(class).uniform && self.a.divergence.anchor(b).is_some();
         let mut items = Vec::with_capacity(live_in.len() + phis.len());
-        for &v in &live_in {
+        for &v in live_in {
             let mut item = self.entry_item(v);
             item.current = self.inherited(b, v).and_then(first_unit);
             if anchored || self.pinned[v.index()] {

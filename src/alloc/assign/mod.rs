@@ -166,6 +166,7 @@ pub fn assign(
             temps,
             loc: vec![None; f.values.len()],
             placed: Vec::new(),
+            entry_live_in: Vec::new(),
             visited: vec![false; f.blocks.len()],
             entry: Boundaries::new(f.blocks.len(), entry_pairs(&f, a)),
             exit: Boundaries::new(f.blocks.len(), a.liveness.live_out_count()),
@@ -300,6 +301,8 @@ struct Assigner<'a> {
     loc: Vec<Option<Location>>,
     /// Values given a location in the current block, to clear at its end.
     placed: Vec<Value>,
+    /// The live-ins of one class at a block's entry, reused from block to block.
+    entry_live_in: Vec<Value>,
     visited: Vec<bool>,
     entry: Boundaries,
     exit: Boundaries,
@@ -359,7 +362,7 @@ impl Assigner<'_> {
             live_out.iter().filter_map(|&v| Some((v, loc[v.index()]?))),
         );
         self.visited[b.index()] = true;
-        for v in std::mem::take(&mut self.placed) {
+        for v in self.placed.drain(..) {
             self.loc[v.index()] = None;
         }
         Ok(())
