@@ -362,9 +362,10 @@ impl Assigner<'_> {
             live_out.iter().filter_map(|&v| Some((v, loc[v.index()]?))),
         );
         self.visited[b.index()] = true;
-        for v in self.placed.drain(..) {
+        for &v in &self.placed {
             self.loc[v.index()] = None;
         }
+        self.placed.clear();
         Ok(())
     }
 
