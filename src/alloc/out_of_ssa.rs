@@ -39,6 +39,9 @@ pub fn lower(
     temps: &[u16],
 ) -> Result<Function, AllocError> {
     let sites = gather(&asg, target, a)?;
+    if sites.is_empty() {
+        return Ok(asg.func);
+    }
     let recomputable = |v: Value| asg.recomputable[v.index()];
     let mut func = asg.func;
     let mut busy = Busy::new(target, temps);

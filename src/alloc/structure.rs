@@ -20,6 +20,9 @@
 //! its uses, or no allocation can be correct; such programs are rejected too.
 //!
 //! Only uniform values follow the linear CFG: a function without them may have any shape.
+//! Without a divergent branch the linear CFG is the logical one, on which validation
+//! has checked that every definition dominates its uses: such a function passes both
+//! checks, and is not walked.
 
 use super::AllocError;
 use crate::analysis::divergence;
@@ -31,9 +34,13 @@ use crate::target::Target;
 /// Checks every divergent branch, then the uniform values on the linear CFG; the first
 /// problem is the error.
 /// Only uniform values see the linear CFG: a function without them (every class of an
-/// NVIDIA or Intel target is per-lane) may have any divergent shape.
+/// NVIDIA or Intel target is per-lane) may have any divergent shape. A function without a
+/// divergent branch has no branch to check, and its linear CFG is its validated logical
+/// one.
 pub fn check_structured(f: &Function, target: &Target, a: &Analysis) -> Result<(), AllocError> {
-    if !f.values.iter().any(|v| target.class(v.class).uniform) {
+    if !f.values.iter().any(|v| target.class(v.class).uniform)
+        || !f.blocks.iter().any(|b| b.term.is_divergent())
+    {
         return Ok(());
     }
     check_branches(f, a)?;
@@ -302,4 +309,35 @@ fn uses_at(f: &Function, b: Block) -> Vec<(Value, Pos)> {
         );
     }
     uses
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A function with uniform values and no divergent branch is not walked: the walks it
+    /// skips find nothing in it either.
+    #[test]
+    fn functions_without_a_divergent_branch_pass_the_walks_they_skip() {
+        let sources = [
+            include_str!("../../corpus/critical_edges.chr"),
+            include_str!("../../corpus/diamond_uniform.chr"),
+            include_str!("../../corpus/irreducible.chr"),
+            include_str!("../../corpus/multiple_functions.chr"),
+            include_str!("../../corpus/nested_loops.chr"),
+            include_str!("../../corpus/swap_cycle3.chr"),
+        ];
+        for src in sources {
+            let p = crate::parse(src).expect("parses");
+            for f in &p.functions {
+                let (split, _) = super::super::prepare::split(f);
+                let a = Analysis::new(&split, &p.target);
+                assert!(!split.blocks.iter().any(|b| b.term.is_divergent()));
+                assert_eq!(check_branches(&split, &a), Ok(()), "@{}", f.name);
+                let walked = check_linear_dominance(&split, &p.target, &a);
+                assert_eq!(walked, Ok(()), "@{}", f.name);
+                assert_eq!(check_structured(&split, &p.target, &a), Ok(()));
+            }
+        }
+    }
 }

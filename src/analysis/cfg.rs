@@ -95,8 +95,12 @@ impl Graph {
     /// Every node: the entry's region in reverse post-order, then each region that starts
     /// at a node without predecessors (unreachable code) in reverse post-order, then any
     /// node left (cycles nothing enters), by index. A dominance order within each region.
+    /// When the entry reaches every node, that is the reverse post-order itself.
     pub fn rpo_all(&self) -> Vec<Block> {
         let mut order = self.rpo.clone();
+        if order.len() == self.len() {
+            return order;
+        }
         let mut seen = vec![false; self.len()];
         order.iter().for_each(|b| seen[b.index()] = true);
         for root in (0..self.len() as u32).map(Block) {
