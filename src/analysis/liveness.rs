@@ -407,7 +407,7 @@ fn kill_points(
 ) -> Rows<(Point, Value)> {
     let mut live = LiveSet::new(f, target);
     let mut block_kills = Vec::new();
-    let mut from_last = Vec::new();
+    let mut from_last = Vec::with_capacity(kills_bound(f, liveness));
     let mut ends = Vec::with_capacity(f.blocks.len());
     for b in (0..f.blocks.len() as u32).rev().map(Block) {
         let block = f.block(b);
@@ -432,6 +432,12 @@ fn kill_points(
         kills.push_row(from_last[start..ends[k]].iter().copied());
     }
     kills
+}
+
+/// At most how many kill points `f` has: a value dies at most once in a block, and only in
+/// one where it is live on entry or defined, so that the list of them never moves.
+fn kills_bound(f: &Function, liveness: &Liveness) -> usize {
+    liveness.live_in_count() + f.values.len()
 }
 
 /// The value operands read at `point` of `block` (none for allocation's instructions).
