@@ -168,8 +168,8 @@ impl Liveness {
 pub struct Sites {
     def_block: Vec<Block>,
     uses: Pairs<Value, (Block, bool)>,
-    /// The edges to be split, sorted, each with the block that will split it.
-    split: Vec<((Block, Block), Block)>,
+    /// Per block, the edges into it to be split: `(pred, the block that will split it)`.
+    split: Rows<(Block, Block)>,
     /// The blocks gathered so far.
     blocks: usize,
 }
@@ -181,10 +181,10 @@ impl Sites {
     /// which holds nothing else.
     pub fn new(f: &Function, split: &[(Block, Block)]) -> Sites {
         let first = f.blocks.len();
-        let mut split: Vec<((Block, Block), Block)> = (split.iter().enumerate())
-            .map(|(k, &edge)| (edge, Block((first + k) as u32)))
+        let into = (split.iter().enumerate())
+            .map(|(k, &(pred, b))| (b, (pred, Block((first + k) as u32))))
             .collect();
-        split.sort_unstable();
+        let split = Rows::grouped(first, into);
         Sites {
             def_block: vec![Block(0); f.values.len()],
             uses: Pairs::new(),
@@ -246,19 +246,17 @@ impl Sites {
 
     /// The block an edge `pred → b` leaves from once split: its new block, or `pred`.
     fn coming_from(&self, pred: Block, b: Block) -> Block {
-        match self
-            .split
-            .binary_search_by_key(&(pred, b), |&(edge, _)| edge)
-        {
-            Ok(k) => self.split[k].1,
-            Err(_) => pred,
-        }
+        self.split
+            .row(b)
+            .iter()
+            .find(|&&(p, _)| p == pred)
+            .map_or(pred, |&(_, new)| new)
     }
 
     /// The defining block of each value, and each value's use sites as a row, once every
     /// block of `f` is gathered.
     fn finish(self, f: &Function) -> (Vec<Block>, Rows<(Block, bool)>) {
-        let blocks = self.blocks + self.split.len();
+        let blocks = self.blocks + self.split.entry_count();
         assert_eq!(blocks, f.blocks.len(), "every block is gathered");
         (self.def_block, self.uses.grouped(f.values.len()))
     }
@@ -409,7 +407,7 @@ fn kill_points(
 ) -> Rows<(Point, Value)> {
     let mut live = LiveSet::new(f, target);
     let mut block_kills = Vec::new();
-    let mut from_last = Vec::new();
+    let mut from_last = Vec::with_capacity(kills_bound(f, liveness));
     let mut ends = Vec::with_capacity(f.blocks.len());
     for b in (0..f.blocks.len() as u32).rev().map(Block) {
         let block = f.block(b);
@@ -436,6 +434,12 @@ fn kill_points(
     kills
 }
 
+/// At most how many kill points `f` has: a value dies at most once in a block, and only in
+/// one where it is live on entry or defined, so that the list of them never moves.
+fn kills_bound(f: &Function, liveness: &Liveness) -> usize {
+    liveness.live_in_count() + f.values.len()
+}
+
 /// The value operands read at `point` of `block` (none for allocation's instructions).
 pub fn uses_at(block: &BlockData, point: Point) -> impl Iterator<Item = &Use> + '_ {
     let (op, term) = match block.insts.get(point as usize) {
@@ -453,6 +457,22 @@ mod tests {
     use crate::analysis::cfg::Graph;
 
     const STRAIGHT: &str = "target gfx9\nfunc @f {\nb:\n  %a:v1 = x\n  %b:v2 = y %a\n  %c:v1 = z %a, %b, %a\n  ret %c\n}\n";
+
+    /// Sites gathered from a function before its edges are split are those of the split
+    /// function: a phi argument over a split edge comes from the edge's new block, found
+    /// by the edge's predecessor among the edges split into the phi's block.
+    #[test]
+    fn sites_gathered_before_splitting_are_those_after() {
+        let src = "target gfx9\nfunc @f {\na:\n  %c:s1 = c\n  %x:v1 = x\n  branch uniform %c, b, j\nb:\n  %y:v1 = y\n  branch uniform %c, j, k\nk:\n  ret\nj:\n  %m:v1 = phi [a: %x], [b: %y]\n  ret %m\n}\n";
+        let f = &crate::parse(src).unwrap().functions[0];
+        let edges = Graph::of_function(f).critical_edges();
+        assert_eq!(edges, [(Block(0), Block(3)), (Block(1), Block(3))]);
+        let mut before = Sites::new(f, &edges);
+        f.blocks.iter().for_each(|block| before.push(block));
+        let mut split = f.clone();
+        crate::analysis::cfg::split_edges(&mut split, &edges);
+        assert_eq!(before.finish(&split), Sites::of(&split).finish(&split));
+    }
 
     #[test]
     fn backward_walk_reports_every_position() {

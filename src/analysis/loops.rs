@@ -20,6 +20,9 @@ use crate::program::{Block, Function};
 pub struct Loops {
     depth: Vec<u32>,
     headers: Vec<Block>,
+    /// Per block, its index in `headers` when it heads a loop: O(1) for
+    /// [`Loops::is_header`] and [`Loops::body`], which the spiller asks at every block.
+    header_index: Vec<Option<u32>>,
     /// Per header (in `headers` order), the blocks of its natural loop, sorted.
     bodies: Vec<Vec<Block>>,
 }
@@ -39,8 +42,13 @@ impl Loops {
         }
         let mut headers: Vec<(Block, Vec<Block>)> = found.loops;
         headers.sort_by_key(|(h, _)| *h);
+        let mut header_index = vec![None; cfg.len()];
+        for (i, (h, _)) in headers.iter().enumerate() {
+            header_index[h.index()] = Some(i as u32);
+        }
         Loops {
             depth: found.depth,
+            header_index,
             headers: headers.iter().map(|(h, _)| *h).collect(),
             bodies: headers.into_iter().map(|(_, body)| body).collect(),
         }
@@ -57,14 +65,19 @@ impl Loops {
     }
 
     pub fn is_header(&self, b: Block) -> bool {
-        self.headers.binary_search(&b).is_ok()
+        self.index_of(b).is_some()
     }
 
     /// The blocks of the natural loop headed by `h` (empty when `h` heads none), sorted.
     pub fn body(&self, h: Block) -> &[Block] {
-        self.headers
-            .binary_search(&h)
-            .map_or(&[], |i| self.bodies[i].as_slice())
+        self.index_of(h).map_or(&[], |i| self.bodies[i].as_slice())
+    }
+
+    /// `b`'s index in `headers`, when it heads a loop (a block made after the loops were
+    /// found heads none).
+    fn index_of(&self, b: Block) -> Option<usize> {
+        let i = self.header_index.get(b.index()).copied().flatten()?;
+        Some(i as usize)
     }
 }
 
@@ -251,6 +264,11 @@ mod tests {
         assert_eq!(depths, [0, 1, 2, 1, 0]);
         assert_eq!(loops.headers(), [Block(1), Block(2)]);
         assert_eq!(frequencies(&f, &loops), [1.0, 10.0, 100.0, 10.0, 3.0]);
+        let bodies: Vec<&[Block]> = f.block_ids().map(|b| loops.body(b)).collect();
+        let (h1, h2) = (&[Block(1), Block(2), Block(3)][..], &[Block(2)][..]);
+        assert_eq!(bodies, [&[][..], h1, h2, &[], &[]]);
+        let made_later = Block(f.blocks.len() as u32);
+        assert!(!loops.is_header(made_later) && loops.body(made_later).is_empty());
     }
 
     #[test]

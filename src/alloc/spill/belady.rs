@@ -1075,7 +1075,9 @@ impl Belady<'_, '_> {
     /// the visits does not change the fixpoint, and a block is visited again only when a
     /// successor changed, not on every round.
     fn needed_at_entries(&self, order: &[Block]) -> Vec<SortedSet> {
-        let mut needed: Vec<SortedSet> = vec![SortedSet::default(); self.plans.len()];
+        let mut needed: Vec<SortedSet> = (self.plans.iter())
+            .map(|plan| SortedSet::with_capacity(plan.entry.len()))
+            .collect();
         let mut queued = vec![false; self.plans.len()];
         order.iter().for_each(|b| queued[b.index()] = true);
         let mut work: VecDeque<Block> = order.iter().rev().copied().collect();

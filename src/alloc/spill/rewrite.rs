@@ -31,7 +31,7 @@ use crate::analysis::cfg::Graph;
 use crate::analysis::liveness::{self, Liveness};
 use crate::program::*;
 use crate::target::{ClassId, SpillTarget, Target};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Where a spilled value can be found again.
@@ -163,7 +163,7 @@ impl<'t> State<'t> {
             .map(Value)
             .filter(|v| is_reloaded[v.index()])
             .collect();
-        let memory_phi_values: BTreeSet<Value> =
+        let memory_phi_values: FxHashSet<Value> =
             memory_phis.iter().map(|m| m.phi.def.value).collect();
         for &v in &reloaded {
             self.ensure_home(v, memory_phi_values.contains(&v));
@@ -311,7 +311,7 @@ impl<'t> State<'t> {
         code: &mut Code,
     ) {
         let def_sites = self.def_sites(reloaded, input.liveness);
-        let mut evictions: BTreeMap<Value, Vec<(Block, u32, Slot)>> = BTreeMap::new();
+        let mut evictions: FxHashMap<Value, Vec<(Block, u32, Slot)>> = FxHashMap::default();
         for (b, plan) in d.blocks.iter().enumerate() {
             for &(at, v) in &plan.evictions {
                 evictions
@@ -330,7 +330,7 @@ impl<'t> State<'t> {
             }
         }
         let order = input.order;
-        let in_blocks: BTreeSet<Value> = d
+        let in_blocks: FxHashSet<Value> = d
             .blocks
             .iter()
             .flat_map(|plan| plan.reloads.iter().map(|&(_, v)| v))
@@ -399,7 +399,7 @@ impl<'t> State<'t> {
     /// the value it stands for.
     fn insert(&mut self, code: Code) -> FxHashMap<Value, Value> {
         let mut defs = FxHashMap::default();
-        let mut per_block: BTreeMap<Block, Vec<Inserted>> = BTreeMap::new();
+        let mut per_block: Vec<Vec<Inserted>> = vec![Vec::new(); self.f.blocks.len()];
         for (seq, (b, at, slot, pending)) in code.items.into_iter().enumerate() {
             let pos = self.position(b, at);
             let (inst, access) = match pending {
@@ -417,12 +417,11 @@ impl<'t> State<'t> {
                 Pending::Store(v, owner) => (pseudo::store(v, owner, pos), Some(store_into(owner))),
                 Pending::ClassStore(h, v) => (pseudo::class_store(h, v, pos), None),
             };
-            per_block
-                .entry(b)
-                .or_default()
-                .push((at, slot, seq, access, inst));
+            per_block[b.index()].push((at, slot, seq, access, inst));
         }
-        for (b, mut items) in per_block {
+        let blocks = per_block.into_iter().enumerate();
+        for (b, mut items) in blocks.filter(|(_, items)| !items.is_empty()) {
+            let b = Block(b as u32);
             items.sort_by_key(|&(at, slot, seq, ..)| (at, slot, seq));
             let inserted: Vec<(u32, Option<Access>)> = items
                 .iter()
@@ -525,8 +524,8 @@ fn fresh_value(
 /// The values some edge reloads before storing them on that edge itself; every reload of
 /// any other value follows its own store (it was spilled around the edge, [`edges`]),
 /// which is all those reloads need.
-fn reloaded_not_around(coupling: &[(Block, EdgeCode)]) -> BTreeSet<Value> {
-    let mut out = BTreeSet::new();
+fn reloaded_not_around(coupling: &[(Block, EdgeCode)]) -> FxHashSet<Value> {
+    let mut out = FxHashSet::default();
     for (_, edge) in coupling {
         let (mut stored, mut reloaded) = (BTreeSet::new(), BTreeSet::new());
         for &op in &edge.ops {

@@ -21,7 +21,7 @@
 use super::sorted::SortedSet;
 use crate::analysis::cfg::Graph;
 use crate::program::{Block, Function, Value};
-use std::collections::BTreeMap;
+use rustc_hash::FxHashMap;
 
 /// A store into (`store`) or a reload from an owner's spill location.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -193,7 +193,7 @@ fn place(
 /// Per owner (by its index in the list), the indices of its partners, in the order of
 /// the partner pairs.
 fn partners_by_index(owners: Owners) -> Vec<Vec<usize>> {
-    let mut index: BTreeMap<Value, usize> = BTreeMap::new();
+    let mut index: FxHashMap<Value, usize> = FxHashMap::default();
     for (i, &o) in owners.list.iter().enumerate() {
         index.entry(o).or_insert(i);
     }
@@ -276,7 +276,7 @@ impl Taken {
 /// Per owner, the owners whose lifetimes overlap its own (in no order, an owner stored
 /// twice may list one twice: colouring only marks their locations).
 fn interference(graph: &Graph, owners: Owners) -> Vec<Vec<usize>> {
-    let index: BTreeMap<Value, usize> = owners
+    let index: FxHashMap<Value, usize> = owners
         .list
         .iter()
         .enumerate()
@@ -299,7 +299,7 @@ fn interference(graph: &Graph, owners: Owners) -> Vec<Vec<usize>> {
 
 /// Per block, its stores into and reloads from the owners' locations in order: the
 /// owner's index and whether it is a store. The dataflow walks these lists only.
-fn accesses(sites: &Sites, index: &BTreeMap<Value, usize>) -> Vec<Vec<(usize, bool)>> {
+fn accesses(sites: &Sites, index: &FxHashMap<Value, usize>) -> Vec<Vec<(usize, bool)>> {
     sites
         .blocks
         .iter()
@@ -316,7 +316,7 @@ fn accesses(sites: &Sites, index: &BTreeMap<Value, usize>) -> Vec<Vec<(usize, bo
 fn live_out_sets(
     graph: &Graph,
     accesses: &[Vec<(usize, bool)>],
-    index: &BTreeMap<Value, usize>,
+    index: &FxHashMap<Value, usize>,
     phis: &[(Block, Value)],
 ) -> Vec<SortedSet<usize>> {
     let n = accesses.len();

@@ -18,6 +18,15 @@ impl<T> Default for SortedSet<T> {
     }
 }
 
+impl<T> SortedSet<T> {
+    /// An empty set with room for `n` members, so that growing to them moves none.
+    pub fn with_capacity(n: usize) -> Self {
+        SortedSet {
+            items: Vec::with_capacity(n),
+        }
+    }
+}
+
 impl<T: Ord + Copy> SortedSet<T> {
     /// Adds `v`; false when it was already there.
     pub fn insert(&mut self, v: T) -> bool {
