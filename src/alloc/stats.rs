@@ -143,7 +143,7 @@ pub fn collect_measured(
         .collect();
     let mut storage = Storage::default();
     let mut access = Accesses::default();
-    let mut recent = Recent::default();
+    let mut recent = Recent::new(target);
     for (b, block) in allocated.blocks.iter().enumerate() {
         count_copies(block, freq[b], &mut classes);
         count_spill_code(block, freq[b], &target.costs, &mut classes);
@@ -320,15 +320,33 @@ fn push_accesses(inst: &Inst, locs: &mut Vec<Location>) -> usize {
 /// Per class and unit, the last instructions (numbered across the function from 1; 0
 /// for none) that read or wrote it, latest first: as many as a false dependency can
 /// reach back. Counting against them costs the units an instruction touches, not the
-/// locations of the instructions before it.
-#[derive(Default)]
+/// locations of the instructions before it. One table for every unit of the target,
+/// sized once: a class's units start at its offset in `starts`.
 struct Recent {
-    units: Vec<Vec<[u32; FALSE_DEP_WINDOW - 1]>>,
+    units: Vec<[u32; FALSE_DEP_WINDOW - 1]>,
+    /// Per class, where its units start in `units`; then the end of the last class.
+    starts: Vec<usize>,
     /// Instructions numbered so far, in earlier blocks.
     seen: u32,
 }
 
 impl Recent {
+    /// No instruction seen yet, with a record for every unit of `target`'s classes.
+    fn new(target: &Target) -> Recent {
+        let mut starts = Vec::with_capacity(target.classes.len() + 1);
+        let mut total = 0;
+        for class in &target.classes {
+            starts.push(total);
+            total += usize::from(class.units);
+        }
+        starts.push(total);
+        Recent {
+            units: vec![[0; FALSE_DEP_WINDOW - 1]; total],
+            starts,
+            seen: 0,
+        }
+    }
+
     /// Counts the false dependencies of one block's instructions: per instruction and
     /// register it writes, the instructions of the block at most `FALSE_DEP_WINDOW - 1`
     /// before it that read or wrote a unit of that register.
@@ -376,19 +394,23 @@ impl Recent {
         }
     }
 
-    /// The records of the units of a register range (none for other locations).
+    /// The records of the units of a register range (none for other locations, nor for
+    /// units outside the register's class).
     fn units_of(&mut self, l: Location) -> &mut [[u32; FALSE_DEP_WINDOW - 1]] {
         let Location::Reg { class, first, len } = l else {
             return &mut [];
         };
-        if self.units.len() <= class.index() {
-            self.units.resize(class.index() + 1, Vec::new());
+        let (Some(&start), Some(&end)) = (
+            self.starts.get(class.index()),
+            self.starts.get(class.index() + 1),
+        ) else {
+            return &mut [];
+        };
+        let first = start + usize::from(first);
+        let last = first + usize::from(len);
+        if last > end {
+            return &mut [];
         }
-        let units = &mut self.units[class.index()];
-        let (first, end) = (usize::from(first), usize::from(first) + usize::from(len));
-        if units.len() < end {
-            units.resize(end, [0; FALSE_DEP_WINDOW - 1]);
-        }
-        &mut units[first..end]
+        &mut self.units[first..last]
     }
 }
