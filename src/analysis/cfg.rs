@@ -31,16 +31,10 @@ impl Graph {
 
     /// Builds the graph from successor rows; `entry` starts the reverse post-order.
     pub fn from_rows(succs: Rows<Block>, entry: Block) -> Graph {
-        let mut edges = Vec::with_capacity(succs.entry_count());
-        for (b, ss) in succs.iter().enumerate() {
-            edges.extend(ss.iter().map(|&s| (s, Block(b as u32))));
-        }
-        let preds = Rows::grouped(succs.len(), edges);
-        let rpo = reverse_post_order(&succs, entry);
-        let mut rpo_index = vec![UNREACHED; succs.len()];
-        for (i, b) in rpo.iter().enumerate() {
-            rpo_index[b.index()] = i as u32;
-        }
+        let edges = (succs.iter().enumerate())
+            .flat_map(|(b, ss)| ss.iter().map(move |&s| (s, Block(b as u32))));
+        let preds = Rows::grouped_from(succs.len(), edges);
+        let (rpo, rpo_index) = reverse_post_order(&succs, entry);
         Graph {
             succs,
             preds,
@@ -52,10 +46,8 @@ impl Graph {
     /// The logical CFG of a function, entry block 0.
     pub fn of_function(f: &Function) -> Graph {
         let mut succs = Rows::with_capacity(f.blocks.len(), 2 * f.blocks.len());
-        let mut ss = Vec::with_capacity(2);
         for block in &f.blocks {
-            block_succs(block, &mut ss);
-            succs.push_row(ss.iter().copied());
+            succs.push_row(block_succs(block));
         }
         Graph::from_rows(succs, Block(0))
     }
@@ -160,31 +152,34 @@ impl Graph {
     }
 }
 
-/// A block's successors in terminator order, without duplicates, into `ss`.
-fn block_succs(block: &BlockData, ss: &mut Vec<Block>) {
-    ss.clear();
-    for s in block.term.successors() {
-        if !ss.contains(&s) {
-            ss.push(s);
-        }
-    }
+/// A block's successors in terminator order, without duplicates (a branch has two,
+/// which may be one block).
+fn block_succs(block: &BlockData) -> impl Iterator<Item = Block> + '_ {
+    let mut first = None;
+    block.term.successors().filter(move |&s| {
+        let new = first != Some(s);
+        first.get_or_insert(s);
+        new
+    })
 }
 
-/// Iterative depth-first search; successors visited in order.
-fn reverse_post_order(succs: &Rows<Block>, entry: Block) -> Vec<Block> {
+/// Iterative depth-first search; successors visited in order. Returns the order and each
+/// node's place in it ([`UNREACHED`] for a node the entry does not reach), which marks
+/// the nodes visited during the search.
+fn reverse_post_order(succs: &Rows<Block>, entry: Block) -> (Vec<Block>, Vec<u32>) {
     let mut order = Vec::with_capacity(succs.len());
+    let mut index = vec![UNREACHED; succs.len()];
     if succs.is_empty() {
-        return order;
+        return (order, index);
     }
-    let mut visited = vec![false; succs.len()];
     let mut stack = Vec::with_capacity(succs.len());
     stack.push((entry, 0usize));
-    visited[entry.index()] = true;
+    index[entry.index()] = 0;
     while let Some((b, next)) = stack.last_mut() {
         if let Some(&s) = succs.row(*b).get(*next) {
             *next += 1;
-            if !visited[s.index()] {
-                visited[s.index()] = true;
+            if index[s.index()] == UNREACHED {
+                index[s.index()] = 0;
                 stack.push((s, 0));
             }
         } else {
@@ -193,7 +188,10 @@ fn reverse_post_order(succs: &Rows<Block>, entry: Block) -> Vec<Block> {
         }
     }
     order.reverse();
-    order
+    for (i, b) in order.iter().enumerate() {
+        index[b.index()] = i as u32;
+    }
+    (order, index)
 }
 
 /// Splits the edge `from → to` with a new block holding only `jump to`; phi arguments in

@@ -65,13 +65,10 @@ impl DomTree {
         if n > 0 {
             idom[root.index()] = NONE;
         }
-        let mut edges = Vec::with_capacity(rpo.len());
-        edges.extend(
-            rpo.iter()
-                .filter(|b| idom[b.index()] != NONE)
-                .map(|&b| (Block(idom[b.index()]), b)),
-        );
-        let children = Rows::grouped(n, edges);
+        let edges = (rpo.iter())
+            .filter(|b| idom[b.index()] != NONE)
+            .map(|&b| (Block(idom[b.index()]), b));
+        let children = Rows::grouped_from(n, edges);
         let mut tree = DomTree {
             idom,
             children,

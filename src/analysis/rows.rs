@@ -94,6 +94,39 @@ impl<T: Copy> Rows<T> {
         Rows { offsets, entries }
     }
 
+    /// `rows` rows from `(row, entry)` pairs that can be read twice from where they come
+    /// from (a graph's edges, say), so that no vector of them is made: one pass counts each
+    /// row's entries, the second places each entry at its row's next free place. Within a
+    /// row, entries keep the order of `pairs`, as [`Rows::grouped`] keeps it.
+    pub fn grouped_from<K: RowKey>(
+        rows: usize,
+        pairs: impl Iterator<Item = (K, T)> + Clone,
+    ) -> Rows<T> {
+        let Some((_, filler)) = pairs.clone().next() else {
+            return Rows {
+                offsets: vec![0; rows + 1],
+                entries: Vec::new(),
+            };
+        };
+        // Row `k`'s count at `k + 2`, then its start at `k + 1`, then, once placed, its
+        // end there, which is where row `k + 1` starts.
+        let mut offsets = vec![0u32; rows + 2];
+        for (k, _) in pairs.clone() {
+            offsets[k.row() + 2] += 1;
+        }
+        for i in 2..rows + 2 {
+            offsets[i] += offsets[i - 1];
+        }
+        let mut entries = vec![filler; offsets[rows + 1] as usize];
+        for (k, entry) in pairs {
+            let next = &mut offsets[k.row() + 1];
+            entries[*next as usize] = entry;
+            *next += 1;
+        }
+        offsets.pop();
+        Rows { offsets, entries }
+    }
+
     /// Appends the next row.
     pub fn push_row(&mut self, row: impl IntoIterator<Item = T>) {
         self.entries.extend(row);
@@ -127,7 +160,7 @@ impl<T: Copy> Rows<T> {
     }
 
     /// Every row in order.
-    pub fn iter(&self) -> impl Iterator<Item = &[T]> + '_ {
+    pub fn iter(&self) -> impl Iterator<Item = &[T]> + Clone + '_ {
         self.offsets
             .windows(2)
             .map(|w| &self.entries[w[0] as usize..w[1] as usize])
@@ -227,6 +260,20 @@ mod tests {
         let mut pairs = Pairs::new();
         pairs.push(Value(3), 1u32);
         assert!(pairs.last.capacity() < CHUNK, "{}", pairs.last.capacity());
+    }
+
+    #[test]
+    fn rows_grouped_from_an_iterator_are_those_of_a_vector() {
+        let pairs = [
+            (Block(2), 'a'),
+            (Block(0), 'b'),
+            (Block(2), 'c'),
+            (Block(4), 'd'),
+        ];
+        let from_iter = Rows::grouped_from(5, pairs.iter().copied());
+        assert_eq!(from_iter, Rows::grouped(5, pairs.to_vec()));
+        let none = Rows::<char>::grouped_from(3, std::iter::empty::<(Block, char)>());
+        assert_eq!(none, Rows::grouped(3, Vec::<(Block, char)>::new()));
     }
 
     #[test]
