@@ -9,7 +9,8 @@
 
 use super::rows::Rows;
 use crate::program::{Block, BlockData, Function, Terminator};
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
+use std::fmt::Write;
 
 /// A directed graph over nodes `0..n` with a distinguished entry.
 #[derive(Clone, Debug, PartialEq)]
@@ -198,7 +199,7 @@ fn reverse_post_order(succs: &Rows<Block>, entry: Block) -> (Vec<Block>, Vec<u32
 /// `to` that came from `from` now come from the new block. Returns the new block, which is
 /// appended and named `from.to` (with a numeric suffix if that name is taken).
 pub fn split_edge(f: &mut Function, from: Block, to: Block) -> Block {
-    let mut names = dotted_names(f);
+    let mut names = dotted_names(f, 1);
     split_named(f, from, to, &mut names)
 }
 
@@ -207,7 +208,7 @@ pub fn split_edges(f: &mut Function, edges: &[(Block, Block)]) -> Vec<Block> {
     if edges.is_empty() {
         return Vec::new();
     }
-    let mut names = dotted_names(f);
+    let mut names = dotted_names(f, edges.len());
     f.blocks.reserve(edges.len());
     edges
         .iter()
@@ -223,24 +224,38 @@ pub fn split_critical_edges(f: &mut Function) -> Vec<Block> {
 
 /// The names of `f`'s blocks that hold a `.`: a new block's name always does
 /// (`from.to`, then `from.to.1` and so on), so only these can be taken already, and a
-/// function whose names hold none (most) keeps no copy of its names.
-fn dotted_names(f: &Function) -> HashSet<String> {
-    f.blocks
-        .iter()
-        .filter(|b| b.name.contains('.'))
-        .map(|b| b.name.clone())
-        .collect()
+/// function whose names hold none (most) keeps no copy of its names. The set has room
+/// for the names of `new` blocks more, and hashes with Fx: the names are the program's
+/// own, not an adversary's.
+fn dotted_names(f: &Function, new: usize) -> FxHashSet<String> {
+    let dotted = f.blocks.iter().filter(|b| b.name.contains('.'));
+    let mut names = FxHashSet::default();
+    names.reserve(new + dotted.clone().count());
+    names.extend(dotted.map(|b| b.name.clone()));
+    names
 }
 
-fn split_named(f: &mut Function, from: Block, to: Block, names: &mut HashSet<String>) -> Block {
-    let new = Block(f.blocks.len() as u32);
-    let base = format!("{}.{}", f.block(from).name, f.block(to).name);
-    let mut name = base.clone();
+/// The name of a block splitting `from → to`: `from.to`, or the first `from.to.N` (N
+/// from 1) not in `names`.
+fn split_name(f: &Function, from: Block, to: Block, names: &FxHashSet<String>) -> String {
+    let (from, to) = (&f.block(from).name, &f.block(to).name);
+    let mut name = String::with_capacity(from.len() + to.len() + 1);
+    name.push_str(from);
+    name.push('.');
+    name.push_str(to);
+    let base = name.len();
     let mut n = 1;
     while names.contains(&name) {
-        name = format!("{base}.{n}");
+        name.truncate(base);
+        write!(name, ".{n}").expect("writing to a string");
         n += 1;
     }
+    name
+}
+
+fn split_named(f: &mut Function, from: Block, to: Block, names: &mut FxHashSet<String>) -> Block {
+    let new = Block(f.blocks.len() as u32);
+    let name = split_name(f, from, to, names);
     names.insert(name.clone());
     let pos = f.block(from).term.pos();
     redirect(&mut f.blocks[from.index()].term, to, new);
