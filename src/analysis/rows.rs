@@ -186,31 +186,62 @@ const CHUNK: usize = 1 << 12;
 /// for a table larger than the cache, misses on both the old and the new copy. The first
 /// chunk grows by doubling up to that size, so a small function's table takes a small
 /// heap block, not a chunk's 48 KiB (a request that large also makes the heap consolidate
-/// its free blocks).
+/// its free blocks); where the caller can foresee about how many pairs come, the first
+/// chunk starts at that size, taken at the first push (a table left empty takes none).
 #[derive(Debug)]
 pub struct Pairs<K, T> {
     full: Vec<Vec<(K, T)>>,
     last: Vec<(K, T)>,
+    /// The room the first chunk takes at the first push.
+    expected: usize,
 }
+
+/// The smallest room a chunk grows to (a vector's own first step for small entries).
+const FIRST_ROOM: usize = 4;
 
 impl<K: RowKey, T: Copy> Pairs<K, T> {
     pub fn new() -> Pairs<K, T> {
+        Pairs::expecting(0)
+    }
+
+    /// No pairs yet; the first push makes room for about `expected` of them (at most a
+    /// chunk).
+    pub fn expecting(expected: usize) -> Pairs<K, T> {
         Pairs {
             full: Vec::new(),
             last: Vec::new(),
+            expected,
         }
     }
 
+    #[inline]
     pub fn push(&mut self, row: K, entry: T) {
-        if self.last.len() == CHUNK {
-            let full = std::mem::replace(&mut self.last, Vec::with_capacity(CHUNK));
-            self.full.push(full);
+        if self.last.len() == self.last.capacity() {
+            self.make_room();
         }
         self.last.push((row, entry));
     }
 
+    /// Room for the next pair: a new chunk when the last one is full, else the last one
+    /// doubled (or, empty, given the expected room), never beyond a chunk.
+    #[cold]
+    fn make_room(&mut self) {
+        let len = self.last.len();
+        if len == CHUNK {
+            let full = std::mem::replace(&mut self.last, Vec::with_capacity(CHUNK));
+            self.full.push(full);
+            return;
+        }
+        let room = if len == 0 { self.expected } else { len };
+        self.last
+            .reserve_exact(room.clamp(FIRST_ROOM, CHUNK).min(CHUNK - len));
+    }
+
     /// The table of `rows` rows, entries in the order they were pushed within each row.
     pub fn grouped(mut self, rows: usize) -> Rows<T> {
+        if self.full.is_empty() {
+            return Rows::grouped_chunks(rows, std::slice::from_ref(&self.last));
+        }
         self.full.push(self.last);
         Rows::grouped_chunks(rows, &self.full)
     }
@@ -274,6 +305,16 @@ mod tests {
         assert_eq!(from_iter, Rows::grouped(5, pairs.to_vec()));
         let none = Rows::<char>::grouped_from(3, std::iter::empty::<(Block, char)>());
         assert_eq!(none, Rows::grouped(3, Vec::<(Block, char)>::new()));
+    }
+
+    #[test]
+    fn an_expected_size_is_taken_at_the_first_push() {
+        let mut pairs = Pairs::expecting(100);
+        assert_eq!(pairs.last.capacity(), 0, "an empty table takes no room");
+        pairs.push(Value(3), 1u32);
+        assert_eq!(pairs.last.capacity(), 100);
+        (0..CHUNK as u32).for_each(|i| pairs.push(Value(i % 5), i));
+        assert!(pairs.full.iter().all(|chunk| chunk.len() == CHUNK));
     }
 
     #[test]
