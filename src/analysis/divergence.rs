@@ -27,10 +27,11 @@ pub struct Divergence {
     /// Blocks that are the immediate post-dominator of some divergent branch, sorted.
     pub joins: Vec<Block>,
     /// Per block: the divergent branch block whose else-arm or join it is, when both of
-    /// that branch's arms differ from its join (see [`Divergence::anchor`]).
+    /// that branch's arms differ from its join (see [`Divergence::anchor`]); empty
+    /// while no block has one.
     anchors: Vec<Option<Block>>,
     /// Per divergent branch block: the anchor of its join when that is another branch
-    /// (see [`Divergence::conform`]).
+    /// (see [`Divergence::conform`]); empty while no block has one.
     conform: Vec<Option<Block>>,
     /// Linear edges the wave takes only when no lane takes a side, sorted (see
     /// [`Divergence::is_skip`]).
@@ -41,8 +42,8 @@ impl Divergence {
     pub fn new(f: &Function, cfg: &Graph, pdom: &PostDomTree) -> Divergence {
         let mut added = Vec::new();
         let mut joins = Vec::new();
-        let mut anchors = vec![None; cfg.len()];
-        let mut conform = vec![None; cfg.len()];
+        let mut anchors = Vec::new();
+        let mut conform = Vec::new();
         let mut stamp = vec![u32::MAX; cfg.len()];
         let mut skips = Vec::new();
         for &b in cfg.rpo() {
@@ -60,10 +61,13 @@ impl Divergence {
             if join == Some(then_block) || join == Some(else_block) {
                 continue;
             }
-            anchors[else_block.index()].get_or_insert(b);
+            let n = cfg.len();
+            entry(&mut anchors, n, else_block).get_or_insert(b);
             if let Some(j) = join {
-                let owner = *anchors[j.index()].get_or_insert(b);
-                conform[b.index()] = Some(owner).filter(|&o| o != b);
+                let owner = *entry(&mut anchors, n, j).get_or_insert(b);
+                if owner != b {
+                    *entry(&mut conform, n, b) = Some(owner);
+                }
             }
             skips.push((b, else_block));
             for exit in then_region_exits(cfg, b, (then_block, else_block, join), &mut stamp) {
@@ -89,13 +93,13 @@ impl Divergence {
 
     /// The divergence of a function without a divergent branch, which [`Divergence::new`]
     /// finds without post-dominators: the linear CFG is the logical one, and no block is
-    /// a join, an anchored block or a skip.
+    /// a join, an anchored block or a skip (its per-block tables stay empty).
     pub fn convergent(cfg: &Graph) -> Divergence {
         Divergence {
             linear: cfg.clone(),
             joins: Vec::new(),
-            anchors: vec![None; cfg.len()],
-            conform: vec![None; cfg.len()],
+            anchors: Vec::new(),
+            conform: Vec::new(),
             skips: Vec::new(),
         }
     }
@@ -120,7 +124,7 @@ impl Divergence {
     /// gives the paths empty linear blocks of their own (then-linear, else-linear) whose
     /// linear phis, here, would all be identities.
     pub fn anchor(&self, b: Block) -> Option<Block> {
-        self.anchors[b.index()]
+        self.anchors.get(b.index()).copied().flatten()
     }
 
     /// For a divergent branch block `b` whose join is also the join of an enclosing
@@ -128,8 +132,17 @@ impl Divergence {
     /// `b`'s else-side, the wave goes from `b`'s then-side on to where `B*`'s side ends,
     /// so uniform values must leave `b` where they left `B*`.
     pub fn conform(&self, b: Block) -> Option<Block> {
-        self.conform[b.index()]
+        self.conform.get(b.index()).copied().flatten()
     }
+}
+
+/// `table[b]` of a per-block table of `blocks` blocks that stays empty until its first
+/// entry is written.
+fn entry(table: &mut Vec<Option<Block>>, blocks: usize, b: Block) -> &mut Option<Block> {
+    if table.is_empty() {
+        table.resize(blocks, None);
+    }
+    &mut table[b.index()]
 }
 
 /// The linear CFG: `cfg` with the edges of `added` (in their order, after a block's
