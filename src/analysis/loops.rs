@@ -6,7 +6,9 @@
 //! `s → h` in reverse post-order whose target does not dominate its source) have no single
 //! header; their blocks (those reachable from `h` that also reach `s`, without leaving
 //! the region dominated by `idom(h)`) are counted one level deeper, so that they weigh like
-//! a loop. Retreating edges into the same `h` make one cycle.
+//! a loop. Retreating edges into the same `h` make one cycle. A graph whose entry reaches
+//! every block and whose edges all go forward in reverse post-order has no back edge and
+//! no retreating one: one pass over its edges finds that, and nothing else is searched.
 //!
 //! Frequencies: a block's `freq=` annotation when present, else 10^depth — the rule of
 //! Mesa's Intel backend (`brw_fs_reg_allocate.cpp`: spill costs ×10 per loop level;
@@ -21,7 +23,8 @@ pub struct Loops {
     depth: Vec<u32>,
     headers: Vec<Block>,
     /// Per block, its index in `headers` when it heads a loop: O(1) for
-    /// [`Loops::is_header`] and [`Loops::body`], which the spiller asks at every block.
+    /// [`Loops::is_header`] and [`Loops::body`], which the spiller asks at every block
+    /// (empty for an acyclic graph).
     header_index: Vec<Option<u32>>,
     /// Per header (in `headers` order), the blocks of its natural loop, sorted.
     bodies: Vec<Vec<Block>>,
@@ -32,6 +35,9 @@ impl Loops {
     /// (unreachable code, rooted at a block without predecessors), each with dominators
     /// of its own: unreachable code is allocated too, and weighed like the rest.
     pub fn new(cfg: &Graph, dom: &DomTree) -> Loops {
+        if is_acyclic(cfg) {
+            return Loops::none(cfg.len());
+        }
         let mut found = Found::new(cfg.len());
         found.region(cfg, dom);
         for root in (0..cfg.len() as u32).map(Block) {
@@ -51,6 +57,16 @@ impl Loops {
             header_index,
             headers: headers.iter().map(|(h, _)| *h).collect(),
             bodies: headers.into_iter().map(|(_, body)| body).collect(),
+        }
+    }
+
+    /// The loops of an acyclic graph of `n` nodes: none, every depth 0.
+    fn none(n: usize) -> Loops {
+        Loops {
+            depth: vec![0; n],
+            headers: Vec::new(),
+            header_index: Vec::new(),
+            bodies: Vec::new(),
         }
     }
 
@@ -79,6 +95,17 @@ impl Loops {
         let i = self.header_index.get(b.index()).copied().flatten()?;
         Some(i as usize)
     }
+}
+
+/// Whether the entry reaches every node of `cfg` and no edge goes back in reverse
+/// post-order: then no edge is a back edge or a retreating one, and there is no loop
+/// nor cycle to look for.
+fn is_acyclic(cfg: &Graph) -> bool {
+    cfg.rpo().len() == cfg.len()
+        && cfg.rpo().iter().all(|&b| {
+            let forward = |s: &Block| cfg.rpo_index(*s) > cfg.rpo_index(b);
+            cfg.succs(b).iter().all(forward)
+        })
 }
 
 /// Loops and depths found so far, region by region.
@@ -244,6 +271,22 @@ mod tests {
         let dom = DomTree::new(&cfg);
         let loops = Loops::new(&cfg, &dom);
         (f, loops)
+    }
+
+    /// An acyclic function has no loop, whatever path finds it; a block that jumps to
+    /// itself is a loop.
+    #[test]
+    fn acyclic_functions_have_no_loops_and_a_self_loop_is_one() {
+        let diamond = "target gfx9\nfunc @f {\na:\n  %c:s1 = c\n  branch uniform %c, b, d\nb:\n  jump d\nd:\n  ret\n}\n";
+        let (f, loops) = loops_of(diamond);
+        assert!(loops.headers().is_empty());
+        assert!(f
+            .block_ids()
+            .all(|b| loops.depth(b) == 0 && !loops.is_header(b)));
+        let self_loop = "target gfx9\nfunc @f {\na:\n  %c:s1 = c\n  jump b\nb:\n  branch uniform %c, b, d\nd:\n  ret\n}\n";
+        let (_, loops) = loops_of(self_loop);
+        assert_eq!(loops.headers(), [Block(1)]);
+        assert_eq!(loops.body(Block(1)), [Block(1)]);
     }
 
     #[test]
