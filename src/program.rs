@@ -380,7 +380,7 @@ impl<'a> IntoIterator for &'a RegAccesses {
 }
 
 /// An original operation: `%d:v1 = mad %a, %b, %c tied(2)`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub struct Op {
     pub opcode: CompactString,
     pub defs: Defs,
@@ -391,6 +391,21 @@ pub struct Op {
     pub regs: RegAccesses,
     /// The op may be recomputed instead of reloaded; it has no value operands.
     pub remat: bool,
+}
+
+impl Clone for Op {
+    /// Definitions and operands are `Copy`: each list is copied as one slice, not
+    /// cloned element by element (the copy validation makes of every input, for one).
+    fn clone(&self) -> Op {
+        Op {
+            opcode: self.opcode.clone(),
+            defs: Defs::from_slice(&self.defs),
+            operands: Operands::from_slice(&self.operands),
+            effect: self.effect,
+            regs: self.regs.clone(),
+            remat: self.remat,
+        }
+    }
 }
 
 impl Op {
@@ -668,6 +683,9 @@ mod tests {
         assert!(ops[1].opcode.is_heap_allocated());
         let values: Vec<Value> = ops[1].uses().map(|u| u.value).collect();
         assert_eq!(values, [Value(0), Value(1), Value(0)]);
+        let copies: Vec<Op> = ops.iter().map(|&op| op.clone()).collect();
+        assert!(copies.iter().zip(&ops).all(|(copy, &op)| copy == op));
+        assert!(copies[0].defs.spilled() && copies[1].operands.spilled());
         let printed = crate::print(&program);
         assert!(printed.contains("%a:v1, %b:v1 = split_two 1"), "{printed}");
         assert!(
