@@ -238,7 +238,7 @@ exit:
         let class = ClassId(0);
         let uses = Uses::new(f, class);
         let order = visit_order(&a.cfg, &a.loops, f);
-        let graphs = (&a.cfg, &a.loops);
+        let graphs = (&*a.cfg, &*a.loops);
         let nu = NextUse::new(f, class, &uses, graphs, &order, &a.liveness, &|_, _| false);
         let (x, y) = (Value(0), Value(1));
         assert_eq!(nu.at_end(Block(0), y), 0);
@@ -265,7 +265,7 @@ exit:
                 let a = Analysis::new(f, &p.target);
                 for class in p.target.class_ids() {
                     let uses = Uses::new(f, class);
-                    let graphs = (&a.cfg, &a.loops);
+                    let graphs = (&*a.cfg, &*a.loops);
                     let order = visit_order(&a.cfg, &a.loops, f);
                     let nu =
                         NextUse::new(f, class, &uses, graphs, &order, &a.liveness, &|_, _| false);

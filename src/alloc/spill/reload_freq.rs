@@ -151,7 +151,7 @@ mod tests {
         let class = ClassId(0);
         let uses = Uses::new(f, class);
         let order = visit_order(&a.cfg, &a.loops, f);
-        let graphs = (&a.cfg, &a.loops);
+        let graphs = (&*a.cfg, &*a.loops);
         let r = ReloadFreq::new(f, class, &uses, graphs, &order, &a.liveness, &a.freq);
         let at_ends = |b: Block| values.iter().map(|&v| r.at_end(b, Value(v))).collect();
         blocks.iter().map(|&b| at_ends(Block(b))).collect()
