@@ -13,16 +13,20 @@ pub mod ssa;
 
 use crate::program::{Block, Function};
 use crate::target::Target;
+use std::sync::Arc;
 
-/// Every analysis of one function.
+/// Every analysis of one function. The analyses that read only the blocks and edges are
+/// shared ([`Arc`]) with the analysis of a function that changed only its instructions
+/// ([`Analysis::same_blocks`]), not copied: a large function's copies would miss the
+/// cache on every byte.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Analysis {
-    pub cfg: cfg::Graph,
-    pub dom: dom::DomTree,
+    pub cfg: Arc<cfg::Graph>,
+    pub dom: Arc<dom::DomTree>,
     /// See [`ControlFlow::pdom`].
-    pub pdom: Option<dom::PostDomTree>,
-    pub divergence: divergence::Divergence,
-    pub loops: loops::Loops,
+    pub pdom: Option<Arc<dom::PostDomTree>>,
+    pub divergence: Arc<divergence::Divergence>,
+    pub loops: Arc<loops::Loops>,
     pub freq: Vec<f64>,
     pub liveness: liveness::Liveness,
     pub pressure: pressure::Pressure,
@@ -81,7 +85,7 @@ impl Analysis {
 
     /// [`ControlFlow::join`].
     pub fn join(&self, b: Block) -> Option<Block> {
-        join(self.pdom.as_ref(), b)
+        join(self.pdom.as_deref(), b)
     }
 
     /// The analyses of `f` from its control-flow analyses `flow` (computed for `f`, or
@@ -108,11 +112,11 @@ impl Analysis {
         let freq = loops::frequencies(f, &loops);
         let (liveness, pressure) = Self::values(f, target, (&cfg, &divergence), sites);
         Analysis {
-            cfg,
-            dom,
-            pdom,
-            divergence,
-            loops,
+            cfg: Arc::new(cfg),
+            dom: Arc::new(dom),
+            pdom: pdom.map(Arc::new),
+            divergence: Arc::new(divergence),
+            loops: Arc::new(loops),
             freq,
             liveness,
             pressure,
@@ -122,7 +126,7 @@ impl Analysis {
     /// The analyses of `f` where only instructions and phis changed since `earlier` was
     /// computed — its blocks, terminators' kinds, edges and frequency annotations are as
     /// they were (what the spiller does): the control-flow analyses, which read nothing
-    /// else, are kept; liveness and pressure are computed again.
+    /// else, are shared with `earlier`; liveness and pressure are computed again.
     pub fn same_blocks(f: &Function, target: &Target, earlier: &Analysis) -> Analysis {
         Self::same_blocks_with_sites(f, target, earlier, liveness::Sites::of(f))
     }
@@ -135,14 +139,14 @@ impl Analysis {
         earlier: &Analysis,
         sites: liveness::Sites,
     ) -> Analysis {
-        let flow = (&earlier.cfg, &earlier.divergence);
+        let flow = (&*earlier.cfg, &*earlier.divergence);
         let (liveness, pressure) = Self::values(f, target, flow, sites);
         Analysis {
-            cfg: earlier.cfg.clone(),
-            dom: earlier.dom.clone(),
+            cfg: Arc::clone(&earlier.cfg),
+            dom: Arc::clone(&earlier.dom),
             pdom: earlier.pdom.clone(),
-            divergence: earlier.divergence.clone(),
-            loops: earlier.loops.clone(),
+            divergence: Arc::clone(&earlier.divergence),
+            loops: Arc::clone(&earlier.loops),
             freq: earlier.freq.clone(),
             liveness,
             pressure,

@@ -291,7 +291,7 @@ struct Belady<'i, 'a> {
     uses: Uses,
     next: NextUse,
     /// Where an eviction's reload runs ([`ReloadFreq`]).
-    reload_freq: ReloadFreq,
+    reload_freq: ReloadFreq<'a>,
     plans: Vec<BlockPlan>,
     memory_phis: Vec<Value>,
     /// Per block: the divergent branches whose sides it lies in (uniform classes).

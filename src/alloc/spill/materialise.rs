@@ -5,7 +5,10 @@
 //! register holds the value on entry however the block is reached), memory phis return
 //! with their spill location, and the temporary slots that copy sequentialisation used
 //! move above the spill slots. One walk over the blocks does all of it per block, so a
-//! large function is read from memory once, not once per step.
+//! large function is read from memory once, not once per step; it takes the blocks from
+//! the last to the first, the reverse of assignment's walk before it, so that what that
+//! walk left in the cache is read first (a walk in the same order over a function larger
+//! than the cache would find each block evicted just before it is read).
 
 use super::pseudo::{self, Pseudo};
 use super::Plan;
@@ -21,7 +24,7 @@ pub fn materialise(mut g: Function, plan: &Plan) -> Result<Function, AllocError>
         message,
     };
     let origin = |v: Value| plan.origin[v.index()];
-    for block in &mut g.blocks {
+    for block in g.blocks.iter_mut().rev() {
         for inst in &mut block.insts {
             shift_temporaries(&mut inst.kind, plan.memory_slots);
             if let Some(kind) = lower_pseudo(inst, plan).map_err(&fail)? {

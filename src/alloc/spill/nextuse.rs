@@ -14,7 +14,10 @@
 //! same fixpoint; the worklist visits a block again only when a successor changed,
 //! instead of every block on every round). The use positions and the distances are
 //! compressed rows ([`Rows`]: one array of entries per table, not one vector per block),
-//! so the walks over the blocks read them in order.
+//! so the walks over the blocks read them in order; the live-out values and their
+//! distances are two tables of the same shape, 12 bytes an entry where pairs would take
+//! 16 (a 4-byte value padded beside an 8-byte distance), since a large function's table
+//! misses the cache on every byte.
 //!
 //! On the linear CFG of uniform values, the edges a wave takes only when no lane takes a
 //! side of a divergent branch (`Divergence::is_skip`) do not count while another edge
@@ -95,8 +98,10 @@ impl Uses {
 /// Distances from each block's end to the next use of its live-out values of one class.
 #[derive(Clone, Debug)]
 pub struct NextUse {
-    /// Per block: (value, distance from the end) sorted by value.
-    out: Rows<(Value, u64)>,
+    /// Per block: its live-out values of the class, sorted.
+    live_out: Rows<Value>,
+    /// Per block, beside `live_out`: each value's distance from the end.
+    distance: Rows<u64>,
     /// Per block: its number of positions (instructions and the terminator).
     len: Vec<u64>,
 }
@@ -115,29 +120,34 @@ impl NextUse {
         skip: &dyn Fn(Block, Block) -> bool,
     ) -> NextUse {
         let len: Vec<u64> = f.blocks.iter().map(|b| b.insts.len() as u64 + 1).collect();
-        let mut out = Rows::with_capacity(f.blocks.len(), live_out_entries(f, liveness));
+        let (blocks, entries) = (f.blocks.len(), live_out_entries(f, liveness));
+        let mut live_out = Rows::with_capacity(blocks, entries);
+        let mut distance = Rows::with_capacity(blocks, entries);
         for b in f.block_ids() {
-            let live_out = liveness.live_out(b).iter().copied();
-            let of_class = live_out.filter(|&v| f.value(v).class == class);
-            out.push_row(of_class.map(|v| (v, NEVER)));
+            let values = liveness.live_out(b).iter().copied();
+            live_out.push_row(values.filter(|&v| f.value(v).class == class));
+            distance.push_row(live_out.row(b).iter().map(|_| NEVER));
         }
         let mut queued = vec![true; f.blocks.len()];
         let mut work: VecDeque<Block> = order.iter().rev().copied().collect();
         while let Some(b) = work.pop_front() {
             queued[b.index()] = false;
             let mut changed = false;
-            for k in 0..out.row(b).len() {
-                let (v, known) = out.row(b)[k];
+            for k in 0..live_out.row(b).len() {
+                let (v, known) = (live_out.row(b)[k], distance.row(b)[k]);
                 let through = |s: Block| {
                     let from_entry = match uses.next(s, v, 0) {
                         Some(p) => u64::from(p),
-                        None => len[s.index()].saturating_add(lookup(out.row(s), v)),
+                        None => {
+                            let at_end = lookup(&live_out, &distance, s, v);
+                            len[s.index()].saturating_add(at_end)
+                        }
                     };
                     from_entry.saturating_add(exit_penalty(loops, b, s))
                 };
                 let d = nearest_through(graph, liveness, b, v, skip, through);
                 if d < known {
-                    out.row_mut(b)[k].1 = d;
+                    distance.row_mut(b)[k] = d;
                     changed = true;
                 }
             }
@@ -149,12 +159,16 @@ impl NextUse {
                 }
             }
         }
-        NextUse { out, len }
+        NextUse {
+            live_out,
+            distance,
+            len,
+        }
     }
 
     /// Distance from the end of `b` to the next use of `v` (`NEVER` when not live out).
     pub fn at_end(&self, b: Block, v: Value) -> u64 {
-        lookup(self.out.row(b), v)
+        lookup(&self.live_out, &self.distance, b, v)
     }
 
     /// Distance from position `at` of `b` to the next use of `v` at or after it.
@@ -201,9 +215,12 @@ pub fn live_out_entries(f: &Function, liveness: &Liveness) -> usize {
     f.block_ids().map(|b| liveness.live_out(b).len()).sum()
 }
 
-fn lookup(out: &[(Value, u64)], v: Value) -> u64 {
-    out.binary_search_by_key(&v, |&(w, _)| w)
-        .map_or(NEVER, |i| out[i].1)
+/// The distance beside `v` in row `b` of `live_out`; `NEVER` when `v` is not there.
+fn lookup(live_out: &Rows<Value>, distance: &Rows<u64>, b: Block, v: Value) -> u64 {
+    live_out
+        .row(b)
+        .binary_search(&v)
+        .map_or(NEVER, |i| distance.row(b)[i])
 }
 
 fn exit_penalty(loops: &Loops, b: Block, s: Block) -> u64 {
@@ -238,7 +255,7 @@ exit:
         let class = ClassId(0);
         let uses = Uses::new(f, class);
         let order = visit_order(&a.cfg, &a.loops, f);
-        let graphs = (&a.cfg, &a.loops);
+        let graphs = (&*a.cfg, &*a.loops);
         let nu = NextUse::new(f, class, &uses, graphs, &order, &a.liveness, &|_, _| false);
         let (x, y) = (Value(0), Value(1));
         assert_eq!(nu.at_end(Block(0), y), 0);
@@ -265,7 +282,7 @@ exit:
                 let a = Analysis::new(f, &p.target);
                 for class in p.target.class_ids() {
                     let uses = Uses::new(f, class);
-                    let graphs = (&a.cfg, &a.loops);
+                    let graphs = (&*a.cfg, &*a.loops);
                     let order = visit_order(&a.cfg, &a.loops, f);
                     let nu =
                         NextUse::new(f, class, &uses, graphs, &order, &a.liveness, &|_, _| false);

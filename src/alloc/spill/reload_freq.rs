@@ -12,7 +12,11 @@
 //! block entering the loop. The frequencies at block ends are a backward fixpoint over
 //! the class's CFG (a maximum over successors, so it settles on cycles), one sorted map
 //! per block like [`NextUse`](super::nextuse::NextUse)'s distances, and like them held
-//! in compressed rows ([`Rows`]) reserved at once, not one vector per block, and found
+//! in compressed rows ([`Rows`]) reserved at once, not one vector per block. A maximum or
+//! minimum of block frequencies is one of them, so an entry names the block whose
+//! frequency it is (8 bytes an entry with its value, not 16 with a frequency: the table
+//! is as large as the function's live-out sets, and a large function's misses the cache
+//! on every byte of it), and it is found
 //! by a worklist seeded in post-order: a block whose frequencies rose puts its
 //! predecessors back (they only rise, so any order reaches the same least fixpoint; a
 //! block is visited again only when a successor changed, instead of every block on
@@ -29,12 +33,18 @@ use std::collections::VecDeque;
 
 /// Per block end and live-out value of a class: the frequency its reload would run at.
 #[derive(Clone, Debug)]
-pub struct ReloadFreq {
-    /// Per block: (value, frequency) sorted by value.
-    out: Rows<(Value, f64)>,
+pub struct ReloadFreq<'a> {
+    /// Per block: (value, the block whose frequency it is, or [`NOWHERE`]) sorted by
+    /// value.
+    out: Rows<(Value, Block)>,
+    /// The block frequencies.
+    freq: &'a [f64],
 }
 
-impl ReloadFreq {
+/// Stands for frequency 0: the value is not read again.
+const NOWHERE: Block = Block(u32::MAX);
+
+impl<'a> ReloadFreq<'a> {
     /// `graph` is the CFG the class's liveness follows, `loops` its loops, `order` its
     /// blocks in [`visit_order`](super::belady::visit_order), `freq` the block
     /// frequencies.
@@ -45,13 +55,13 @@ impl ReloadFreq {
         (graph, loops): (&Graph, &Loops),
         order: &[Block],
         liveness: &Liveness,
-        freq: &[f64],
-    ) -> ReloadFreq {
+        freq: &'a [f64],
+    ) -> ReloadFreq<'a> {
         let mut out = Rows::with_capacity(f.blocks.len(), live_out_entries(f, liveness));
         for b in f.block_ids() {
             let live_out = liveness.live_out(b).iter().copied();
             let of_class = live_out.filter(|&v| f.value(v).class == class);
-            out.push_row(of_class.map(|v| (v, 0.0)));
+            out.push_row(of_class.map(|v| (v, NOWHERE)));
         }
         let entering = loop_entries(f, graph, loops);
         let mut queued = vec![true; f.blocks.len()];
@@ -60,25 +70,27 @@ impl ReloadFreq {
             queued[b.index()] = false;
             let mut changed = false;
             for k in 0..out.row(b).len() {
-                let v = out.row(b)[k].0;
-                let mut highest: f64 = 0.0;
+                let (v, known) = out.row(b)[k];
+                let mut highest = NOWHERE;
                 for (&s, &enters) in graph.succs(b).iter().zip(entering.row(b)) {
                     if liveness.live_in(s).binary_search(&v).is_err() {
                         continue;
                     }
                     let there = if uses.reads(s, v) {
-                        freq[s.index()]
+                        s
                     } else {
                         lookup(out.row(s), v)
                     };
-                    let there = if enters {
-                        there.min(freq[b.index()])
+                    let there = if enters && frequency(freq, b) < frequency(freq, there) {
+                        b
                     } else {
                         there
                     };
-                    highest = highest.max(there);
+                    if frequency(freq, there) > frequency(freq, highest) {
+                        highest = there;
+                    }
                 }
-                if highest > out.row(b)[k].1 {
+                if frequency(freq, highest) > frequency(freq, known) {
                     out.row_mut(b)[k].1 = highest;
                     changed = true;
                 }
@@ -91,19 +103,25 @@ impl ReloadFreq {
                 }
             }
         }
-        ReloadFreq { out }
+        ReloadFreq { out, freq }
     }
 
     /// The frequency at which `v`, evicted at the end of `b`, would be reloaded (0 when
     /// it is not live out).
     pub fn at_end(&self, b: Block, v: Value) -> f64 {
-        lookup(self.out.row(b), v)
+        frequency(self.freq, lookup(self.out.row(b), v))
     }
 }
 
-fn lookup(out: &[(Value, f64)], v: Value) -> f64 {
+/// The block whose frequency `v`'s reload runs at, in a row of the table.
+fn lookup(out: &[(Value, Block)], v: Value) -> Block {
     out.binary_search_by_key(&v, |&(w, _)| w)
-        .map_or(0.0, |i| out[i].1)
+        .map_or(NOWHERE, |i| out[i].1)
+}
+
+/// The frequency of `b`; 0 for [`NOWHERE`].
+fn frequency(freq: &[f64], b: Block) -> f64 {
+    freq.get(b.index()).copied().unwrap_or(0.0)
 }
 
 /// Per block, per successor (in `graph`'s order): whether the edge enters a loop (its
@@ -124,16 +142,19 @@ mod tests {
     use crate::alloc::spill::belady::visit_order;
     use crate::analysis::Analysis;
 
-    /// The reload frequencies of the first class of the first function of `src`.
-    fn reload_freq_of(src: &str) -> ReloadFreq {
+    /// The reload frequencies at the ends of `blocks` of `values` of the first class of the
+    /// first function of `src`.
+    fn reload_freq_of(src: &str, blocks: &[u32], values: &[u32]) -> Vec<Vec<f64>> {
         let p = crate::parse(src).unwrap_or_else(|e| panic!("{e}"));
         let f = &p.functions[0];
         let a = Analysis::new(f, &p.target);
         let class = ClassId(0);
         let uses = Uses::new(f, class);
         let order = visit_order(&a.cfg, &a.loops, f);
-        let graphs = (&a.cfg, &a.loops);
-        ReloadFreq::new(f, class, &uses, graphs, &order, &a.liveness, &a.freq)
+        let graphs = (&*a.cfg, &*a.loops);
+        let r = ReloadFreq::new(f, class, &uses, graphs, &order, &a.liveness, &a.freq);
+        let at_ends = |b: Block| values.iter().map(|&v| r.at_end(b, Value(v))).collect();
+        blocks.iter().map(|&b| at_ends(Block(b))).collect()
     }
 
     #[test]
@@ -159,16 +180,13 @@ exit:
   ret %y
 }
 ";
-        let r = reload_freq_of(src);
-        let (x, y) = (Value(0), Value(1));
-        assert_eq!(r.at_end(Block(0), x), 10.0, "read on the hot side only");
-        assert_eq!(
-            r.at_end(Block(0), y),
-            1.0,
-            "reloaded on the loop's entry edge"
-        );
-        assert_eq!(r.at_end(Block(3), y), 1.0);
-        assert_eq!(r.at_end(Block(3), x), 0.0, "not live out");
+        let (x, y) = (0, 1);
+        let r = reload_freq_of(src, &[0, 3], &[x, y]);
+        let (entry, join) = (&r[0], &r[1]);
+        assert_eq!(entry[x as usize], 10.0, "read on the hot side only");
+        assert_eq!(entry[y as usize], 1.0, "reloaded on the loop's entry edge");
+        assert_eq!(join[y as usize], 1.0);
+        assert_eq!(join[x as usize], 0.0, "not live out");
     }
 
     #[test]
@@ -190,13 +208,12 @@ exit:
   ret %c
 }
 ";
-        let r = reload_freq_of(src);
-        let v = Value(0);
-        let (head, latch) = (Block(1), Block(3));
-        assert_eq!(r.at_end(head, v), 10.0, "read in the loop's body");
+        let (head, latch) = (1, 3);
+        let r = reload_freq_of(src, &[head, latch], &[0]);
+        assert_eq!(r[0], [10.0], "read in the loop's body");
         assert_eq!(
-            r.at_end(latch, v),
-            10.0,
+            r[1],
+            [10.0],
             "through the back edge, from the header visited after the latch"
         );
     }
