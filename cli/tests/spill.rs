@@ -1090,13 +1090,15 @@ fn a_fixed_operand_leaves_a_unit_for_its_copy_in_a_class_without_swap() {
 /// nested loops, on the inner back edge and the outer one too. One register more let the
 /// headers hold it (generated seed 878, class `v`: 26,848 at `v=26`, 27,008 at `v=27`;
 /// seed 34: 1,632 at `v=45`, 1,952 at `v=46`); it now enters the loop in memory where a
-/// reload at its first read costs less than those edges' reloads.
+/// reload at its first read costs less than those edges' reloads. (Seed 34 costs less
+/// still since a loop header takes the values live through its loop by the cost of
+/// leaving them out: 1,312 at `v=45`, 992 at `v=46`.)
 #[test]
 fn a_value_evicted_past_its_loop_read_enters_the_loop_in_memory() {
     let costs = (generated_cost(878, "v", 26), generated_cost(878, "v", 27));
     assert_eq!(costs, (26048.0, 26048.0));
     let costs = (generated_cost(34, "v", 45), generated_cost(34, "v", 46));
-    assert_eq!(costs, (1632.0, 1632.0));
+    assert_eq!(costs, (1312.0, 992.0));
 }
 
 /// A loop inside a divergent side whose back edge exchanges two register phis in a
@@ -1139,11 +1141,29 @@ fn a_value_the_next_loop_header_leaves_out_goes_before_the_farthest() {
     assert_eq!(costs, (384.0, 384.0));
 }
 
+/// A loop header took the values live through its loop by next use while its room
+/// lasted, the room counted as the budget less the loop's peak in sizes: one register
+/// more let a nearer value take the room of values costing more to leave out (generated
+/// seed 32, class `a`: a rematerialisable 8-unit value took a room of 8 from three values
+/// then stored and reloaded, 2,208 at `a=49`, 2,992 at `a=50`; seed 742 `v`: 96 at `v=39`,
+/// 120 at `v=40`; seed 753 `v`: 648 at `v=24`, 656 at `v=25`). The header now takes the
+/// costliest to leave out per unit of room first, and counts the loop's peak in units
+/// rounded up to alignment, as it counts the values it takes.
+#[test]
+fn a_loop_header_takes_the_values_costliest_to_leave_out_first() {
+    let costs = (generated_cost(32, "a", 49), generated_cost(32, "a", 50));
+    assert_eq!(costs, (2208.0, 2192.0));
+    let costs = (generated_cost(742, "v", 39), generated_cost(742, "v", 40));
+    assert_eq!(costs, (96.0, 96.0));
+    let costs = (generated_cost(753, "v", 24), generated_cost(753, "v", 25));
+    assert_eq!(costs, (648.0, 648.0));
+}
+
 /// Issue-14 goal, met on the corpus, not yet on generated programs: the spill cost should
 /// never rise when the budget grows by one. Belady's choices are greedy (a cheap eviction
 /// at one budget can force a costlier one later that a tighter budget avoids; one register
 /// more can leave a parallel copy without a free temporary), so it does on none of the
-/// corpus's 123 steps and on 29 of 1,799 steps over 1,000 generated programs (every class,
+/// corpus's 123 steps and on 28 of 1,799 steps over 1,000 generated programs (every class,
 /// every budget from the lowest legal one to MaxLive). This ratchet fails when either
 /// count grows, and lists every rising step (program, class, budget, both costs).
 #[test]
@@ -1178,7 +1198,7 @@ fn spill_cost_rises_with_one_more_register_no_more_often_than_measured() {
         rises.len()
     );
     assert!(
-        rises.len() <= 29,
+        rises.len() <= 28,
         "generated: {} of {steps} steps:\n{listed}",
         rises.len()
     );

@@ -5,7 +5,9 @@
 //! of values in registers ([`Belady::entry_set`], §4.2–4.3 of the paper):
 //!
 //! - at a loop header, the live-ins and phis used in the loop, by next use, then values
-//!   live through the loop while the loop's pressure leaves room, and, in a class without
+//!   live through the loop while the loop's peak leaves room (both counted in units
+//!   rounded up to alignment, [`super::loop_peak`]), the costliest to leave out per unit
+//!   of room first ([`Belady::through_taken`]), and, in a class without
 //!   a swap, a unit for the copy temporary of phis a back edge exchanges
 //!   ([`Belady::copy_temp_victim`]);
 //! - elsewhere, the values in registers at the end of every visited predecessor, then
@@ -49,6 +51,7 @@
 
 use super::demand::{self, Demand};
 use super::edges;
+use super::loop_peak::LoopPeaks;
 use super::nextuse::{NextUse, Uses, LOOP_EXIT, NEVER};
 use super::reload_freq::ReloadFreq;
 use super::sorted::SortedSet;
@@ -136,6 +139,8 @@ pub fn decide(input: &Input) -> Result<Decisions, AllocError> {
         &input.a.liveness,
         &input.a.freq,
     );
+    let demand = Demand::new(input.f, input.target, input.class, input.budget);
+    let loop_peaks = LoopPeaks::new(input.f, &input.a.liveness, input.loops, &demand);
     let mut b = Belady {
         input,
         uses,
@@ -149,7 +154,8 @@ pub fn decide(input: &Input) -> Result<Decisions, AllocError> {
         evicted: vec![false; input.f.values.len()],
         horizon: vec![0; input.f.values.len()],
         pinned: input.flags.pinned.iter().copied().collect(),
-        demand: Demand::new(input.f, input.target, input.class, input.budget),
+        demand,
+        loop_peaks,
         candidates: Vec::new(),
         crowded: Vec::new(),
     };
@@ -310,6 +316,8 @@ struct Belady<'i, 'a> {
     /// out; 0 otherwise).
     horizon: Vec<u32>,
     demand: Demand<'a>,
+    /// Per block in a loop: its peak in rounded units ([`LoopPeaks`]).
+    loop_peaks: LoopPeaks,
     /// The candidates of the last eviction: one buffer for every eviction.
     candidates: Vec<Candidate>,
     /// Per block: how many positions from its first instruction on stay over the budget
@@ -1345,17 +1353,10 @@ impl Belady<'_, '_> {
         }
     }
 
-    /// The class's most units live at once anywhere in the loop `body`.
+    /// The class's most units live at once anywhere in the loop `body`, each value
+    /// rounded up to its alignment as the values live through it are ([`LoopPeaks`]).
     fn loop_pressure(&self, body: &[Block]) -> u32 {
-        body.iter()
-            .map(|&x| {
-                self.input
-                    .a
-                    .pressure
-                    .block_max(self.f(), x, self.input.class)
-            })
-            .max()
-            .unwrap_or(0)
+        self.loop_peaks.of(body)
     }
 
     /// Whether `b` is a loop header entered from outside (its back edges not visited).
@@ -1607,7 +1608,8 @@ impl Belady<'_, '_> {
     }
 
     /// Loop header: candidates read in the loop by next use, then those live through the
-    /// loop while its pressure leaves room (B&H §4.2). A dead phi comes first: it takes a
+    /// loop while its peak leaves room (B&H §4.2), the costliest to leave out per unit of
+    /// room first ([`Self::through_taken`]). A dead phi comes first: it takes a
     /// register at the entry only, where as a memory phi its arguments would be stored. A value only carried around the
     /// loop to a phi counts as live through: keeping it costs a register everywhere in
     /// the loop, and a phi left out is a memory phi, whose back-edge argument is stored
@@ -1653,10 +1655,14 @@ impl Belady<'_, '_> {
         (used, through)
     }
 
-    /// The values live through the loop that header `b` takes, nearest next use first,
-    /// while they fit the room: those `held` in a register at the end of an entering
-    /// predecessor, and those whose reload on the entering edges (at frequency
-    /// `entering`) runs less often than the one at their next read after the loop.
+    /// The values live through the loop that header `b` takes while they fit the room:
+    /// those `held` in a register at the end of an entering predecessor, and those whose
+    /// reload on the entering edges (at frequency `entering`) runs less often than the
+    /// one at their next read after the loop. The room is a knapsack: the values that
+    /// cost the most left out, per unit of room they take ([`Self::leave_out_cost`] times
+    /// their share of their rounded units), come first, nearest next use first among
+    /// equals. By next use alone, a value the header holds and has stored already, or
+    /// a rematerialisable one, took the room from one it would have to store.
     fn through_taken(
         &self,
         b: Block,
@@ -1664,12 +1670,19 @@ impl Belady<'_, '_> {
         entering: f64,
         held: &dyn Fn(Value) -> bool,
     ) -> Vec<Value> {
+        let mut candidates: Vec<(Value, f64)> = through
+            .values
+            .iter()
+            .filter(|&&v| held(v) || entering < self.reload_freq.at_end(b, v))
+            .map(|&v| {
+                let share = f64::from(self.size(v)) / f64::from(self.rounded(v));
+                (v, self.leave_out_cost(b, v, held(v), entering) * share)
+            })
+            .collect();
+        candidates.sort_by(|x, y| y.1.total_cmp(&x.1));
         let mut taken = Vec::new();
         let mut units = 0;
-        for &v in &through.values {
-            if !held(v) && entering >= self.reload_freq.at_end(b, v) {
-                continue;
-            }
+        for (v, _) in candidates {
             let need = self.rounded(v);
             if units + need <= through.room {
                 units += need;
@@ -1677,6 +1690,44 @@ impl Belady<'_, '_> {
             }
         }
         taken
+    }
+
+    /// What leaving `v`, live through the loop of header `b`, out of W costs, per unit
+    /// of its size, priced as MIN prices an eviction ([`Self::candidate`]): a phi of `b`
+    /// is then a memory phi, its arguments stored on every edge into `b`; another value
+    /// `held` in a register at the end of an entering predecessor is stored where that
+    /// runs less often, after its definition or on the entering edges (at frequency
+    /// `entering`), unless it is stored already; both are then reloaded where read after
+    /// the loop ([`ReloadFreq`]). A value in memory costs that reload less the one on the
+    /// entering edges that taking it in needs.
+    fn leave_out_cost(&self, b: Block, v: Value, held: bool, entering: f64) -> f64 {
+        let costs = if self.input.flags.remat[v.index()] {
+            self.costs.1
+        } else {
+            self.costs.0
+        };
+        let freq = &self.input.a.freq;
+        let reload_after = costs.reload * self.reload_freq.at_end(b, v);
+        if self.f().block(b).phis.iter().any(|phi| phi.def.value == v) {
+            let edges: f64 = self
+                .input
+                .graph
+                .preds(b)
+                .iter()
+                .map(|p| freq[p.index()])
+                .sum();
+            costs.store * edges + reload_after
+        } else if held {
+            let def = self.input.a.liveness.def_block(v);
+            let store = if self.evicted[v.index()] {
+                0.0
+            } else {
+                costs.store * freq[def.index()].min(entering)
+            };
+            store + reload_after
+        } else {
+            reload_after - costs.reload * entering
+        }
     }
 
     /// The values an instruction, terminator or phi (but one of `header`) of `blocks`

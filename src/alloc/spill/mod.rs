@@ -39,6 +39,7 @@ pub mod belady;
 pub mod coalesce;
 pub mod demand;
 pub mod edges;
+pub mod loop_peak;
 pub mod materialise;
 pub mod minimum;
 pub mod nextuse;
