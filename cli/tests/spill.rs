@@ -1159,11 +1159,21 @@ fn a_loop_header_takes_the_values_costliest_to_leave_out_first() {
     assert_eq!(costs, (648.0, 648.0));
 }
 
+/// The first victim is that of the cheapest way to cover the excess; summed cheapest per
+/// unit first, the smaller values overshot it and priced a set dearer than one covering it
+/// exactly, so a 3-unit value went where a 1-unit and a 2-unit one cost less together
+/// (generated seed 802, class `q`: 102 at `q=15`, 105 at `q=16`). The cover is now exact.
+#[test]
+fn the_cheapest_cover_of_the_excess_is_exact() {
+    let costs = (generated_cost(802, "q", 15), generated_cost(802, "q", 16));
+    assert_eq!(costs, (102.0, 85.0));
+}
+
 /// Issue-14 goal, met on the corpus, not yet on generated programs: the spill cost should
 /// never rise when the budget grows by one. Belady's choices are greedy (a cheap eviction
 /// at one budget can force a costlier one later that a tighter budget avoids; one register
 /// more can leave a parallel copy without a free temporary), so it does on none of the
-/// corpus's 123 steps and on 28 of 1,799 steps over 1,000 generated programs (every class,
+/// corpus's 123 steps and on 25 of 1,799 steps over 1,000 generated programs (every class,
 /// every budget from the lowest legal one to MaxLive). This ratchet fails when either
 /// count grows, and lists every rising step (program, class, budget, both costs).
 #[test]
@@ -1198,7 +1208,7 @@ fn spill_cost_rises_with_one_more_register_no_more_often_than_measured() {
         rises.len()
     );
     assert!(
-        rises.len() <= 28,
+        rises.len() <= 25,
         "generated: {} of {steps} steps:\n{listed}",
         rises.len()
     );

@@ -415,32 +415,58 @@ fn choose(candidates: &[Candidate], crowded: u64, excess: u32) -> Option<(Value,
 /// The first victim of the cheapest way to cover `excess` units, `by_cost` sorted by
 /// cost per useful unit. Victims are chosen one at a time, so a value smaller than the
 /// excess, cheapest per unit, brings others after it: the cheapest value covering the
-/// excess alone goes first when it costs less in all than the cheapest smaller values
-/// that cover it together; otherwise the cheapest value goes. Compared per unit only,
-/// one register more (one unit of excess less) could turn a choice of one large value
-/// into a run of small ones costing more together.
+/// excess alone goes first when it costs less in all than the cheapest set of smaller
+/// values that cover it together ([`cheapest_smaller_cover`]); otherwise that set's
+/// cheapest value per unit goes. Compared per unit only, one register more (one unit of
+/// excess less) could turn a choice of one large value into a run of small ones costing
+/// more together. When no value covers the excess alone, that set's cheapest value goes;
+/// when no set covers it either, the cheapest value per unit.
 fn cheapest_cover<'c>(by_cost: &[&'c Candidate], excess: u32) -> Option<&'c Candidate> {
     let first = *by_cost.first()?;
     let covers = |c: &Candidate| c.size >= u128::from(excess);
     if covers(first) {
         return Some(first);
     }
-    let (mut units, mut together) = (0u128, 0.0);
-    for c in by_cost.iter().filter(|c| !covers(c)) {
-        if units >= u128::from(excess) {
-            break;
-        }
-        units += c.size;
-        together += c.cost * c.size as f64;
-    }
-    if units < u128::from(excess) {
-        together = f64::INFINITY;
-    }
     let alone = by_cost.iter().find(|c| covers(c));
-    match alone {
-        Some(c) if c.cost * f64::from(excess) < together => Some(c),
-        _ => Some(first),
+    match (alone, cheapest_smaller_cover(by_cost, excess)) {
+        (Some(c), Some((together, _))) if c.cost * f64::from(excess) < together => Some(c),
+        (Some(c), None) => Some(c),
+        (_, Some((_, i))) => Some(by_cost[i]),
+        (None, None) => Some(first),
     }
+}
+
+/// The least total cost of values of `by_cost` smaller than `excess` that cover it
+/// together, and the index of that set's first value (the cheapest per unit); `None`
+/// when they cannot. Exact, a 0-1 knapsack over units (per count of units, the cheapest
+/// set covering at least that many; `O(values × excess)`, sought only when the values
+/// hold the excess, so over at most their units), so that a set whose values, taken
+/// cheapest per unit first, overshoot the excess does not stand for a cheaper set that
+/// covers it exactly (generated seed 802, class `q`: a 3-unit value went for want of
+/// seeing that a 1-unit and a 2-unit value cost less together).
+fn cheapest_smaller_cover(by_cost: &[&Candidate], excess: u32) -> Option<(f64, usize)> {
+    let smaller = || {
+        by_cost
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.size < u128::from(excess))
+    };
+    if smaller().map(|(_, c)| c.size).sum::<u128>() < u128::from(excess) {
+        return None;
+    }
+    let need = excess as usize;
+    let mut best = vec![(f64::INFINITY, usize::MAX); need + 1];
+    best[0].0 = 0.0;
+    for (i, c) in smaller() {
+        let (size, total) = (c.size as usize, c.cost * c.size as f64);
+        for u in (1..=need).rev() {
+            let (base, first) = best[u.saturating_sub(size)];
+            if base + total < best[u].0 {
+                best[u] = (base + total, first.min(i));
+            }
+        }
+    }
+    Some(best[need])
 }
 
 /// A victim's score, `gain / size`, compared without division.
@@ -2241,5 +2267,59 @@ impl Belady<'_, '_> {
             needed: u32::from(self.input.budget) + 1,
             budget: self.input.budget,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn candidate(value: u32, size: u128, cost: f64) -> Candidate {
+        Candidate {
+            value: Value(value),
+            operand: false,
+            distance: 10,
+            gain: 10,
+            size,
+            cost,
+            doomed: false,
+        }
+    }
+
+    /// Taken cheapest per unit first, 2 + 2 units cost 42 and the 4-unit value covering
+    /// the excess of 3 alone (36) would go; 2 + 1 units cover it for 32. With that 1-unit
+    /// value dearer, the large one goes. Where none covers an excess of 4 alone, 2 + 2 units
+    /// (44) go rather than 3 + 2 (52), and where no set covers it, the cheapest per unit.
+    #[test]
+    fn the_cheapest_cover_is_exact_where_the_greedy_one_overshoots() {
+        let list = [
+            candidate(0, 2, 10.0),
+            candidate(1, 2, 11.0),
+            candidate(2, 1, 12.0),
+            candidate(3, 4, 12.0),
+        ];
+        let by_cost: Vec<&Candidate> = list.iter().collect();
+        assert_eq!(cheapest_smaller_cover(&by_cost, 3), Some((32.0, 0)));
+        assert_eq!(cheapest_cover(&by_cost, 3).map(|c| c.value), Some(Value(0)));
+        let dearer = [
+            candidate(0, 2, 10.0),
+            candidate(3, 4, 12.0),
+            candidate(2, 1, 20.0),
+        ];
+        let by_cost: Vec<&Candidate> = dearer.iter().collect();
+        assert_eq!(cheapest_cover(&by_cost, 3).map(|c| c.value), Some(Value(3)));
+        let none_alone = [&dearer[0], &dearer[2]];
+        assert_eq!(
+            cheapest_cover(&none_alone, 3).map(|c| c.value),
+            Some(Value(0))
+        );
+        let overshooting = [
+            candidate(0, 3, 10.0),
+            candidate(1, 2, 11.0),
+            candidate(2, 2, 11.0),
+        ];
+        let by_cost: Vec<&Candidate> = overshooting.iter().collect();
+        assert_eq!(cheapest_cover(&by_cost, 4).map(|c| c.value), Some(Value(1)));
+        assert_eq!(cheapest_cover(&by_cost, 8).map(|c| c.value), Some(Value(0)));
     }
 }
