@@ -508,6 +508,16 @@ impl Belady<'_, '_> {
         self.demand.size(v)
     }
 
+    /// What reloading and storing a unit of `v` costs: a remat's costs when it is
+    /// recomputed, else those of its class's first spill target.
+    fn unit_costs(&self, v: Value) -> UnitCosts {
+        if self.input.flags.remat[v.index()] {
+            self.costs.1
+        } else {
+            self.costs.0
+        }
+    }
+
     fn of_class(&self, v: Value) -> bool {
         self.demand.of_class(v)
     }
@@ -1727,11 +1737,7 @@ impl Belady<'_, '_> {
     /// the loop ([`ReloadFreq`]). A value in memory costs that reload less the one on the
     /// entering edges that taking it in needs.
     fn leave_out_cost(&self, b: Block, v: Value, held: bool, entering: f64) -> f64 {
-        let costs = if self.input.flags.remat[v.index()] {
-            self.costs.1
-        } else {
-            self.costs.0
-        };
+        let costs = self.unit_costs(v);
         let freq = &self.input.a.freq;
         let reload_after = costs.reload * self.reload_freq.at_end(b, v);
         if self.f().block(b).phis.iter().any(|phi| phi.def.value == v) {
@@ -2217,11 +2223,7 @@ impl Belady<'_, '_> {
         }
         let size = u32::from(self.size(v));
         let useful = size.min(ask.excess).max(1);
-        let costs = if self.input.flags.remat[v.index()] {
-            self.costs.1
-        } else {
-            self.costs.0
-        };
+        let costs = self.unit_costs(v);
         let freq = &self.input.a.freq;
         let here = freq[b.index()].max(f64::MIN_POSITIVE);
         let def = self.input.a.liveness.def_block(v);
