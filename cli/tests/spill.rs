@@ -1169,11 +1169,24 @@ fn the_cheapest_cover_of_the_excess_is_exact() {
     assert_eq!(costs, (102.0, 85.0));
 }
 
+/// Evicting a value a divergent branch keeps through its then-side demotes it: the
+/// else-arm and the join reload it, beside the reload at its next read. Priced at its next
+/// read alone, a one-unit kept value read again in the then-side went where a two-unit
+/// value had (generated seed 441, class `a`: 2,657 at `a=43`, 2,801 at `a=44`; the same
+/// at `a=39` and `a=41`); the eviction is now priced with those reloads.
+#[test]
+fn evicting_a_value_kept_for_a_divergent_side_is_priced_with_its_reloads_after_the_side() {
+    let costs = (generated_cost(441, "a", 43), generated_cost(441, "a", 44));
+    assert_eq!(costs, (2657.0, 2649.0));
+    let costs = (generated_cost(441, "a", 39), generated_cost(441, "a", 40));
+    assert_eq!(costs, (2731.0, 2723.0));
+}
+
 /// Issue-14 goal, met on the corpus, not yet on generated programs: the spill cost should
 /// never rise when the budget grows by one. Belady's choices are greedy (a cheap eviction
 /// at one budget can force a costlier one later that a tighter budget avoids; one register
 /// more can leave a parallel copy without a free temporary), so it does on none of the
-/// corpus's 123 steps and on 25 of 1,799 steps over 1,000 generated programs (every class,
+/// corpus's 123 steps and on 22 of 1,799 steps over 1,000 generated programs (every class,
 /// every budget from the lowest legal one to MaxLive). This ratchet fails when either
 /// count grows, and lists every rising step (program, class, budget, both costs).
 #[test]
@@ -1208,7 +1221,7 @@ fn spill_cost_rises_with_one_more_register_no_more_often_than_measured() {
         rises.len()
     );
     assert!(
-        rises.len() <= 25,
+        rises.len() <= 22,
         "generated: {} of {steps} steps:\n{listed}",
         rises.len()
     );

@@ -43,8 +43,9 @@
 //! no phi for them: the values W holds at E must be the ones B's W held, with the same
 //! definition, on every path — so the values B keeps for E are not evicted anywhere in
 //! the then-side, and those it keeps for J nowhere in the else-side (ACO's linear phis
-//! with their skip-path copies, made identities). When a side needs one of them evicted
-//! anyway, B stops keeping it (it is stored at B's end and reloaded after the side). A
+//! with their skip-path copies, made identities). When MIN evicts one of them in a side,
+//! B stops keeping it (it is stored at B's end and reloaded after the side), and MIN
+//! prices the eviction with those reloads ([`Belady::demotion_freq`]). A
 //! loop header inside a side holds a kept value the loop does not read only while the
 //! loop's pressure leaves room for it, as it holds any value live through the loop
 //! ([`Belady::demote_kept_crowding_loop`]).
@@ -96,6 +97,17 @@ pub struct BlockPlan {
 enum Side {
     Then,
     Else,
+}
+
+impl Side {
+    /// The sides whose kept sets a value evicted in this side leaves: through the
+    /// then-side the join is reached too (when no lane takes the else-side).
+    fn demoted_with(self) -> &'static [Side] {
+        match self {
+            Side::Then => &[Side::Then, Side::Else],
+            Side::Else => &[Side::Else],
+        }
+    }
 }
 
 /// What the spiller of one class reads.
@@ -579,7 +591,7 @@ impl Belady<'_, '_> {
     }
 
     /// Values that may not leave the registers in `b`: those kept for a divergent side
-    /// (which may still go when nothing else can, demoted) and pinned values (never).
+    /// (which may still go, demoted, [`Self::demotion_freq`]) and pinned values (never).
     fn protected(&self, b: Block) -> BTreeSet<Value> {
         let mut out = self.pinned.clone();
         for &(branch, side) in &self.sides[b.index()] {
@@ -595,11 +607,7 @@ impl Belady<'_, '_> {
     /// else-side), so the branch keeps it for neither.
     fn demote(&mut self, b: Block, v: Value) {
         for &(branch, side) in &self.sides[b.index()] {
-            let sides: &[Side] = match side {
-                Side::Then => &[Side::Then, Side::Else],
-                Side::Else => &[Side::Else],
-            };
-            for &s in sides {
+            for &s in side.demoted_with() {
                 if let Some(kept) = self.kept.get_mut(&Self::side_key(branch, s)) {
                     kept.remove(&v);
                 }
@@ -611,22 +619,47 @@ impl Belady<'_, '_> {
     /// from a kept set (an else-arm, a join) has been visited yet.
     fn demotable(&self, b: Block, v: Value) -> bool {
         self.sides[b.index()].iter().all(|&(branch, side)| {
-            let affected: &[Side] = match side {
-                Side::Then => &[Side::Then, Side::Else],
-                Side::Else => &[Side::Else],
-            };
-            affected.iter().all(|&s| {
+            side.demoted_with().iter().all(|&s| {
                 let keeps = self
                     .kept
                     .get(&Self::side_key(branch, s))
                     .is_some_and(|k| k.contains(&v));
-                let reader = match (s, &self.f().block(branch).term) {
-                    (Side::Then, Terminator::Branch { else_block, .. }) => Some(*else_block),
-                    _ => self.input.a.join(branch),
-                };
+                let reader = self.kept_reader(branch, s);
                 !keeps || reader.is_none_or(|r| !self.plans[r.index()].visited)
             })
         })
+    }
+
+    /// The block that takes what `branch` keeps through `side`: the else-arm after the
+    /// then-side, the join after the else-side.
+    fn kept_reader(&self, branch: Block, side: Side) -> Option<Block> {
+        match (side, &self.f().block(branch).term) {
+            (Side::Then, Terminator::Branch { else_block, .. }) => Some(*else_block),
+            _ => self.input.a.join(branch),
+        }
+    }
+
+    /// How often `v`, evicted in `b`, is reloaded for the blocks that would have taken
+    /// it from a kept set: the eviction demotes it ([`Self::demote`]), and each such
+    /// else-arm or join then reloads it (§3.4), beside the reload at its next read.
+    /// Priced at the next read alone, a value kept through a then-side looked as cheap
+    /// as any (generated seed 441, class `a`: a one-unit value read again in the
+    /// then-side went where a two-unit one had, and its else-arm and join reloaded it,
+    /// 2,657 at `a=43`, 2,801 at `a=44`).
+    fn demotion_freq(&self, b: Block, v: Value) -> f64 {
+        let mut readers: Vec<Block> = Vec::new();
+        for &(branch, side) in &self.sides[b.index()] {
+            for &s in side.demoted_with() {
+                let keeps = self
+                    .kept
+                    .get(&Self::side_key(branch, s))
+                    .is_some_and(|k| k.contains(&v));
+                readers.extend(self.kept_reader(branch, s).filter(|_| keeps));
+            }
+        }
+        readers.sort_unstable();
+        readers.dedup();
+        readers.iter().map(|r| self.input.a.freq[r.index()]).sum()
     }
 
     fn block(&mut self, b: Block) -> Result<(), AllocError> {
@@ -2030,7 +2063,8 @@ impl Belady<'_, '_> {
     /// farthest for its cost: next-use distance per unit of that cost (Belady's farthest
     /// weighted by the share of its units the `excess` needs, when costs are equal).
     /// Operands that live on are candidates (to leave after the instruction) when only
-    /// the late instant overflows. Values kept through a divergent side go only when nothing else can.
+    /// the late instant overflows. A value kept through a divergent side is priced with the
+    /// reloads its demotion brings ([`Self::demotion_freq`]).
     /// Returns the value and whether it is an operand.
     fn victim(&mut self, b: Block, i: u32, ask: &Ask, dry: bool) -> Option<(Value, bool)> {
         let mut candidates = std::mem::take(&mut self.candidates);
@@ -2232,7 +2266,8 @@ impl Belady<'_, '_> {
         } else {
             costs.store * (freq[def.index()] / here).min(1.0)
         };
-        let reload = costs.reload * self.reload_weight(b, i + u32::from(operand), v) / here;
+        let reads = self.reload_weight(b, i + u32::from(operand), v) + self.demotion_freq(b, v);
+        let reload = costs.reload * reads / here;
         let per_unit = (store + reload) * f64::from(size) / f64::from(useful);
         Some(Candidate {
             value: v,
