@@ -25,10 +25,13 @@
 //! it keeps every item that can stay where it is, places the others first-fit, then
 //! displaces the fewest kept units for an item that finds no room, and falls back on the
 //! canonical packing (with items matched to the canonical positions they already hold)
-//! when that fails too. It succeeds exactly when [`canonical`] does. [`Tally`] is the
+//! when that fails too. It succeeds exactly when [`canonical`] does. [`place_defs`] gives
+//! [`near`]'s answer for a problem where only definitions need places, on bit masks of
+//! the units held, without the items of the values that stay. [`Tally`] is the
 //! spiller's cheaper test for problems without pins: from the items' shapes alone, a
 //! bound on where the greedy order ends that, within the budget, implies [`fits`].
 
+use smallvec::SmallVec;
 use std::cmp::Reverse;
 use std::collections::VecDeque;
 
@@ -593,6 +596,60 @@ pub fn near_around(p: &Problem, still: &[u64], order: Order, out: &mut Placement
     placed
 }
 
+/// The units held at each instant by values that stay where they are, one bit per unit
+/// (bit `u % 64` of word `u / 64` for unit `u`).
+#[derive(Clone, Copy, Debug)]
+pub struct Held<'a> {
+    /// Units read or held across the instruction.
+    pub early: &'a [u64],
+    /// Units held after it: every value but those read for the last time.
+    pub late: &'a [u64],
+}
+
+/// [`near_around`] for a problem whose only items not kept where they are are `defs`:
+/// definitions (late items, or early clobbers of both instants, some pinned), beside
+/// values that all stay where they are and hold the units `held` marks (an instruction
+/// that fixes no operand of the class: the values left alone, and those read).
+/// The pinned items take their units, which must be free; then, in canonical order, each
+/// other item takes its `prefer`red position if that is free, else first fit in `order`:
+/// where [`near_around`] puts them. `at` gets the positions in the order of `defs`; false
+/// when a pinned item finds its units taken or another item finds no room (then
+/// [`near_around`] would have to move a value that stays here, or fails).
+pub fn place_defs(units: u16, held: Held, defs: &[Item], order: Order, at: &mut Vec<u16>) -> bool {
+    debug_assert!(defs.iter().all(|it| it.span != Span::Early));
+    if held.early.len() > WORDS || held.late.len() > WORDS {
+        return false;
+    }
+    let mut grid = Grid::new(units);
+    grid.early[..held.early.len()].copy_from_slice(held.early);
+    grid.late[..held.late.len()].copy_from_slice(held.late);
+    at.clear();
+    at.extend(defs.iter().map(|it| it.pinned.unwrap_or(0)));
+    for (item, &pos) in defs.iter().zip(at.iter()) {
+        if item.pinned.is_some() {
+            if !grid.fits(item, pos) {
+                return false;
+            }
+            grid.set(item, pos, true);
+        }
+    }
+    let mut queue: SmallVec<[usize; 24]> = (0..defs.len())
+        .filter(|&i| defs[i].pinned.is_none())
+        .collect();
+    queue.sort_unstable_by_key(|&i| {
+        let it = &defs[i];
+        (Reverse(it.align), Reverse(it.size), it.span.rank(), i)
+    });
+    for i in queue {
+        let Some(pos) = grid.first_fit(&defs[i], order) else {
+            return false;
+        };
+        grid.set(&defs[i], pos, true);
+        at[i] = pos;
+    }
+    true
+}
+
 /// A placement's buffers: the position of each item, whether it has one yet, and the
 /// items still to place.
 #[derive(Debug, Default)]
@@ -1087,6 +1144,77 @@ mod tests {
             }
         }
         assert!(answered > 5_000, "{answered}");
+    }
+
+    /// Where definitions are the only items without a place (some pinned, some early
+    /// clobbers), `place_defs` gives them the places `near` gives, wishes and round-robin
+    /// included, or declines.
+    #[test]
+    fn place_defs_is_near_for_definitions() {
+        let mut seed = 17u64;
+        let (mut answered, mut pinned, mut early) = (0, 0, 0);
+        for round in 0..20_000u64 {
+            let (mut whole, _) = random_file(&mut seed);
+            let kept = |it: &Item| it.current.is_some() && it.pinned.is_none();
+            if !whole
+                .items
+                .iter()
+                .all(|it| kept(it) || it.current.is_none())
+            {
+                continue;
+            }
+            let mut held = [[0u64; WORDS]; 2];
+            let mut defs = Vec::new();
+            for (k, item) in whole.items.iter_mut().enumerate() {
+                match item.current {
+                    Some(at) => {
+                        for (w, m) in masks(usize::from(at), usize::from(at + item.size)) {
+                            held[0][w] |= m;
+                            if item.span == Span::Both {
+                                held[1][w] |= m;
+                            }
+                        }
+                    }
+                    None if item.pinned.is_some() => defs.push(*item),
+                    None => {
+                        item.size = 1 + (round + k as u64) as u16 % 2;
+                        item.align = item.size;
+                        item.prefer = (round + k as u64)
+                            .is_multiple_of(3)
+                            .then_some((round % 7) as u16);
+                        defs.push(*item);
+                    }
+                }
+            }
+            let order = if round % 2 == 0 {
+                Order::Lowest
+            } else {
+                Order::From {
+                    start: (round % 5) as u16,
+                    spread: whole.units - 1,
+                }
+            };
+            let mut at = Vec::new();
+            let held = Held {
+                early: &held[0],
+                late: &held[1],
+            };
+            if !place_defs(whole.units, held, &defs, order, &mut at) {
+                continue;
+            }
+            answered += 1;
+            pinned += usize::from(defs.iter().any(|it| it.pinned.is_some()));
+            early += usize::from(defs.iter().any(|it| it.span == Span::Both));
+            let full = near(&whole, order).expect("near answers where place_defs does");
+            let new = whole.items.iter().zip(&full);
+            let expected: Vec<u16> = new
+                .filter(|(it, _)| it.current.is_none())
+                .map(|(_, &pos)| pos)
+                .collect();
+            assert_eq!(at, expected, "{whole:?} {order:?}");
+        }
+        assert!(answered > 2_000, "{answered}");
+        assert!(pinned > 500 && early > 500, "{pinned} {early}");
     }
 
     /// Counting the values left alone decides as placing them would.
