@@ -25,13 +25,12 @@
 //! it keeps every item that can stay where it is, places the others first-fit, then
 //! displaces the fewest kept units for an item that finds no room, and falls back on the
 //! canonical packing (with items matched to the canonical positions they already hold)
-//! when that fails too. It succeeds exactly when [`canonical`] does. [`place_defs`] gives
+//! when that fails too. It succeeds exactly when [`canonical`] does. [`near_held`] gives
 //! [`near`]'s answer for a problem where only definitions need places, on bit masks of
-//! the units held, without the items of the values that stay. [`Tally`] is the
+//! the units held at each instant, without the items of the values that stay. [`Tally`] is the
 //! spiller's cheaper test for problems without pins: from the items' shapes alone, a
 //! bound on where the greedy order ends that, within the budget, implies [`fits`].
 
-use smallvec::SmallVec;
 use std::cmp::Reverse;
 use std::collections::VecDeque;
 
@@ -217,31 +216,33 @@ impl Grid {
         true
     }
 
-    /// Holds the units `still` marks at both instants; false (with nothing changed) when
+    /// Holds the units `held` marks at each instant; false (with nothing changed) when
     /// one of them is held already or lies outside the units.
-    fn hold_both(&mut self, still: &[u64]) -> bool {
-        if still.len() > WORDS {
+    fn hold(&mut self, held: Held) -> bool {
+        if held.early.len() > WORDS || held.late.len() > WORDS {
             return false;
         }
-        let outside = still.iter().enumerate().any(|(w, &bits)| {
+        let inside = |w: usize| {
             let first = w * 64;
             let inside = usize::from(self.units).saturating_sub(first).min(64);
-            let mask = if inside == 64 {
+            if inside == 64 {
                 !0
             } else {
                 (1u64 << inside) - 1
-            };
-            bits & !mask != 0
-        });
-        let clash = still
-            .iter()
-            .enumerate()
-            .any(|(w, &bits)| (self.early[w] | self.late[w]) & bits != 0);
-        if outside || clash {
+            }
+        };
+        let fits = |row: &[u64; WORDS], bits: &[u64]| {
+            bits.iter()
+                .enumerate()
+                .all(|(w, &b)| b & !inside(w) == 0 && row[w] & b == 0)
+        };
+        if !fits(&self.early, held.early) || !fits(&self.late, held.late) {
             return false;
         }
-        for (w, &bits) in still.iter().enumerate() {
+        for (w, &bits) in held.early.iter().enumerate() {
             self.early[w] |= bits;
+        }
+        for (w, &bits) in held.late.iter().enumerate() {
             self.late[w] |= bits;
         }
         true
@@ -582,18 +583,11 @@ pub fn near(p: &Problem, order: Order) -> Option<Vec<u16>> {
 /// touches (and `out`'s buffers from the call before). False otherwise: then the caller
 /// asks [`near`] with every item.
 pub fn near_around(p: &Problem, still: &[u64], order: Order, out: &mut Placement) -> bool {
-    let mut grid = Grid::new(p.units);
-    if !grid.pin(p) || !grid.hold_both(still) {
-        return false;
-    }
-    let mut kept = Kept::new(p, &mut grid, std::mem::take(out));
-    let placed = kept.place_movers(order, false);
-    *out = Placement {
-        at: kept.at,
-        placed: kept.placed,
-        queue: kept.queue,
+    let held = Held {
+        early: still,
+        late: still,
     };
-    placed
+    near_held(p, held, order, out)
 }
 
 /// The units held at each instant by values that stay where they are, one bit per unit
@@ -606,48 +600,27 @@ pub struct Held<'a> {
     pub late: &'a [u64],
 }
 
-/// [`near_around`] for a problem whose only items not kept where they are are `defs`:
-/// definitions (late items, or early clobbers of both instants, some pinned), beside
-/// values that all stay where they are and hold the units `held` marks (an instruction
-/// that fixes no operand of the class: the values left alone, and those read).
-/// The pinned items take their units, which must be free; then, in canonical order, each
-/// other item takes its `prefer`red position if that is free, else first fit in `order`:
-/// where [`near_around`] puts them. `at` gets the positions in the order of `defs`; false
-/// when a pinned item finds its units taken or another item finds no room (then
-/// [`near_around`] would have to move a value that stays here, or fails).
-pub fn place_defs(units: u16, held: Held, defs: &[Item], order: Order, at: &mut Vec<u16>) -> bool {
-    debug_assert!(defs.iter().all(|it| it.span != Span::Early));
-    if held.early.len() > WORDS || held.late.len() > WORDS {
+/// [`near_around`] where the values left out hold different units at the two instants
+/// (`held`: those read for the last time free theirs at the late one), for a problem
+/// whose items are definitions (late items, or early clobbers of both instants, some
+/// pinned): the pinned items take their units, which must be free, then in canonical
+/// order each other item takes its `prefer`red position if that is free, else first fit
+/// in `order`, where [`near`] puts them with those values as items. False when a pinned
+/// item finds its units taken or another item finds no room (then [`near`] would have to
+/// move a value left out, or fails).
+pub fn near_held(p: &Problem, held: Held, order: Order, out: &mut Placement) -> bool {
+    let mut grid = Grid::new(p.units);
+    if !grid.pin(p) || !grid.hold(held) {
         return false;
     }
-    let mut grid = Grid::new(units);
-    grid.early[..held.early.len()].copy_from_slice(held.early);
-    grid.late[..held.late.len()].copy_from_slice(held.late);
-    at.clear();
-    at.extend(defs.iter().map(|it| it.pinned.unwrap_or(0)));
-    for (item, &pos) in defs.iter().zip(at.iter()) {
-        if item.pinned.is_some() {
-            if !grid.fits(item, pos) {
-                return false;
-            }
-            grid.set(item, pos, true);
-        }
-    }
-    let mut queue: SmallVec<[usize; 24]> = (0..defs.len())
-        .filter(|&i| defs[i].pinned.is_none())
-        .collect();
-    queue.sort_unstable_by_key(|&i| {
-        let it = &defs[i];
-        (Reverse(it.align), Reverse(it.size), it.span.rank(), i)
-    });
-    for i in queue {
-        let Some(pos) = grid.first_fit(&defs[i], order) else {
-            return false;
-        };
-        grid.set(&defs[i], pos, true);
-        at[i] = pos;
-    }
-    true
+    let mut kept = Kept::new(p, &mut grid, std::mem::take(out));
+    let placed = kept.place_movers(order, false);
+    *out = Placement {
+        at: kept.at,
+        placed: kept.placed,
+        queue: kept.queue,
+    };
+    placed
 }
 
 /// A placement's buffers: the position of each item, whether it has one yet, and the
@@ -1147,10 +1120,10 @@ mod tests {
     }
 
     /// Where definitions are the only items without a place (some pinned, some early
-    /// clobbers), `place_defs` gives them the places `near` gives, wishes and round-robin
+    /// clobbers), `near_held` gives them the places `near` gives, wishes and round-robin
     /// included, or declines.
     #[test]
-    fn place_defs_is_near_for_definitions() {
+    fn near_held_is_near_for_definitions() {
         let mut seed = 17u64;
         let (mut answered, mut pinned, mut early) = (0, 0, 0);
         for round in 0..20_000u64 {
@@ -1194,18 +1167,23 @@ mod tests {
                     spread: whole.units - 1,
                 }
             };
-            let mut at = Vec::new();
             let held = Held {
                 early: &held[0],
                 late: &held[1],
             };
-            if !place_defs(whole.units, held, &defs, order, &mut at) {
+            let only_defs = Problem {
+                units: whole.units,
+                items: defs,
+            };
+            let mut out = Placement::default();
+            if !near_held(&only_defs, held, order, &mut out) {
                 continue;
             }
+            let (defs, at) = (only_defs.items, out.at);
             answered += 1;
             pinned += usize::from(defs.iter().any(|it| it.pinned.is_some()));
             early += usize::from(defs.iter().any(|it| it.span == Span::Both));
-            let full = near(&whole, order).expect("near answers where place_defs does");
+            let full = near(&whole, order).expect("near answers where near_held does");
             let new = whole.items.iter().zip(&full);
             let expected: Vec<u16> = new
                 .filter(|(it, _)| it.current.is_none())

@@ -9,7 +9,7 @@
 //! one parallel copy before the instruction. A class whose operands the instruction does
 //! not fix (its definitions may be fixed, as clobbers are, early clobbers, or tied to an
 //! operand that dies here) is solved on the register file's bit masks instead
-//! ([`packing::place_defs`]): its values stay, so only its definitions need places, and
+//! ([`packing::near_held`]): its values stay, so only its definitions need places, and
 //! the answer is the one [`packing::near`] gives, unless some value would have to move.
 
 use super::super::operands::{self, Built, Context, OfClass, Operands, Role};
@@ -54,7 +54,7 @@ pub(super) struct Buffers {
     /// Where the items of the class solved last go.
     placement: packing::Placement,
     /// The definitions of a class only they constrain, as items (but the tied ones).
-    defs: Vec<packing::Item>,
+    defs: packing::Problem,
     /// The values whose registers the class's tied definitions take over, in order.
     taken_over: Vec<Value>,
     moves: Vec<Move>,
@@ -375,7 +375,7 @@ impl Assigner<'_> {
     /// when that value dies here ([`taken_over`](Self::taken_over)), the other values
     /// read for the last time leave their units to the late definitions, fixed
     /// definitions take their registers, and the others their wishes or first fit in the
-    /// packing's canonical order ([`packing::place_defs`]); the solution is taken as
+    /// packing's canonical order ([`packing::near_held`]); the solution is taken as
     /// [`apply`](Self::apply) takes it. False, with nothing changed, when the class is
     /// constrained otherwise, an operand is not where its location says, a tied
     /// definition needs a copy, a fixed definition's register holds a value, or a
@@ -390,12 +390,12 @@ impl Assigner<'_> {
         {
             return false;
         }
-        buf.defs.clear();
+        buf.defs.items.clear();
         buf.taken_over.clear();
         for &d in problem.of.defs() {
             if problem.ops.defs[d].tied.is_none() {
                 let item = self.def_item(problem, class, d);
-                buf.defs.push(item);
+                buf.defs.items.push(item);
                 continue;
             }
             match self.taken_over(problem, class, d) {
@@ -405,12 +405,13 @@ impl Assigner<'_> {
         }
         let residents = &buf.residents;
         self.late_taken(class, problem, (residents, &buf.taken_over), &mut buf.still);
-        let (units, order) = (self.regs.limit(class), self.regs.order(class));
+        buf.defs.units = self.regs.limit(class);
         let held = packing::Held {
             early: self.regs.held(class),
             late: &buf.still,
         };
-        if !packing::place_defs(units, held, &buf.defs, order, &mut buf.placement.at) {
+        let order = self.regs.order(class);
+        if !packing::near_held(&buf.defs, held, order, &mut buf.placement) {
             return false;
         }
         for &(v, first) in &buf.residents {
