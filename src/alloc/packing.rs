@@ -25,7 +25,9 @@
 //! it keeps every item that can stay where it is, places the others first-fit, then
 //! displaces the fewest kept units for an item that finds no room, and falls back on the
 //! canonical packing (with items matched to the canonical positions they already hold)
-//! when that fails too. It succeeds exactly when [`canonical`] does. [`Tally`] is the
+//! when that fails too. It succeeds exactly when [`canonical`] does. [`near_held`] gives
+//! [`near`]'s answer for a problem where only definitions need places, on bit masks of
+//! the units held at each instant, without the items of the values that stay. [`Tally`] is the
 //! spiller's cheaper test for problems without pins: from the items' shapes alone, a
 //! bound on where the greedy order ends that, within the budget, implies [`fits`].
 
@@ -214,31 +216,33 @@ impl Grid {
         true
     }
 
-    /// Holds the units `still` marks at both instants; false (with nothing changed) when
+    /// Holds the units `held` marks at each instant; false (with nothing changed) when
     /// one of them is held already or lies outside the units.
-    fn hold_both(&mut self, still: &[u64]) -> bool {
-        if still.len() > WORDS {
+    fn hold(&mut self, held: Held) -> bool {
+        if held.early.len() > WORDS || held.late.len() > WORDS {
             return false;
         }
-        let outside = still.iter().enumerate().any(|(w, &bits)| {
+        let inside = |w: usize| {
             let first = w * 64;
             let inside = usize::from(self.units).saturating_sub(first).min(64);
-            let mask = if inside == 64 {
+            if inside == 64 {
                 !0
             } else {
                 (1u64 << inside) - 1
-            };
-            bits & !mask != 0
-        });
-        let clash = still
-            .iter()
-            .enumerate()
-            .any(|(w, &bits)| (self.early[w] | self.late[w]) & bits != 0);
-        if outside || clash {
+            }
+        };
+        let fits = |row: &[u64; WORDS], bits: &[u64]| {
+            bits.iter()
+                .enumerate()
+                .all(|(w, &b)| b & !inside(w) == 0 && row[w] & b == 0)
+        };
+        if !fits(&self.early, held.early) || !fits(&self.late, held.late) {
             return false;
         }
-        for (w, &bits) in still.iter().enumerate() {
+        for (w, &bits) in held.early.iter().enumerate() {
             self.early[w] |= bits;
+        }
+        for (w, &bits) in held.late.iter().enumerate() {
             self.late[w] |= bits;
         }
         true
@@ -579,8 +583,34 @@ pub fn near(p: &Problem, order: Order) -> Option<Vec<u16>> {
 /// touches (and `out`'s buffers from the call before). False otherwise: then the caller
 /// asks [`near`] with every item.
 pub fn near_around(p: &Problem, still: &[u64], order: Order, out: &mut Placement) -> bool {
+    let held = Held {
+        early: still,
+        late: still,
+    };
+    near_held(p, held, order, out)
+}
+
+/// The units held at each instant by values that stay where they are, one bit per unit
+/// (bit `u % 64` of word `u / 64` for unit `u`).
+#[derive(Clone, Copy, Debug)]
+pub struct Held<'a> {
+    /// Units read or held across the instruction.
+    pub early: &'a [u64],
+    /// Units held after it: every value but those read for the last time.
+    pub late: &'a [u64],
+}
+
+/// [`near_around`] where the values left out hold different units at the two instants
+/// (`held`: those read for the last time free theirs at the late one), for a problem
+/// whose items are definitions (late items, or early clobbers of both instants, some
+/// pinned): the pinned items take their units, which must be free, then in canonical
+/// order each other item takes its `prefer`red position if that is free, else first fit
+/// in `order`, where [`near`] puts them with those values as items. False when a pinned
+/// item finds its units taken or another item finds no room (then [`near`] would have to
+/// move a value left out, or fails).
+pub fn near_held(p: &Problem, held: Held, order: Order, out: &mut Placement) -> bool {
     let mut grid = Grid::new(p.units);
-    if !grid.pin(p) || !grid.hold_both(still) {
+    if !grid.pin(p) || !grid.hold(held) {
         return false;
     }
     let mut kept = Kept::new(p, &mut grid, std::mem::take(out));
@@ -1087,6 +1117,82 @@ mod tests {
             }
         }
         assert!(answered > 5_000, "{answered}");
+    }
+
+    /// Where definitions are the only items without a place (some pinned, some early
+    /// clobbers), `near_held` gives them the places `near` gives, wishes and round-robin
+    /// included, or declines.
+    #[test]
+    fn near_held_is_near_for_definitions() {
+        let mut seed = 17u64;
+        let (mut answered, mut pinned, mut early) = (0, 0, 0);
+        for round in 0..20_000u64 {
+            let (mut whole, _) = random_file(&mut seed);
+            let kept = |it: &Item| it.current.is_some() && it.pinned.is_none();
+            if !whole
+                .items
+                .iter()
+                .all(|it| kept(it) || it.current.is_none())
+            {
+                continue;
+            }
+            let mut held = [[0u64; WORDS]; 2];
+            let mut defs = Vec::new();
+            for (k, item) in whole.items.iter_mut().enumerate() {
+                match item.current {
+                    Some(at) => {
+                        for (w, m) in masks(usize::from(at), usize::from(at + item.size)) {
+                            held[0][w] |= m;
+                            if item.span == Span::Both {
+                                held[1][w] |= m;
+                            }
+                        }
+                    }
+                    None if item.pinned.is_some() => defs.push(*item),
+                    None => {
+                        item.size = 1 + (round + k as u64) as u16 % 2;
+                        item.align = item.size;
+                        item.prefer = (round + k as u64)
+                            .is_multiple_of(3)
+                            .then_some((round % 7) as u16);
+                        defs.push(*item);
+                    }
+                }
+            }
+            let order = if round % 2 == 0 {
+                Order::Lowest
+            } else {
+                Order::From {
+                    start: (round % 5) as u16,
+                    spread: whole.units - 1,
+                }
+            };
+            let held = Held {
+                early: &held[0],
+                late: &held[1],
+            };
+            let only_defs = Problem {
+                units: whole.units,
+                items: defs,
+            };
+            let mut out = Placement::default();
+            if !near_held(&only_defs, held, order, &mut out) {
+                continue;
+            }
+            let (defs, at) = (only_defs.items, out.at);
+            answered += 1;
+            pinned += usize::from(defs.iter().any(|it| it.pinned.is_some()));
+            early += usize::from(defs.iter().any(|it| it.span == Span::Both));
+            let full = near(&whole, order).expect("near answers where near_held does");
+            let new = whole.items.iter().zip(&full);
+            let expected: Vec<u16> = new
+                .filter(|(it, _)| it.current.is_none())
+                .map(|(_, &pos)| pos)
+                .collect();
+            assert_eq!(at, expected, "{whole:?} {order:?}");
+        }
+        assert!(answered > 2_000, "{answered}");
+        assert!(pinned > 500 && early > 500, "{pinned} {early}");
     }
 
     /// Counting the values left alone decides as placing them would.

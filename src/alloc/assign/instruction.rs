@@ -6,7 +6,11 @@
 //! find no free window, builds the [`packing`] problem of each class it touches
 //! ([`operands`]) and solves it with [`packing::near`], which keeps values where they are
 //! when it can; the values that move and the copies fixed or tied operands read become
-//! one parallel copy before the instruction.
+//! one parallel copy before the instruction. A class whose operands the instruction does
+//! not fix (its definitions may be fixed, as clobbers are, early clobbers, or tied to an
+//! operand that dies here) is solved on the register file's bit masks instead
+//! ([`packing::near_held`]): its values stay, so only its definitions need places, and
+//! the answer is the one [`packing::near`] gives, unless some value would have to move.
 
 use super::super::operands::{self, Built, Context, OfClass, Operands, Role};
 use super::super::packing;
@@ -49,6 +53,10 @@ pub(super) struct Buffers {
     built: Built,
     /// Where the items of the class solved last go.
     placement: packing::Placement,
+    /// The definitions of a class only they constrain, as items (but the tied ones).
+    defs: packing::Problem,
+    /// The values whose registers the class's tied definitions take over, in order.
+    taken_over: Vec<Value>,
     moves: Vec<Move>,
     after: Vec<(Value, Location)>,
     busy: Vec<Location>,
@@ -329,6 +337,9 @@ impl Assigner<'_> {
                 killed,
                 pins,
             };
+            if self.solve_defs_only(class, problem, buf) {
+                continue;
+            }
             if !self.solve_around(class, problem, buf) {
                 buf.placement.at = self
                     .solve_whole(class, problem, buf)
@@ -354,6 +365,159 @@ impl Assigner<'_> {
             }
         }
         Ok(())
+    }
+
+    /// A class whose operands the instruction does not fix, with no pin (fixed, tied and
+    /// early-clobber definitions are allowed): the answer
+    /// [`solve_around`](Self::solve_around) would give, from the register file's bit mask
+    /// without building the problem, where that answer moves no value. The operands stay
+    /// where they are; a tied definition takes over the register of its operand's value
+    /// when that value dies here ([`taken_over`](Self::taken_over)), the other values
+    /// read for the last time leave their units to the late definitions, fixed
+    /// definitions take their registers, and the others their wishes or first fit in the
+    /// packing's canonical order ([`packing::near_held`]); the solution is taken as
+    /// [`apply`](Self::apply) takes it. False, with nothing changed, when the class is
+    /// constrained otherwise, an operand is not where its location says, a tied
+    /// definition needs a copy, a fixed definition's register holds a value, or a
+    /// definition finds no room without moving one.
+    fn solve_defs_only(&mut self, class: ClassId, problem: Problem, buf: &mut Buffers) -> bool {
+        if !problem.pins.is_empty() || !only_defs_constrained(problem, class) {
+            return false;
+        }
+        if self
+            .touched_residents(class, problem, &mut buf.residents)
+            .is_none()
+        {
+            return false;
+        }
+        buf.defs.items.clear();
+        buf.taken_over.clear();
+        for &d in problem.of.defs() {
+            if problem.ops.defs[d].tied.is_none() {
+                let item = self.def_item(problem, class, d);
+                buf.defs.items.push(item);
+                continue;
+            }
+            match self.taken_over(problem, class, d) {
+                Some(v) if !buf.taken_over.contains(&v) => buf.taken_over.push(v),
+                _ => return false,
+            }
+        }
+        let residents = &buf.residents;
+        self.late_taken(class, problem, (residents, &buf.taken_over), &mut buf.still);
+        buf.defs.units = self.regs.limit(class);
+        let held = packing::Held {
+            early: self.regs.held(class),
+            late: &buf.still,
+        };
+        let order = self.regs.order(class);
+        if !packing::near_held(&buf.defs, held, order, &mut buf.placement) {
+            return false;
+        }
+        for &(v, first) in &buf.residents {
+            buf.busy
+                .push(self.reg_of(v, first.expect("a touched value has a place")));
+            if problem.killed.contains(&v) {
+                let from = self.loc[v.index()].expect("a resident has a location");
+                self.regs.release(from, v);
+            }
+        }
+        for &(k, u) in problem.of.uses() {
+            let Some(Location::Reg { first, .. }) = self.loc[u.value.index()] else {
+                continue;
+            };
+            buf.placed.reads[k] = Some(self.reg_of(u.value, first));
+        }
+        let mut placed = buf.placement.at.iter();
+        let mut taken_over = buf.taken_over.iter();
+        for &d in problem.of.defs() {
+            let def = &problem.ops.defs[d];
+            let first = match def.tied {
+                None => placed.next().copied(),
+                Some(_) => taken_over.next().and_then(|v| match self.loc[v.index()] {
+                    Some(Location::Reg { first, .. }) => Some(first),
+                    _ => None,
+                }),
+            };
+            buf.placed.defs[d] = first.map(|first| self.reg_of(def.value, first));
+        }
+        true
+    }
+
+    /// The value whose register tied definition `d` takes over, as the problem's builder
+    /// shares their item: the value its operand reads, of the class and the definition's
+    /// size, read here for the last time; `None` when the builder would make a copy or
+    /// pin the item (a fixed definition), which this path does not model.
+    fn taken_over(&self, problem: Problem, class: ClassId, d: usize) -> Option<Value> {
+        let def = &problem.ops.defs[d];
+        let read = problem.ops.operands.get(usize::from(def.tied?))?.as_use()?;
+        let (data, value) = (self.f.value(def.value), self.f.value(read.value));
+        let same = value.class == class && value.size == data.size;
+        let dies = problem.killed.contains(&read.value);
+        (def.fixed.is_none() && same && dies).then_some(read.value)
+    }
+
+    /// The units of `class` held at the late instant: every unit held, but those of the
+    /// `residents` read for the last time whose registers no tied definition takes over
+    /// (`taken_over`).
+    fn late_taken(
+        &self,
+        class: ClassId,
+        problem: Problem,
+        (residents, taken_over): (&[(Value, Option<u16>)], &[Value]),
+        taken: &mut Vec<u64>,
+    ) {
+        taken.clear();
+        taken.extend_from_slice(self.regs.held(class));
+        for &(v, first) in residents {
+            if !problem.killed.contains(&v) || taken_over.contains(&v) {
+                continue;
+            }
+            let first = usize::from(first.unwrap_or(0));
+            for u in first..first + usize::from(self.f.value(v).size) {
+                taken[u / 64] &= !(1u64 << (u % 64));
+            }
+        }
+    }
+
+    /// Definition `d` of a class [`solve_defs_only`](Self::solve_defs_only) solves as the
+    /// item the problem's builder makes of it (both instants for an early clobber, pinned
+    /// where it is fixed), with the wish [`wish_affinities`](Self::wish_affinities) adds:
+    /// the place of the operand it prefers when that operand reads a value of the class
+    /// and its size, else its phi affinity (a pinned value: its
+    /// [`pinned_wish`](Self::pinned_wish)).
+    fn def_item(&self, problem: Problem, class: ClassId, d: usize) -> packing::Item {
+        let def = &problem.ops.defs[d];
+        let data = self.f.value(def.value);
+        let span = if def.early_clobber {
+            packing::Span::Both
+        } else {
+            packing::Span::Late
+        };
+        let mut item = packing::Item::new(data.size, self.align_of(def.value), span);
+        if let Some(Location::Reg { first, .. }) = def.fixed {
+            item.pinned = Some(first);
+            return item;
+        }
+        let preferred = def
+            .prefer
+            .and_then(|p| problem.ops.operands.get(usize::from(p))?.as_use())
+            .filter(|u| {
+                let read = self.f.value(u.value);
+                read.class == class && read.size == data.size
+            })
+            .and_then(|u| self.loc[u.value.index()]);
+        let wish = if preferred.is_some() {
+            preferred
+        } else if self.pinned[def.value.index()] {
+            self.pinned_wish(def.value)
+        } else {
+            self.affinity(def.value)
+        };
+        if let Some(Location::Reg { first, .. }) = wish {
+            item.prefer = Some(first);
+        }
+        item
     }
 
     /// The class's problem with every value in its registers as an item, solved by
@@ -695,6 +859,18 @@ static NO_OPERANDS: OfClass = OfClass::EMPTY;
 fn sort_by_unit(residents: &mut Vec<(Value, Option<u16>)>) {
     residents.sort_unstable_by_key(|&(v, first)| (first, v));
     residents.dedup();
+}
+
+/// Whether the only constraints the instruction puts on the problem's class are on its
+/// definitions (fixed to a register of the class, early clobbers, tied to an operand): no
+/// fixed operand.
+fn only_defs_constrained(problem: Problem, class: ClassId) -> bool {
+    let fixed_in_class = |l: Location| matches!(l, Location::Reg { class: c, .. } if c == class);
+    problem.of.uses().iter().all(|(_, u)| u.fixed.is_none())
+        && problem.of.defs().iter().all(|&d| {
+            let def = &problem.ops.defs[d];
+            def.fixed.is_none_or(fixed_in_class)
+        })
 }
 
 /// Whether an operation has fixed, tied or early-clobber operands.
