@@ -1,24 +1,39 @@
 //! Opcodes, interned for the whole process: each distinct opcode text is stored once, and
-//! an operation holds one pointer to it.
+//! an operation holds its index.
 //!
 //! Every walk over a large function reads its operations whole, so the operation's size
 //! bounds the memory traffic of the allocator's stages (`docs/ARCHITECTURE.md`). A
-//! program names few distinct opcodes, each many times; an [`Opcode`] is 8 bytes where
-//! the text inline took 24, copying one is copying a pointer, and two are equal exactly
-//! when they point to the same text. This is symbol interning as compilers do it (a
-//! table of unique strings, each entry kept for the life of the process): the table only
-//! grows, by one entry per distinct text, and is shared by every thread behind a lock that
-//! only making an opcode takes; reading one takes none.
+//! program names few distinct opcodes, each many times; an [`Opcode`] is 4 bytes where
+//! the text inline took 24, and two are equal exactly when their indices are. This is
+//! symbol interning as compilers do it (a table of unique strings, each entry kept for the
+//! life of the process). The table only grows, by one entry per distinct text; making an
+//! opcode takes a lock, reading one takes none: the texts sit in chunks that double in
+//! size (chunk `k` holds indices `2^k - 1` to `2^(k+1) - 2`), each made once and never
+//! moved, so an index always finds its text where it was put.
 
 use rustc_hash::FxHashMap;
-use std::sync::{LazyLock, Mutex, PoisonError};
+use std::sync::{LazyLock, Mutex, OnceLock, PoisonError};
 
-/// An operation's opcode: a pointer to its one interned text.
-#[derive(Clone, Copy)]
-pub struct Opcode(&'static &'static str);
+/// An operation's opcode: the index of its text among the interned ones.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Opcode(u32);
+
+/// How many chunks of texts there are: enough for every `u32` index.
+const CHUNKS: usize = 33;
+
+/// The interned texts by index, chunk by chunk.
+static TEXTS: [OnceLock<Box<[OnceLock<&'static str>]>>; CHUNKS] =
+    [const { OnceLock::new() }; CHUNKS];
 
 /// Every opcode made so far, by its text.
 static INTERNED: LazyLock<Mutex<FxHashMap<&'static str, Opcode>>> = LazyLock::new(Default::default);
+
+/// The chunk that holds `index`, and its place there.
+fn chunk_of(index: u32) -> (usize, usize) {
+    let n = u64::from(index) + 1;
+    let chunk = n.ilog2();
+    (chunk as usize, (n - (1 << chunk)) as usize)
+}
 
 impl Opcode {
     /// The opcode `text`: the interned one when `text` was made an opcode before, else a
@@ -28,14 +43,23 @@ impl Opcode {
         if let Some(&opcode) = interned.get(text) {
             return opcode;
         }
+        let index = u32::try_from(interned.len()).expect("fewer than 2^32 distinct opcodes");
+        let (chunk, at) = chunk_of(index);
+        let slots =
+            TEXTS[chunk].get_or_init(|| (0..1usize << chunk).map(|_| OnceLock::new()).collect());
         let text: &'static str = Box::leak(text.into());
-        let opcode = Opcode(Box::leak(Box::new(text)));
+        slots[at].get_or_init(|| text);
+        let opcode = Opcode(index);
         interned.insert(text, opcode);
         opcode
     }
 
     pub fn as_str(self) -> &'static str {
-        self.0
+        let (chunk, at) = chunk_of(self.0);
+        TEXTS[chunk]
+            .get()
+            .and_then(|slots| slots[at].get())
+            .expect("an opcode's text is stored before the opcode is made")
     }
 }
 
@@ -43,20 +67,12 @@ impl std::ops::Deref for Opcode {
     type Target = str;
 
     fn deref(&self) -> &str {
-        self.0
+        self.as_str()
     }
 }
-
-impl PartialEq for Opcode {
-    /// Interned: equal texts are one entry.
-    fn eq(&self, other: &Opcode) -> bool {
-        std::ptr::eq(self.0, other.0)
-    }
-}
-
-impl Eq for Opcode {}
 
 impl std::hash::Hash for Opcode {
+    /// By the text, not the index, which depends on the order in which threads made them.
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
         self.as_str().hash(state);
     }
@@ -133,12 +149,30 @@ mod tests {
                 .map(|t| t.join().expect("joins"))
                 .collect()
         });
-        assert!(copies.iter().all(|c| std::ptr::eq(c.0, mov.0)));
+        assert!(copies.iter().all(|&c| c == mov));
+        assert!(std::ptr::eq(copies[0].as_str(), mov.as_str()));
         assert_eq!(mov, Opcode::from("v_mov".to_string()));
         assert_ne!(mov, Opcode::new("v_add"));
         assert_eq!(mov, "v_mov");
         assert_eq!(&*mov, "v_mov");
         assert_eq!(format!("{mov} {mov:?}"), "v_mov \"v_mov\"");
-        assert_eq!(std::mem::size_of::<Opcode>(), 8);
+        assert_eq!(std::mem::size_of::<Opcode>(), 4);
+    }
+
+    /// Each index has a place of its own, chunks doubling; texts across chunk boundaries
+    /// read back.
+    #[test]
+    fn every_index_has_its_own_place() {
+        let places: Vec<(usize, usize)> = (0..7).map(chunk_of).collect();
+        assert_eq!(
+            places,
+            [(0, 0), (1, 0), (1, 1), (2, 0), (2, 1), (2, 2), (2, 3)]
+        );
+        assert_eq!(chunk_of(u32::MAX), (CHUNKS - 1, 0));
+        let texts: Vec<String> = (0..100).map(|k| format!("op_{k}")).collect();
+        let opcodes: Vec<Opcode> = texts.iter().map(Opcode::from).collect();
+        for (text, opcode) in texts.iter().zip(&opcodes) {
+            assert_eq!(opcode.as_str(), text);
+        }
     }
 }

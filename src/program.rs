@@ -12,7 +12,7 @@
 //!
 //! An instruction is held in as few heap blocks as its common shapes allow, because whole-
 //! function walks over large programs are bound by memory traffic, not by the work per
-//! instruction: an opcode is an interned [`Opcode`] (one pointer to text shared by every
+//! instruction: an opcode is an interned [`Opcode`] (the index of text shared by every
 //! operation with that opcode), a value's name a [`CompactString`] (up to 24 bytes inline,
 //! no heap block of its own), and an operation's definitions and operands are
 //! [`SmallVec`]s that hold the common counts inline ([`Defs`]: one definition; [`Operands`]:
@@ -658,9 +658,9 @@ mod tests {
         assert_eq!(size_of::<Use>(), 28);
         assert_eq!(size_of::<Operand>(), 28);
         assert_eq!(size_of::<Def>(), 40);
-        assert_eq!(size_of::<Opcode>(), 8);
-        assert_eq!(size_of::<Op>(), 136);
-        assert_eq!(size_of::<Inst>(), 144);
+        assert_eq!(size_of::<Opcode>(), 4);
+        assert_eq!(size_of::<Op>(), 128);
+        assert_eq!(size_of::<Inst>(), 136);
     }
 
     /// Fixed-register accesses round-trip through the text, and an operation without any
