@@ -6,10 +6,11 @@
 //! program names few distinct opcodes, each many times; an [`Opcode`] is 4 bytes where
 //! the text inline took 24, and two are equal exactly when their indices are. This is
 //! symbol interning as compilers do it (a table of unique strings, each entry kept for the
-//! life of the process). The table only grows, by one entry per distinct text; making an
-//! opcode takes a lock, reading one takes none: the texts sit in chunks that double in
-//! size (chunk `k` holds indices `2^k - 1` to `2^(k+1) - 2`), each made once and never
-//! moved, so an index always finds its text where it was put.
+//! life of the process). The table only grows, by one entry per distinct text, so a
+//! process that parses arbitrary text, as a fuzz target does, keeps every name it met.
+//! Making an opcode takes a lock, reading one takes none: the texts sit in chunks that
+//! double in size (chunk `k` holds indices `2^k - 1` to `2^(k+1) - 2`), each made once
+//! and never moved, so an index always finds its text where it was put.
 
 use rustc_hash::FxHashMap;
 use std::sync::{LazyLock, Mutex, OnceLock, PoisonError};
