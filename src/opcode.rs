@@ -1,66 +1,31 @@
-//! Opcodes, interned for the whole process: each distinct opcode text is stored once, and
-//! an operation holds its index.
+//! Opcodes, interned: each distinct opcode text is stored once, and an operation holds
+//! an 8-byte handle to it.
 //!
 //! Every walk over a large function reads its operations whole, so the operation's size
 //! bounds the memory traffic of the allocator's stages (`docs/ARCHITECTURE.md`). A
-//! program names few distinct opcodes, each many times; an [`Opcode`] is 4 bytes where
-//! the text inline took 24, and two are equal exactly when their indices are. This is
-//! symbol interning as compilers do it (a table of unique strings, each entry kept for the
-//! life of the process). The table only grows, by one entry per distinct text, so a
-//! process that parses arbitrary text, as a fuzz target does, keeps every name it met.
-//! Making an opcode takes a lock, reading one takes none: the texts sit in chunks that
-//! double in size (chunk `k` holds indices `2^k - 1` to `2^(k+1) - 2`), each made once
-//! and never moved, so an index always finds its text where it was put.
+//! program names few distinct opcodes, each many times; an [`Opcode`] is 8 bytes where
+//! the text inline took 24. This is symbol interning as compilers do it, by servo's
+//! [`string_cache`]: a text of up to 7 bytes (`mov`, `v_add`) is held inline in the
+//! handle itself; a longer one in a process-wide table, counted by reference and removed
+//! when the last operation naming it is dropped, so a fuzzer feeding the parser new
+//! names for hours does not grow the process.
 
-use rustc_hash::FxHashMap;
-use std::sync::{LazyLock, Mutex, OnceLock, PoisonError};
+use string_cache::DefaultAtom;
 
-/// An operation's opcode: the index of its text among the interned ones.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub struct Opcode(u32);
-
-/// How many chunks of texts there are: enough for every `u32` index.
-const CHUNKS: usize = 33;
-
-/// The interned texts by index, chunk by chunk.
-static TEXTS: [OnceLock<Box<[OnceLock<&'static str>]>>; CHUNKS] =
-    [const { OnceLock::new() }; CHUNKS];
-
-/// Every opcode made so far, by its text.
-static INTERNED: LazyLock<Mutex<FxHashMap<&'static str, Opcode>>> = LazyLock::new(Default::default);
-
-/// The chunk that holds `index`, and its place there.
-fn chunk_of(index: u32) -> (usize, usize) {
-    let n = u64::from(index) + 1;
-    let chunk = n.ilog2();
-    (chunk as usize, (n - (1 << chunk)) as usize)
-}
+/// An operation's opcode: a handle to its interned text. Two are equal exactly when
+/// their texts are.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Opcode(DefaultAtom);
 
 impl Opcode {
-    /// The opcode `text`: the interned one when `text` was made an opcode before, else a
+    /// The opcode `text`: the interned one when some opcode holds `text` already, else a
     /// new entry.
     pub fn new(text: &str) -> Opcode {
-        let mut interned = INTERNED.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(&opcode) = interned.get(text) {
-            return opcode;
-        }
-        let index = u32::try_from(interned.len()).expect("fewer than 2^32 distinct opcodes");
-        let (chunk, at) = chunk_of(index);
-        let slots =
-            TEXTS[chunk].get_or_init(|| (0..1usize << chunk).map(|_| OnceLock::new()).collect());
-        let text: &'static str = Box::leak(text.into());
-        slots[at].get_or_init(|| text);
-        let opcode = Opcode(index);
-        interned.insert(text, opcode);
-        opcode
+        Opcode(DefaultAtom::from(text))
     }
 
-    pub fn as_str(self) -> &'static str {
-        let (chunk, at) = chunk_of(self.0);
-        TEXTS[chunk]
-            .get()
-            .and_then(|slots| slots[at].get())
-            .expect("an opcode's text is stored before the opcode is made")
+    pub fn as_str(&self) -> &str {
+        &self.0
     }
 }
 
@@ -73,7 +38,7 @@ impl std::ops::Deref for Opcode {
 }
 
 impl std::hash::Hash for Opcode {
-    /// By the text, not the index, which depends on the order in which threads made them.
+    /// By the text, not the handle, which depends on where the table put the entry.
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
         self.as_str().hash(state);
     }
@@ -137,40 +102,36 @@ impl std::fmt::Debug for Opcode {
 mod tests {
     use super::*;
 
-    /// Equal texts give one entry, from any thread; different texts, different ones.
+    /// Equal texts give equal opcodes, from any thread and whatever their length;
+    /// different texts, different ones.
     #[test]
-    fn equal_texts_share_one_entry() {
-        let mov = Opcode::new("v_mov");
-        let copies: Vec<Opcode> = std::thread::scope(|s| {
-            let threads: Vec<_> = (0..4)
-                .map(|_| s.spawn(|| Opcode::new(&String::from("v_mov"))))
-                .collect();
-            threads
-                .into_iter()
-                .map(|t| t.join().expect("joins"))
-                .collect()
-        });
-        assert!(copies.iter().all(|&c| c == mov));
-        assert!(std::ptr::eq(copies[0].as_str(), mov.as_str()));
-        assert_eq!(mov, Opcode::from("v_mov".to_string()));
-        assert_ne!(mov, Opcode::new("v_add"));
-        assert_eq!(mov, "v_mov");
-        assert_eq!(&*mov, "v_mov");
-        assert_eq!(format!("{mov} {mov:?}"), "v_mov \"v_mov\"");
-        assert_eq!(std::mem::size_of::<Opcode>(), 4);
+    fn equal_texts_give_equal_opcodes() {
+        for text in ["v_mov", "ld.global.v4.f32"] {
+            let opcode = Opcode::new(text);
+            let copies: Vec<Opcode> = std::thread::scope(|s| {
+                let threads: Vec<_> = (0..4)
+                    .map(|_| s.spawn(|| Opcode::new(&String::from(text))))
+                    .collect();
+                threads
+                    .into_iter()
+                    .map(|t| t.join().expect("joins"))
+                    .collect()
+            });
+            assert!(copies.iter().all(|c| *c == opcode));
+            assert_eq!(opcode, Opcode::from(text.to_string()));
+            assert_ne!(opcode, Opcode::new("v_add"));
+            assert_eq!(opcode, text);
+            assert_eq!(&*opcode, text);
+            assert_eq!(format!("{opcode} {opcode:?}"), format!("{text} {text:?}"));
+        }
+        assert_eq!(std::mem::size_of::<Opcode>(), 8);
+        assert_eq!(std::mem::size_of::<Option<Opcode>>(), 8);
     }
 
-    /// Each index has a place of its own, chunks doubling; texts across chunk boundaries
-    /// read back.
+    /// Many distinct long texts read back as they were made, while they are held.
     #[test]
-    fn every_index_has_its_own_place() {
-        let places: Vec<(usize, usize)> = (0..7).map(chunk_of).collect();
-        assert_eq!(
-            places,
-            [(0, 0), (1, 0), (1, 1), (2, 0), (2, 1), (2, 2), (2, 3)]
-        );
-        assert_eq!(chunk_of(u32::MAX), (CHUNKS - 1, 0));
-        let texts: Vec<String> = (0..100).map(|k| format!("op_{k}")).collect();
+    fn long_texts_read_back() {
+        let texts: Vec<String> = (0..100).map(|k| format!("operation_{k}")).collect();
         let opcodes: Vec<Opcode> = texts.iter().map(Opcode::from).collect();
         for (text, opcode) in texts.iter().zip(&opcodes) {
             assert_eq!(opcode.as_str(), text);
