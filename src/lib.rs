@@ -46,6 +46,7 @@ pub mod analysis;
 pub mod gen;
 mod lexer;
 pub mod mir;
+pub mod opcode;
 pub mod parse;
 pub mod print;
 pub mod program;

@@ -12,8 +12,9 @@
 //!
 //! An instruction is held in as few heap blocks as its common shapes allow, because whole-
 //! function walks over large programs are bound by memory traffic, not by the work per
-//! instruction: an opcode and a value's name are [`CompactString`]s (up to 24 bytes inline,
-//! no heap block of their own), and an operation's definitions and operands are
+//! instruction: an opcode is an interned [`Opcode`] (8 bytes: short texts inline, longer
+//! ones shared by every operation with that opcode), a value's name a [`CompactString`] (up to 24 bytes inline,
+//! no heap block of its own), and an operation's definitions and operands are
 //! [`SmallVec`]s that hold the common counts inline ([`Defs`]: one definition; [`Operands`]:
 //! two operands, which covers about 85% of the operations of `corpus/`; more move to the
 //! heap as a `Vec` would). What few operations carry, the fixed registers they touch
@@ -21,6 +22,7 @@
 //! instruction, and an immediate operand is two 32-bit halves ([`Imm`]), so that an
 //! operand keeps a use's 4-byte alignment (a test pins the sizes).
 
+pub use crate::opcode::Opcode;
 use crate::target::{ClassId, Target};
 pub use compact_str::CompactString;
 pub use smallvec::{smallvec, SmallVec};
@@ -382,7 +384,7 @@ impl<'a> IntoIterator for &'a RegAccesses {
 /// An original operation: `%d:v1 = mad %a, %b, %c tied(2)`.
 #[derive(Debug, PartialEq)]
 pub struct Op {
-    pub opcode: CompactString,
+    pub opcode: Opcode,
     pub defs: Defs,
     pub operands: Operands,
     pub effect: Effect,
@@ -612,8 +614,8 @@ impl Function {
 mod tests {
     use super::*;
 
-    /// The common operations of a parsed program (one definition, up to two operands, an
-    /// opcode and value names of up to 24 bytes) take no heap block of their own.
+    /// The common operations of a parsed program (one definition, up to two operands, value
+    /// names of up to 24 bytes) take no heap block of their own, and their opcodes compare equal across parses.
     #[test]
     fn common_operations_are_held_inline() {
         let program = crate::parse(&crate::synth::synthetic(1_000)).expect("synthetic parses");
@@ -626,13 +628,21 @@ mod tests {
         assert_eq!(ops.len(), f.op_count());
         assert!(ops.len() >= 900, "{} operations", ops.len());
         for op in ops {
-            assert!(!op.opcode.is_heap_allocated(), "`{}`", op.opcode);
             assert!(!op.defs.spilled(), "`{}`: {:?}", op.opcode, op.defs);
             assert!(!op.operands.spilled(), "`{}`: {:?}", op.opcode, op.operands);
         }
         for value in &f.values {
             assert!(!value.name.is_heap_allocated(), "`%{}`", value.name);
         }
+        let again = crate::parse(&crate::synth::synthetic(1_000)).expect("synthetic parses");
+        let opcodes = |f: &Function| -> Vec<Opcode> {
+            f.blocks
+                .iter()
+                .flat_map(|b| b.insts.iter().filter_map(Inst::op))
+                .map(|op| op.opcode.clone())
+                .collect()
+        };
+        assert_eq!(opcodes(f), opcodes(&again.functions[0]));
     }
 
     /// Every walk over a large function reads its instructions whole, so their size bounds
@@ -645,8 +655,9 @@ mod tests {
         assert_eq!(size_of::<Use>(), 28);
         assert_eq!(size_of::<Operand>(), 28);
         assert_eq!(size_of::<Def>(), 40);
-        assert_eq!(size_of::<Op>(), 152);
-        assert_eq!(size_of::<Inst>(), 160);
+        assert_eq!(size_of::<Opcode>(), 8);
+        assert_eq!(size_of::<Op>(), 136);
+        assert_eq!(size_of::<Inst>(), 144);
     }
 
     /// Fixed-register accesses round-trip through the text, and an operation without any
@@ -680,7 +691,6 @@ mod tests {
         assert!(ops[0].defs.spilled());
         assert_eq!(ops[0].defs.len(), 2);
         assert!(ops[1].operands.spilled());
-        assert!(ops[1].opcode.is_heap_allocated());
         let values: Vec<Value> = ops[1].uses().map(|u| u.value).collect();
         assert_eq!(values, [Value(0), Value(1), Value(0)]);
         let copies: Vec<Op> = ops.iter().map(|&op| op.clone()).collect();

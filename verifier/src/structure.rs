@@ -200,7 +200,7 @@ impl Matcher<'_> {
                 Some(i) => used[*i] = true,
                 None => {
                     let op = ob.insts.iter().filter(|i| !i.is_artefact()).nth(k);
-                    let opcode = op.and_then(|i| i.op()).map(|op| op.opcode.clone());
+                    let opcode = op.and_then(|i| i.op()).map(|op| op.opcode.as_str());
                     let pos = op.map_or(ob.pos, |i| i.pos);
                     sink.report(ErrorKind::MissingOp, &ab.name, Point::Block, pos)
                         .in_original()

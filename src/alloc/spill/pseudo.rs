@@ -38,9 +38,10 @@ const OPCODES: [(&str, Pseudo); 5] = [
 
 /// The pseudo-operation `op` is, if it is one.
 pub fn classify(op: &Op) -> Option<Pseudo> {
+    let text = op.opcode.as_str();
     OPCODES
         .iter()
-        .find(|(name, _)| *name == op.opcode)
+        .find(|(name, _)| *name == text)
         .map(|&(_, kind)| kind)
 }
 
