@@ -28,6 +28,12 @@ pub struct Loops {
     header_index: Vec<Option<u32>>,
     /// Per header (in `headers` order), the blocks of its natural loop, sorted.
     bodies: Vec<Vec<Block>>,
+    /// Per block, the header of the innermost natural loop holding it (empty for an
+    /// acyclic graph).
+    innermost: Vec<Option<Block>>,
+    /// Per block, when it heads a loop, the header of the innermost loop around that
+    /// loop.
+    enclosing: Vec<Option<Block>>,
 }
 
 impl Loops {
@@ -52,11 +58,14 @@ impl Loops {
         for (i, (h, _)) in headers.iter().enumerate() {
             header_index[h.index()] = Some(i as u32);
         }
+        let (innermost, enclosing) = nesting(&headers, &found.depth);
         Loops {
             depth: found.depth,
             header_index,
             headers: headers.iter().map(|(h, _)| *h).collect(),
             bodies: headers.into_iter().map(|(_, body)| body).collect(),
+            innermost,
+            enclosing,
         }
     }
 
@@ -67,6 +76,8 @@ impl Loops {
             headers: Vec::new(),
             header_index: Vec::new(),
             bodies: Vec::new(),
+            innermost: Vec::new(),
+            enclosing: Vec::new(),
         }
     }
 
@@ -89,12 +100,43 @@ impl Loops {
         self.index_of(h).map_or(&[], |i| self.bodies[i].as_slice())
     }
 
+    /// The header of the innermost natural loop holding `b`, if any.
+    pub fn innermost(&self, b: Block) -> Option<Block> {
+        self.innermost.get(b.index()).copied().flatten()
+    }
+
+    /// The header of the innermost loop around the loop `h` heads, if any.
+    pub fn enclosing(&self, h: Block) -> Option<Block> {
+        self.enclosing.get(h.index()).copied().flatten()
+    }
+
     /// `b`'s index in `headers`, when it heads a loop (a block made after the loops were
     /// found heads none).
     fn index_of(&self, b: Block) -> Option<usize> {
         let i = self.header_index.get(b.index()).copied().flatten()?;
         Some(i as usize)
     }
+}
+
+/// Per block, the header of the innermost loop of `loops` (header, body) holding it, and
+/// per header, that of the loop around its own: the loops taken outermost first (by the
+/// `depth` of their headers), each body marked with its header over the marks of the
+/// loops around it.
+fn nesting(
+    loops: &[(Block, Vec<Block>)],
+    depth: &[u32],
+) -> (Vec<Option<Block>>, Vec<Option<Block>>) {
+    let mut outermost_first: Vec<&(Block, Vec<Block>)> = loops.iter().collect();
+    outermost_first.sort_by_key(|(h, _)| depth[h.index()]);
+    let mut innermost = vec![None; depth.len()];
+    let mut enclosing = vec![None; depth.len()];
+    for (h, body) in outermost_first {
+        enclosing[h.index()] = innermost[h.index()];
+        for b in body {
+            innermost[b.index()] = Some(*h);
+        }
+    }
+    (innermost, enclosing)
 }
 
 /// Whether the entry reaches every node of `cfg` and no edge goes back in reverse
@@ -312,6 +354,14 @@ mod tests {
         assert_eq!(bodies, [&[][..], h1, h2, &[], &[]]);
         let made_later = Block(f.blocks.len() as u32);
         assert!(!loops.is_header(made_later) && loops.body(made_later).is_empty());
+        let innermost: Vec<Option<Block>> = f.block_ids().map(|b| loops.innermost(b)).collect();
+        let (a, h1, h2) = (None, Some(Block(1)), Some(Block(2)));
+        assert_eq!(innermost, [a, h1, h2, h1, a]);
+        assert_eq!(
+            (loops.enclosing(Block(1)), loops.enclosing(Block(2))),
+            (a, h1)
+        );
+        assert_eq!(loops.innermost(made_later), a);
     }
 
     #[test]

@@ -53,6 +53,7 @@
 use super::demand::{self, Demand};
 use super::edges;
 use super::loop_peak::LoopPeaks;
+use super::next_read::{self, NextRead};
 use super::nextuse::{NextUse, Uses, LOOP_EXIT, NEVER};
 use super::reload_freq::ReloadFreq;
 use super::sorted::SortedSet;
@@ -151,6 +152,14 @@ pub fn decide(input: &Input) -> Result<Decisions, AllocError> {
         &input.a.liveness,
         &input.a.freq,
     );
+    let sources = next_read::Sources {
+        f: input.f,
+        class: input.class,
+        graph: input.graph,
+        loops: input.loops,
+        liveness: &input.a.liveness,
+    };
+    let next_read = NextRead::new(&sources, &next, input.order, &input.a.freq);
     let demand = Demand::new(input.f, input.target, input.class, input.budget);
     let loop_peaks = LoopPeaks::new(input.f, &input.a.liveness, input.loops, &demand);
     let mut b = Belady {
@@ -158,6 +167,7 @@ pub fn decide(input: &Input) -> Result<Decisions, AllocError> {
         uses,
         next,
         reload_freq,
+        next_read,
         plans: vec![BlockPlan::default(); input.f.blocks.len()],
         memory_phis: Vec::new(),
         sides: vec![Vec::new(); input.f.blocks.len()],
@@ -310,6 +320,9 @@ struct Belady<'i, 'a> {
     next: NextUse,
     /// Where an eviction's reload runs ([`ReloadFreq`]).
     reload_freq: ReloadFreq<'a>,
+    /// Where a value's next-use path reads it, and whether it enters a loop first
+    /// ([`NextRead`]).
+    next_read: NextRead<'a>,
     plans: Vec<BlockPlan>,
     memory_phis: Vec<Value>,
     /// Per block: the divergent branches whose sides it lies in (uniform classes).
@@ -370,6 +383,9 @@ struct Candidate {
     cost: f64,
     /// Whether the loop header the block enters leaves it out anyway.
     doomed: bool,
+    /// Whether it is next read only after the loop holding the block and, out, stays
+    /// out for the rest of that loop ([`Belady::stays_out_for_the_loop`]).
+    after_loop: bool,
 }
 
 /// The values live through a loop, nearest next use first, and the units the loop's
@@ -401,7 +417,7 @@ struct NextLoop {
 /// runs).
 fn choose(candidates: &[Candidate], crowded: u64, excess: u32) -> Option<(Value, bool)> {
     let by_score = |c: &&Candidate| (Score(c.gain, c.size), std::cmp::Reverse(c.value));
-    let after_loop = candidates.iter().filter(|c| c.distance >= LOOP_EXIT);
+    let after_loop = candidates.iter().filter(|c| c.after_loop);
     let farthest = |c: &&Candidate| (c.doomed, c.distance, std::cmp::Reverse(c.value));
     if let Some(c) = after_loop.max_by_key(farthest) {
         return Some((c.value, c.operand));
@@ -1652,6 +1668,7 @@ impl Belady<'_, '_> {
         if self.input.a.liveness.is_dead(v) {
             c.distance = 0;
             c.gain = 0;
+            c.after_loop = false;
         }
         let freq = &self.input.a.freq;
         let here = freq[b.index()].max(f64::MIN_POSITIVE);
@@ -2277,17 +2294,74 @@ impl Belady<'_, '_> {
             size: u128::from(size),
             cost: per_unit,
             doomed: ask.doomed.binary_search(&v).is_ok(),
+            after_loop: self.stays_out_for_the_loop(b, v, distance),
         })
+    }
+
+    /// Whether `v`, `distance` from its next read in `b`, is read next only after the
+    /// loop holding `b` and, evicted, stays out for the rest of that loop, as the
+    /// after-loop rule of [`choose`] takes it: it is never read again, or no loop holds
+    /// `b`, or it lives into the innermost loop's header, or its next-use path enters a
+    /// loop before leaving that one (it stays out across the inner loop; [`NextRead`]).
+    /// A value defined in the loop and read only after it comes back with every
+    /// definition: stored every iteration, and reloaded on the exit edges, where a phi it
+    /// feeds becomes a memory phi (generated seed 701, class `p`: 247 at `p=6`, 414 at
+    /// `p=7`, where three values costing less went instead).
+    fn stays_out_for_the_loop(&self, b: Block, v: Value, distance: u64) -> bool {
+        if distance < LOOP_EXIT {
+            return false;
+        }
+        if distance == NEVER {
+            return true;
+        }
+        let Some(h) = self.input.loops.innermost(b) else {
+            return true;
+        };
+        let lives_in = self.input.a.liveness.live_in(h).binary_search(&v).is_ok();
+        lives_in || self.next_read.enters_loop_first(b, v)
     }
 
     /// The frequency at which `v`, leaving the registers at position `at` of `b`, is
     /// reloaded: `b`'s own when `b` reads it again, else that of the block that would
-    /// reload it after `b` ([`ReloadFreq`]).
+    /// reload it after `b` ([`ReloadFreq`]) — or more, when a visited loop header around
+    /// `b` holds it: the header's W then lacks it at the back edges, where B&H §4.2's
+    /// coupling reloads it, unless [`Self::enter_loops_in_memory`] moves that reload to
+    /// the read. So the reload runs at the back edges' frequency, or at the frequency of
+    /// the block of its next read ([`NextRead`]) where that is lower (generated seed 174,
+    /// class `v`: a value evicted inside two loops whose headers held it, priced at the
+    /// frequency 1 of the block entering the inner loop that reads it, was reloaded on
+    /// back edges at frequencies 100 and 10).
     fn reload_weight(&self, b: Block, at: u32, v: Value) -> f64 {
-        match self.uses.next(b, v, at) {
-            Some(_) => self.input.a.freq[b.index()],
-            None => self.reload_freq.at_end(b, v),
+        if self.uses.next(b, v, at).is_some() {
+            return self.input.a.freq[b.index()];
         }
+        let after = self.reload_freq.at_end(b, v);
+        let back_edges = self.back_edge_freq(b, v);
+        if back_edges <= after {
+            return after;
+        }
+        after.max(back_edges.min(self.next_read.read_freq(b, v)))
+    }
+
+    /// The highest frequency of the back edges of the innermost visited loop header
+    /// around `b` that holds `v` at its entry (not as its phi); 0 when none does.
+    fn back_edge_freq(&self, b: Block, v: Value) -> f64 {
+        let loops = self.input.loops;
+        let mut header = loops.innermost(b);
+        while let Some(h) = header {
+            let plan = &self.plans[h.index()];
+            let is_phi = || self.f().block(h).phis.iter().any(|p| p.def.value == v);
+            if plan.visited && plan.entry.binary_search(&v).is_ok() && !is_phi() {
+                let body = loops.body(h);
+                let latches = self.input.graph.preds(h).iter();
+                let latches = latches.filter(|p| body.binary_search(p).is_ok());
+                return latches
+                    .map(|p| self.input.a.freq[p.index()])
+                    .fold(0.0, f64::max);
+            }
+            header = loops.enclosing(h);
+        }
+        0.0
     }
 
     fn stuck(&self, b: Block, i: u32) -> AllocError {
@@ -2320,6 +2394,7 @@ mod tests {
             size,
             cost,
             doomed: false,
+            after_loop: false,
         }
     }
 

@@ -20,7 +20,8 @@
 //!    block, where the demand of an instruction is its [`packing`](super::packing)
 //!    problem — alignment, fixed registers, tied and early-clobber operands counted as
 //!    assignment will place them (§4.1–4.3); a victim's reload is priced where it runs
-//!    ([`reload_freq`]: the block of the value's next read, or a loop's entry edge).
+//!    ([`reload_freq`]: the block of the value's next read, or a loop's entry edge; at
+//!    least the back edges of a loop header holding it, [`next_read`]).
 //! 3. [`rewrite`]: reloads and remats where values enter W, coupling code on edges,
 //!    stores where they are needed (or once after the definition when that runs less
 //!    often), memory phis for phis left out of W, and SSA repaired ([`repair`]) with new
@@ -42,6 +43,7 @@ pub mod edges;
 pub mod loop_peak;
 pub mod materialise;
 pub mod minimum;
+pub mod next_read;
 pub mod nextuse;
 pub mod pinned;
 pub mod pseudo;

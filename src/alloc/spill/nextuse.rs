@@ -33,6 +33,26 @@ use crate::program::{Block, Function, InstKind, Value};
 use crate::target::ClassId;
 use std::collections::VecDeque;
 
+/// The first step of a value's path from a block's end to its next use: the successor
+/// nearest that use, over every edge (on the linear CFG, the edges taken only when no
+/// lane takes a divergent side too; the lowest among equals), and where the value's entry
+/// is in that successor's row, or [`Step::READS`] when the successor reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Step {
+    pub to: Block,
+    pub at: u32,
+}
+
+impl Step {
+    /// `at` of a step to a successor that reads the value.
+    pub const READS: u32 = u32::MAX;
+    /// The step of a value the successors never read: to no block.
+    pub const NONE: Step = Step {
+        to: Block(u32::MAX),
+        at: Step::READS,
+    };
+}
+
 /// Distance of a value that is never read again.
 pub const NEVER: u64 = u64::MAX;
 
@@ -102,6 +122,9 @@ pub struct NextUse {
     live_out: Rows<Value>,
     /// Per block, beside `live_out`: each value's distance from the end.
     distance: Rows<u64>,
+    /// Per block, beside `live_out`: the first step of each value's path to its next use
+    /// ([`Step`]).
+    step: Rows<Step>,
     /// Per block: its number of positions (instructions and the terminator).
     len: Vec<u64>,
 }
@@ -123,10 +146,12 @@ impl NextUse {
         let (blocks, entries) = (f.blocks.len(), live_out_entries(f, liveness));
         let mut live_out = Rows::with_capacity(blocks, entries);
         let mut distance = Rows::with_capacity(blocks, entries);
+        let mut step = Rows::with_capacity(blocks, entries);
         for b in f.block_ids() {
             let values = liveness.live_out(b).iter().copied();
             live_out.push_row(values.filter(|&v| f.value(v).class == class));
             distance.push_row(live_out.row(b).iter().map(|_| NEVER));
+            step.push_row(live_out.row(b).iter().map(|_| Step::NONE));
         }
         let mut queued = vec![true; f.blocks.len()];
         let mut work: VecDeque<Block> = order.iter().rev().copied().collect();
@@ -136,20 +161,24 @@ impl NextUse {
             for k in 0..live_out.row(b).len() {
                 let (v, known) = (live_out.row(b)[k], distance.row(b)[k]);
                 let through = |s: Block| {
-                    let from_entry = match uses.next(s, v, 0) {
-                        Some(p) => u64::from(p),
+                    let (from_entry, at) = match uses.next(s, v, 0) {
+                        Some(p) => (u64::from(p), Step::READS),
                         None => {
-                            let at_end = lookup(&live_out, &distance, s, v);
-                            len[s.index()].saturating_add(at_end)
+                            let at = live_out.row(s).binary_search(&v);
+                            let at_end = at.map_or(NEVER, |i| distance.row(s)[i]);
+                            let at = at.map_or(Step::READS, |i| i as u32);
+                            (len[s.index()].saturating_add(at_end), at)
                         }
                     };
-                    from_entry.saturating_add(exit_penalty(loops, b, s))
+                    let d = from_entry.saturating_add(exit_penalty(loops, b, s));
+                    (d, Step { to: s, at })
                 };
-                let d = nearest_through(graph, liveness, b, v, skip, through);
+                let (d, to) = nearest_through(graph, liveness, b, v, skip, through);
                 if d < known {
                     distance.row_mut(b)[k] = d;
                     changed = true;
                 }
+                step.row_mut(b)[k] = to;
             }
             if changed {
                 for &p in graph.preds(b) {
@@ -162,8 +191,19 @@ impl NextUse {
         NextUse {
             live_out,
             distance,
+            step,
             len,
         }
+    }
+
+    /// The live-out values of the class at the end of `b`, sorted.
+    pub fn live_out(&self, b: Block) -> &[Value] {
+        self.live_out.row(b)
+    }
+
+    /// Beside [`Self::live_out`]: the first step of each value's path to its next use.
+    pub fn steps(&self, b: Block) -> &[Step] {
+        self.step.row(b)
     }
 
     /// Distance from the end of `b` to the next use of `v` (`NEVER` when not live out).
@@ -185,27 +225,34 @@ impl NextUse {
 
 /// The least distance `through` gives over the successors of `b` where `v` is live in:
 /// over those not skipped when there are any, else over all of them; `NEVER` when `v`
-/// is live in none. One pass over the successors, no list of them built.
+/// is live in none. And the step to the nearest of all of them, skipped or not (the
+/// lowest among equals; [`Step::NONE`] when `v` is read on none of them). One pass over
+/// the successors, no list of them built.
 fn nearest_through(
     graph: &Graph,
     liveness: &Liveness,
     b: Block,
     v: Value,
     skip: &dyn Fn(Block, Block) -> bool,
-    through: impl Fn(Block) -> u64,
-) -> u64 {
-    let (mut run, mut any): (Option<u64>, Option<u64>) = (None, None);
+    through: impl Fn(Block) -> (u64, Step),
+) -> (u64, Step) {
+    let (mut run, mut any): (Option<u64>, Option<(u64, Step)>) = (None, None);
     for &s in graph.succs(b) {
         if liveness.live_in(s).binary_search(&v).is_err() {
             continue;
         }
-        let d = through(s);
-        any = Some(any.map_or(d, |x| x.min(d)));
+        let (d, step) = through(s);
+        if any.is_none_or(|(known, to)| (d, s) < (known, to.to)) {
+            any = Some((d, step));
+        }
         if !skip(b, s) {
             run = Some(run.map_or(d, |x| x.min(d)));
         }
     }
-    run.or(any).unwrap_or(NEVER)
+    let step = any
+        .filter(|&(d, _)| d != NEVER)
+        .map_or(Step::NONE, |(_, step)| step);
+    (run.or(any.map(|(d, _)| d)).unwrap_or(NEVER), step)
 }
 
 /// The number of live-out entries over every block, all classes together: room for a
@@ -223,7 +270,8 @@ fn lookup(live_out: &Rows<Value>, distance: &Rows<u64>, b: Block, v: Value) -> u
         .map_or(NEVER, |i| distance.row(b)[i])
 }
 
-fn exit_penalty(loops: &Loops, b: Block, s: Block) -> u64 {
+/// The penalty for the loops the edge `b → s` leaves ([`LOOP_EXIT`] each).
+pub fn exit_penalty(loops: &Loops, b: Block, s: Block) -> u64 {
     u64::from(loops.depth(b).saturating_sub(loops.depth(s))) * LOOP_EXIT
 }
 
