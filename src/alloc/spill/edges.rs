@@ -12,9 +12,9 @@
 //! 2. memory-phi arguments already in registers are stored into their phi's location —
 //!    except into a location that this edge still reads (a phi's old value that another
 //!    phi takes as its argument: parallel-copy semantics, every read before any write);
-//! 3. the missing values are reloaded, a phi location's old value first, and a stored
-//!    argument leaves as soon as nothing else needs it; a memory-phi argument found in
-//!    memory is reloaded and stored right away;
+//! 3. the missing values are reloaded, a phi location's old value first (the members of
+//!    one rotation together), and a stored argument leaves as soon as nothing else needs
+//!    it; a memory-phi argument found in memory is reloaded and stored right away;
 //! 4. when a reload finds no room (a rotation through a memory phi can need one more
 //!    register than the successor keeps), a value needed at the end is stored to its own
 //!    location and reloaded last ("spilled around" the edge) — never one protected for a
@@ -241,7 +241,8 @@ impl Sequencer<'_> {
         }
     }
 
-    /// The values to reload: old values of phi locations first, then the rest.
+    /// The values to reload: old values of phi locations first, those of each rotation
+    /// together ([`by_rotation`]), then the rest.
     fn reload_order(&self) -> VecDeque<Value> {
         let missing = |v: &Value| !self.held.contains(v);
         let mut first: Vec<Value> = Vec::new();
@@ -257,7 +258,10 @@ impl Sequencer<'_> {
                 rest.push(v);
             }
         }
-        first.into_iter().chain(rest).collect()
+        by_rotation(first, &self.pending)
+            .into_iter()
+            .chain(rest)
+            .collect()
     }
 
     /// A held value to spill around the edge to make room for `x`: wanted at the end,
@@ -272,6 +276,50 @@ impl Sequencer<'_> {
             .filter(|&y| !self.stored_later(y) && !self.need.stores.iter().any(|&(_, p)| p == y))
             .max_by_key(|&y| ((self.size)(y), std::cmp::Reverse(y)))
     }
+}
+
+/// `values` with the members of each rotation of the pending stores together: the parts
+/// of the graph whose edges join an argument and the phi it is stored into, in the order
+/// of each part's first member in `values`. A rotation through memory holds a location's
+/// old value until the value stored over it is in a register too; two rotations reloaded
+/// in turn each hold one old value waiting for the other's, where one rotation at a time
+/// needs only its two largest members at once, the bound the lowest legal budget counts
+/// (`minimum::rotations`). Found by fuzzing: a loop header's five 16-unit memory phis,
+/// two swaps and a copy, stuck at 32 units on the back edge, which needs 32.
+fn by_rotation(values: Vec<Value>, pending: &[(Value, Value)]) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::with_capacity(values.len());
+    let mut placed = SortedSet::default();
+    for &v in &values {
+        if placed.contains(&v) {
+            continue;
+        }
+        let part = rotation_of(v, pending);
+        for &w in values.iter().filter(|w| part.contains(w)) {
+            placed.insert(w);
+            out.push(w);
+        }
+    }
+    out
+}
+
+/// The values joined to `v` through the pending stores, `v` included.
+fn rotation_of(v: Value, pending: &[(Value, Value)]) -> SortedSet {
+    let mut part = SortedSet::default();
+    part.insert(v);
+    let mut todo = vec![v];
+    while let Some(x) = todo.pop() {
+        for &(arg, phi) in pending {
+            let other = match (arg == x, phi == x) {
+                (true, _) => phi,
+                (_, true) => arg,
+                _ => continue,
+            };
+            if part.insert(other) {
+                todo.push(other);
+            }
+        }
+    }
+    part
 }
 
 #[cfg(test)]
@@ -297,6 +345,40 @@ mod tests {
                 EdgeOp::Reload(z),
                 EdgeOp::Store { value: x, owner: z },
                 EdgeOp::Reload(y),
+            ]
+        );
+    }
+
+    /// Two swaps through memory on one edge, nothing in registers around it: one swap at
+    /// a time holds two values, never three.
+    #[test]
+    fn rotations_through_memory_are_reloaded_one_at_a_time() {
+        let (a, b, c, d) = (Value(0), Value(1), Value(2), Value(3));
+        let need = Need {
+            stores: vec![(a, c), (b, d), (c, a), (d, b)],
+            ..Need::default()
+        };
+        let code = edge_code(&need, &|set| set.len() <= 2, &|_| 1);
+        assert_eq!(code.stuck, None);
+        let mut held = 0usize;
+        for op in &code.ops {
+            match op {
+                EdgeOp::Reload(_) => held += 1,
+                EdgeOp::Store { .. } => held = held.saturating_sub(1),
+            }
+            assert!(held <= 2, "{:?}", code.ops);
+        }
+        assert_eq!(
+            code.ops,
+            [
+                EdgeOp::Reload(a),
+                EdgeOp::Reload(c),
+                EdgeOp::Store { value: a, owner: c },
+                EdgeOp::Store { value: c, owner: a },
+                EdgeOp::Reload(b),
+                EdgeOp::Reload(d),
+                EdgeOp::Store { value: b, owner: d },
+                EdgeOp::Store { value: d, owner: b },
             ]
         );
     }
