@@ -1177,9 +1177,9 @@ fn the_cheapest_cover_of_the_excess_is_exact() {
 #[test]
 fn evicting_a_value_kept_for_a_divergent_side_is_priced_with_its_reloads_after_the_side() {
     let costs = (generated_cost(441, "a", 43), generated_cost(441, "a", 44));
-    assert_eq!(costs, (2657.0, 2649.0));
+    assert_eq!(costs, (2667.0, 2649.0));
     let costs = (generated_cost(441, "a", 39), generated_cost(441, "a", 40));
-    assert_eq!(costs, (2731.0, 2723.0));
+    assert_eq!(costs, (2751.0, 2743.0));
 }
 
 /// MIN's after-loop rule evicted the farthest value next read after the loop, taking it
@@ -1208,13 +1208,30 @@ fn an_eviction_under_a_header_holding_the_value_is_priced_at_its_back_edges() {
     assert_eq!(costs, (200.0, 200.0));
 }
 
+/// MIN's after-loop rule evicted the farthest value next read after the loop, whatever
+/// it cost, and priced nothing by the units the rest of the loop needs: one register
+/// more (one unit of excess less) let a one-unit value reloaded on an outer back edge go
+/// where a two-unit value reloaded after the outer loop had (generated seed 173, class
+/// `q`: 7,972 at `q=36`, 8,024 at `q=37`; seed 583 `q`: 16,776 at `q=64`, 16,872 at
+/// `q=65`). Among values that stay out for the rest of the loop the farthest for its cost
+/// now goes, its useful units counted against the loop's excess at its peak.
+#[test]
+fn a_value_staying_out_for_the_loop_is_the_farthest_for_its_cost_over_the_loop_excess() {
+    let costs = (generated_cost(173, "q", 36), generated_cost(173, "q", 37));
+    assert_eq!(costs, (7972.0, 7972.0));
+    let costs = (generated_cost(583, "q", 64), generated_cost(583, "q", 65));
+    assert_eq!(costs, (16680.0, 16680.0));
+    let costs = (generated_cost(754, "p", 61), generated_cost(754, "p", 62));
+    assert_eq!(costs, (384.0, 192.0));
+}
+
 /// Issue-14 goal, met on the corpus, not yet on generated programs: the spill cost should
 /// never rise when the budget grows by one. Belady's choices are greedy (a cheap eviction
 /// at one budget can force a costlier one later that a tighter budget avoids; one register
 /// more can leave a parallel copy without a free temporary), so it does on none of the
-/// corpus's 123 steps and on 22 of 1,799 steps over 1,000 generated programs (every class,
+/// corpus's 123 steps and on 21 of 1,799 steps over 1,000 generated programs (every class,
 /// every budget from the lowest legal one to MaxLive; their cost summed over every point,
-/// 10,230,345.5). This ratchet fails when either
+/// 10,214,230.75). This ratchet fails when either
 /// count grows, and lists every rising step (program, class, budget, both costs).
 #[test]
 fn spill_cost_rises_with_one_more_register_no_more_often_than_measured() {
@@ -1248,7 +1265,7 @@ fn spill_cost_rises_with_one_more_register_no_more_often_than_measured() {
         rises.len()
     );
     assert!(
-        rises.len() <= 22,
+        rises.len() <= 21,
         "generated: {} of {steps} steps:\n{listed}",
         rises.len()
     );

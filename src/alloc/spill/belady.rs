@@ -22,9 +22,11 @@
 //! Phis left out of W are memory phis. Then Belady's MIN runs through the block
 //! ([`Belady::walk`], §4.1): before each instruction its operands are reloaded into W;
 //! while the instruction's [`packing`](super::super::packing) problem does not fit the
-//! budget, a value in W leaves ([`Belady::victim`]: the farthest next use, one the loop
-//! header the block enters would leave out anyway first, or the cheapest to get back
-//! among values not needed before the crowding ends) — before the
+//! budget, a value in W leaves ([`Belady::victim`]: among values that stay out for the
+//! rest of the loop, the farthest for its cost, its useful units counted against the
+//! loop's excess at its peak, one the loop header the block enters would leave out
+//! anyway first; else the cheapest to get back among values not needed before the
+//! crowding ends) — before the
 //! instruction if it is not an operand, after it if it is an operand that lives on. Before
 //! an instruction that fixes a value of a class without a swap, values leave by the same
 //! rule until W leaves a unit for the temporary of the copy assignment may put there
@@ -364,6 +366,8 @@ struct Ask<'a> {
     dropped: &'a BTreeSet<Value>,
     operands_too: bool,
     excess: u32,
+    /// The most units the loop holding the block exceeds the budget by anywhere.
+    loop_excess: u32,
     /// Positions after the instruction that stay over the budget.
     crowded: u64,
     /// Values the loop header the block enters leaves out anyway ([`Belady::doomed`]).
@@ -376,10 +380,11 @@ struct Candidate {
     value: Value,
     operand: bool,
     distance: u64,
-    /// Distance times the units the excess needs of it, per `size`.
+    /// Distance times the units the excess (see `cost`) needs of it, per `size`.
     gain: u128,
     size: u128,
-    /// Store and reload cost per useful unit, per execution of the block.
+    /// Store and reload cost per useful unit (of the excess, or of the loop's excess
+    /// for a value that stays out for the rest of the loop), per execution of the block.
     cost: f64,
     /// Whether the loop header the block enters leaves it out anyway.
     doomed: bool,
@@ -405,11 +410,11 @@ struct NextLoop {
     defined_at: FxHashMap<Value, u32>,
 }
 
-/// The candidate to evict (see [`Belady::victim`]): the farthest among those next used
-/// after the loop, whatever its size (out, it stays out for the rest of the loop, where
-/// its units serve every crowded point, not only this one's excess), one the loop header
-/// the block enters leaves out anyway first (`doomed`: its eviction costs nothing more);
-/// else, among those
+/// The candidate to evict (see [`Belady::victim`]): the farthest for its cost among
+/// those next used after the loop that stay out for the rest of it (priced per unit of
+/// the loop's excess, not only this one's: out, its units serve every crowded point of
+/// the rest of the loop), one the loop header the block enters leaves out anyway first
+/// (`doomed`: its eviction costs nothing more); else, among those
 /// next used after the `crowded` positions, the first of the cheapest way to cover the
 /// `excess` ([`cheapest_cover`]); else the farthest for its cost
 /// (next-use distance per unit of store and reload cost per useful unit: Belady's
@@ -417,9 +422,19 @@ struct NextLoop {
 /// runs).
 fn choose(candidates: &[Candidate], crowded: u64, excess: u32) -> Option<(Value, bool)> {
     let by_score = |c: &&Candidate| (Score(c.gain, c.size), std::cmp::Reverse(c.value));
+    let distance_per_cost = |c: &Candidate| c.distance as f64 / c.cost.max(f64::MIN_POSITIVE);
+    let farthest_for_its_cost = |x: &&Candidate, y: &&Candidate| {
+        distance_per_cost(x)
+            .total_cmp(&distance_per_cost(y))
+            .then_with(|| by_score(x).cmp(&by_score(y)))
+    };
     let after_loop = candidates.iter().filter(|c| c.after_loop);
-    let farthest = |c: &&Candidate| (c.doomed, c.distance, std::cmp::Reverse(c.value));
-    if let Some(c) = after_loop.max_by_key(farthest) {
+    let doomed_first = |x: &&Candidate, y: &&Candidate| {
+        x.doomed
+            .cmp(&y.doomed)
+            .then_with(|| farthest_for_its_cost(x, y))
+    };
+    if let Some(c) = after_loop.max_by(doomed_first) {
         return Some((c.value, c.operand));
     }
     let mut beyond: Vec<&Candidate> = candidates.iter().filter(|c| c.distance > crowded).collect();
@@ -429,14 +444,8 @@ fn choose(candidates: &[Candidate], crowded: u64, excess: u32) -> Option<(Value,
             .then_with(|| by_score(y).cmp(&by_score(x)))
     });
     let cheapest = cheapest_cover(&beyond, excess);
-    let distance_per_cost = |c: &Candidate| c.distance as f64 / c.cost.max(f64::MIN_POSITIVE);
-    let farthest_for_its_cost = candidates.iter().max_by(|x, y| {
-        distance_per_cost(x)
-            .total_cmp(&distance_per_cost(y))
-            .then_with(|| by_score(x).cmp(&by_score(y)))
-    });
     cheapest
-        .or(farthest_for_its_cost)
+        .or_else(|| candidates.iter().max_by(farthest_for_its_cost))
         .map(|c| (c.value, c.operand))
 }
 
@@ -1658,6 +1667,7 @@ impl Belady<'_, '_> {
             dropped: &none,
             operands_too: false,
             excess,
+            loop_excess: 0,
             crowded: 0,
             doomed: &[],
         };
@@ -1931,6 +1941,7 @@ impl Belady<'_, '_> {
         let f = self.input.f;
         let n = f.block(b).insts.len() as u32;
         let mut crowded: Option<Vec<u64>> = None;
+        let mut loop_excess: Option<u32> = None;
         let mut next_loop: Option<Option<NextLoop>> = None;
         let mut reads = Vec::new();
         for i in 0..=n {
@@ -1962,6 +1973,7 @@ impl Belady<'_, '_> {
                     dropped: &dropped,
                     operands_too,
                     excess,
+                    loop_excess: *loop_excess.get_or_insert_with(|| self.loop_excess(b)),
                     crowded: crowded.get_or_insert_with(|| self.crowded_runs(b))[i as usize],
                     doomed: &doomed,
                 };
@@ -2066,8 +2078,14 @@ impl Belady<'_, '_> {
     }
 
     /// The value to evict at instruction `i` ([`choose`]). Among values next used only
-    /// after the current loop, Belady's farthest, whatever its size, a value the loop
-    /// header the block enters leaves out anyway first ([`Self::doomed`]). Otherwise, among
+    /// after the current loop that stay out for the rest of it, the farthest for its
+    /// cost, its useful units those the loop's peak exceeds the budget by, when more than
+    /// the excess here ([`Self::loop_excess`]: out, its units serve the rest of the loop,
+    /// and priced by the excess here alone, one unit of excess less let a one-unit value
+    /// reloaded on an outer back edge go where a two-unit value reloaded after the outer
+    /// loop had, generated seed 173, class `q`), a value the loop header the block enters
+    /// leaves out anyway first ([`Self::doomed`]); Belady's farthest whatever its cost
+    /// evicted values reloaded in hot blocks before cheaper ones. Otherwise, among
     /// values next used after the positions that stay over the budget (`crowded`, on
     /// into the successors), the first of the cheapest way to cover the excess: the
     /// cheapest to evict per useful unit, unless the smaller values it would bring with
@@ -2273,7 +2291,13 @@ impl Belady<'_, '_> {
             return None;
         }
         let size = u32::from(self.size(v));
-        let useful = size.min(ask.excess).max(1);
+        let after_loop = self.stays_out_for_the_loop(b, v, distance);
+        let needed = if after_loop {
+            ask.excess.max(ask.loop_excess)
+        } else {
+            ask.excess
+        };
+        let useful = size.min(needed).max(1);
         let costs = self.unit_costs(v);
         let freq = &self.input.a.freq;
         let here = freq[b.index()].max(f64::MIN_POSITIVE);
@@ -2294,7 +2318,17 @@ impl Belady<'_, '_> {
             size: u128::from(size),
             cost: per_unit,
             doomed: ask.doomed.binary_search(&v).is_ok(),
-            after_loop: self.stays_out_for_the_loop(b, v, distance),
+            after_loop,
+        })
+    }
+
+    /// How many units the innermost loop holding `b` exceeds the budget by at its peak
+    /// (with nothing spilled); 0 outside loops.
+    fn loop_excess(&self, b: Block) -> u32 {
+        let loops = self.input.loops;
+        loops.innermost(b).map_or(0, |h| {
+            let peak = self.loop_pressure(loops.body(h));
+            peak.saturating_sub(u32::from(self.input.budget))
         })
     }
 
