@@ -40,6 +40,8 @@ pub mod belady;
 pub mod coalesce;
 pub mod demand;
 pub mod edges;
+#[cfg(test)]
+mod fixture;
 pub mod loop_peak;
 pub mod materialise;
 pub mod minimum;

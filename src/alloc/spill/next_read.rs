@@ -209,9 +209,7 @@ fn path_from(out: &Rows<(Value, Path)>, step: Step, edge: Edge) -> Path {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::alloc::spill::belady::visit_order;
-    use crate::alloc::spill::nextuse::Uses;
-    use crate::analysis::Analysis;
+    use crate::alloc::spill::fixture::Fixture;
 
     /// An outer loop (`outer` … `latch`) defining `d` and `e`, with an inner loop
     /// (`inner`) on one side: `d` is read after the inner loop, still in the outer one;
@@ -245,22 +243,16 @@ exit:
 
     #[test]
     fn a_path_enters_an_inner_loop_or_leaves_its_own_and_reads_where_it_ends() {
-        let p = crate::parse(NEST).unwrap_or_else(|e| panic!("{e}"));
-        let f = &p.functions[0];
-        let a = Analysis::new(f, &p.target);
-        let class = ClassId(0);
-        let uses = Uses::new(f, class);
-        let order = visit_order(&a.cfg, &a.loops, f);
-        let graphs = (&*a.cfg, &*a.loops);
-        let next = NextUse::new(f, class, &uses, graphs, &order, &a.liveness, &|_, _| false);
+        let fx = Fixture::new(NEST);
+        let a = &fx.analysis;
         let sources = Sources {
-            f,
-            class,
+            f: fx.f(),
+            class: fx.class,
             graph: &a.cfg,
             loops: &a.loops,
             liveness: &a.liveness,
         };
-        let table = NextRead::new(&sources, &next, &order, &a.freq);
+        let table = NextRead::new(&sources, &fx.next_use(), &fx.order, &a.freq);
         let (entry, outer, skip) = (Block(0), Block(1), Block(4));
         let (x, d, e) = (Value(0), Value(2), Value(3));
         assert!(table.enters_loop_first(outer, d), "through the inner loop");

@@ -279,6 +279,7 @@ pub fn exit_penalty(loops: &Loops, b: Block, s: Block) -> u64 {
 mod tests {
     use super::*;
     use crate::alloc::spill::belady::visit_order;
+    use crate::alloc::spill::fixture::Fixture;
     use crate::analysis::Analysis;
 
     #[test]
@@ -297,19 +298,13 @@ exit:
   ret %z
 }
 ";
-        let p = crate::parse(src).unwrap_or_else(|e| panic!("{e}"));
-        let f = &p.functions[0];
-        let a = Analysis::new(f, &p.target);
-        let class = ClassId(0);
-        let uses = Uses::new(f, class);
-        let order = visit_order(&a.cfg, &a.loops, f);
-        let graphs = (&*a.cfg, &*a.loops);
-        let nu = NextUse::new(f, class, &uses, graphs, &order, &a.liveness, &|_, _| false);
+        let fx = Fixture::new(src);
+        let nu = fx.next_use();
         let (x, y) = (Value(0), Value(1));
         assert_eq!(nu.at_end(Block(0), y), 0);
         assert!(nu.at_end(Block(0), x) > LOOP_EXIT);
-        assert_eq!(nu.from(&uses, Block(1), y, 0), 0);
-        assert_eq!(nu.from(&uses, Block(1), y, 1), 1, "around the loop");
+        assert_eq!(nu.from(&fx.uses, Block(1), y, 0), 0);
+        assert_eq!(nu.from(&fx.uses, Block(1), y, 1), 1, "around the loop");
     }
 
     /// The worklist's result solves the equations at every block end: each live-out

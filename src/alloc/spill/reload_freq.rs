@@ -139,20 +139,16 @@ fn loop_entries(f: &Function, graph: &Graph, loops: &Loops) -> Rows<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::alloc::spill::belady::visit_order;
-    use crate::analysis::Analysis;
+    use crate::alloc::spill::fixture::Fixture;
 
     /// The reload frequencies at the ends of `blocks` of `values` of the first class of the
     /// first function of `src`.
     fn reload_freq_of(src: &str, blocks: &[u32], values: &[u32]) -> Vec<Vec<f64>> {
-        let p = crate::parse(src).unwrap_or_else(|e| panic!("{e}"));
-        let f = &p.functions[0];
-        let a = Analysis::new(f, &p.target);
-        let class = ClassId(0);
-        let uses = Uses::new(f, class);
-        let order = visit_order(&a.cfg, &a.loops, f);
+        let fx = Fixture::new(src);
+        let a = &fx.analysis;
         let graphs = (&*a.cfg, &*a.loops);
-        let r = ReloadFreq::new(f, class, &uses, graphs, &order, &a.liveness, &a.freq);
+        let (f, order) = (fx.f(), &fx.order);
+        let r = ReloadFreq::new(f, fx.class, &fx.uses, graphs, order, &a.liveness, &a.freq);
         let at_ends = |b: Block| values.iter().map(|&v| r.at_end(b, Value(v))).collect();
         blocks.iter().map(|&b| at_ends(Block(b))).collect()
     }
