@@ -180,6 +180,7 @@ pub fn decide(input: &Input) -> Result<Decisions, AllocError> {
         pinned: input.flags.pinned.iter().copied().collect(),
         demand,
         loop_peaks,
+        latch_freq: latch_frequencies(input),
         candidates: Vec::new(),
         crowded: Vec::new(),
     };
@@ -255,6 +256,19 @@ fn loop_contiguous_rpo(graph: &Graph, loops: &Loops, root: Block, seen: &mut [bo
 struct UnitCosts {
     reload: f64,
     store: f64,
+}
+
+/// Per block: for a loop header, the highest frequency among its predecessors inside
+/// the loop (its latches, where a back edge's coupling code runs); 0 for other blocks.
+fn latch_frequencies(input: &Input) -> Vec<f64> {
+    let mut out = vec![0.0; input.f.blocks.len()];
+    for &h in input.loops.headers() {
+        let body = input.loops.body(h);
+        let latches = input.graph.preds(h).iter();
+        let latches = latches.filter(|p| body.binary_search(p).is_ok());
+        out[h.index()] = latches.map(|p| input.a.freq[p.index()]).fold(0.0, f64::max);
+    }
+    out
 }
 
 fn unit_costs(input: &Input) -> (UnitCosts, UnitCosts) {
@@ -345,6 +359,8 @@ struct Belady<'i, 'a> {
     demand: Demand<'a>,
     /// Per block in a loop: its peak in rounded units ([`LoopPeaks`]).
     loop_peaks: LoopPeaks,
+    /// Per loop header: the highest frequency of its back edges (0 elsewhere).
+    latch_freq: Vec<f64>,
     /// The candidates of the last eviction: one buffer for every eviction.
     candidates: Vec<Candidate>,
     /// Per block: how many positions from its first instruction on stay over the budget
@@ -2386,12 +2402,7 @@ impl Belady<'_, '_> {
             let plan = &self.plans[h.index()];
             let is_phi = || self.f().block(h).phis.iter().any(|p| p.def.value == v);
             if plan.visited && plan.entry.binary_search(&v).is_ok() && !is_phi() {
-                let body = loops.body(h);
-                let latches = self.input.graph.preds(h).iter();
-                let latches = latches.filter(|p| body.binary_search(p).is_ok());
-                return latches
-                    .map(|p| self.input.a.freq[p.index()])
-                    .fold(0.0, f64::max);
+                return self.latch_freq[h.index()];
             }
             header = loops.enclosing(h);
         }
