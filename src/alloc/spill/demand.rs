@@ -13,7 +13,9 @@
 //! problem.
 //!
 //! A class *fits everywhere* when every instruction and terminator fits with every value of
-//! the class live there in a register. MIN then evicts nothing and the spiller has nothing
+//! the class live there in a register, and every block's entry does with its live-ins and
+//! phis (assignment places them all before the block's first instruction: two 3-unit
+//! phis aligned to 4 need 7 units where their sizes sum to 6). MIN then evicts nothing and the spiller has nothing
 //! to do; checking it costs one backward liveness walk per block, and nothing per live value
 //! where the instruction is unconstrained and either the class is free of alignment (the
 //! pressure analysis has already summed those points) or its live values and definitions
@@ -347,14 +349,46 @@ impl<'a> Demand<'a> {
         scratch: &mut Scratch,
     ) -> bool {
         let mut fits = true;
-        liveness.walk_backward(self.f, b, live, |at, live| {
-            let At::Before(point) = at else { return };
-            let (defs, ops) = operands_at(self.f, b, point);
-            let constrained = self.constrained(defs, &ops);
-            let at = ((b, point), (defs, &*ops), constrained);
-            fits = fits && self.fits_at(at, live, liveness, scratch);
+        liveness.walk_backward(self.f, b, live, |at, live| match at {
+            At::Before(point) => {
+                let (defs, ops) = operands_at(self.f, b, point);
+                let constrained = self.constrained(defs, &ops);
+                let at = ((b, point), (defs, &*ops), constrained);
+                fits = fits && self.fits_at(at, live, liveness, scratch);
+            }
+            At::Entry => fits = fits && self.entry_fits(b, live, &mut scratch.w),
+            At::After(_) => {}
         });
         fits
+    }
+
+    /// Whether the entry of `b` fits: its live-ins of the class (`live`, the live-in set)
+    /// and its phis packed at once, all live (`w` is a buffer).
+    fn entry_fits(&self, b: Block, live: &LiveSet, w: &mut Vec<Value>) -> bool {
+        w.clear();
+        w.extend(live.values().iter().copied().filter(|&v| self.of_class(v)));
+        let phis = self.f.block(b).phis.iter().map(|p| p.def.value);
+        w.extend(phis.filter(|&v| self.of_class(v)));
+        self.fits((&[], &[]), &*w, &|_| true)
+    }
+
+    /// The least budget from the current one up to `high` at which the entry of `b`
+    /// fits ([`Demand::entry_fits`]), which becomes the budget; `None` when it does not
+    /// fit at `high`.
+    fn least_at_entry(
+        &mut self,
+        b: Block,
+        live: &LiveSet,
+        (w, high): (&mut Vec<Value>, u16),
+    ) -> Option<u16> {
+        let from = self.budget;
+        let mut fits_with = |k: u16| {
+            self.budget = k;
+            self.entry_fits(b, live, w)
+        };
+        let least = least_true(from, high, &mut fits_with);
+        self.budget = least.unwrap_or(from);
+        least
     }
 
     /// Whether instruction `point` of `b` fits with every live value of the class in a
@@ -589,21 +623,35 @@ pub fn least_fitting_by_class(
         if !needs_walk((f, b), &demands) {
             continue;
         }
-        a.liveness.walk_backward(f, b, &mut live, |at, live| {
-            let At::Before(point) = at else { return };
-            let (defs, ops) = operands_at(f, b, point);
-            constrained_classes((f, target), (defs, &ops), &mut constrained);
-            for (c, (slot, &high)) in demands.iter_mut().zip(high).enumerate() {
-                let Some(demand) = slot else { continue };
-                let at = ((b, point), (defs, &*ops), constrained[c]);
-                if demand
-                    .least_at(at, live, &a.liveness, (&mut scratch, high))
-                    .is_none()
-                {
-                    *slot = None;
+        a.liveness
+            .walk_backward(f, b, &mut live, |at, live| match at {
+                At::Before(point) => {
+                    let (defs, ops) = operands_at(f, b, point);
+                    constrained_classes((f, target), (defs, &ops), &mut constrained);
+                    for (c, (slot, &high)) in demands.iter_mut().zip(high).enumerate() {
+                        let Some(demand) = slot else { continue };
+                        let at = ((b, point), (defs, &*ops), constrained[c]);
+                        if demand
+                            .least_at(at, live, &a.liveness, (&mut scratch, high))
+                            .is_none()
+                        {
+                            *slot = None;
+                        }
+                    }
                 }
-            }
-        });
+                At::Entry => {
+                    for (slot, &high) in demands.iter_mut().zip(high) {
+                        let Some(demand) = slot else { continue };
+                        if demand
+                            .least_at_entry(b, live, (&mut scratch.w, high))
+                            .is_none()
+                        {
+                            *slot = None;
+                        }
+                    }
+                }
+                At::After(_) => {}
+            });
     }
     demands
         .iter()
@@ -613,9 +661,10 @@ pub fn least_fitting_by_class(
 
 /// Whether [`least_fitting_by_class`] must walk block `b` of `f`: some class still
 /// searched is not decided by counts, or an instruction of `b` (its terminator included)
-/// fixes or ties a value of a class still searched. Elsewhere every instruction fits at
-/// the running budget without a look at its live set ([`Demand::least_at`] returns that
-/// budget unchanged), so the block's walk could raise nothing.
+/// fixes or ties a value of a class still searched. Elsewhere every instruction, and the
+/// block's entry, fits at the running budget without a look at its live set
+/// ([`Demand::least_at`] returns that budget unchanged; single units at an entry fit by
+/// their count, at most MaxLive), so the block's walk could raise nothing.
 fn needs_walk((f, b): (&Function, Block), demands: &[Option<Demand>]) -> bool {
     let searched = |v: Value| demands[f.value(v).class.index()].is_some();
     let block = f.block(b);
@@ -720,17 +769,32 @@ mod tests {
         let mut fits = a.pressure.max_live(c) <= u32::from(k);
         for b in f.block_ids() {
             a.liveness.walk_backward(f, b, &mut live, |at, live| {
-                let At::Before(point) = at else { return };
-                let (defs, ops) = operands_at(f, b, point);
-                let w: Vec<Value> = live
+                let mut w: Vec<Value> = live
                     .values()
                     .iter()
                     .copied()
                     .filter(|&v| demand.of_class(v))
                     .collect();
-                let lives = |v: Value| !a.liveness.is_killed_at(b, point, v);
                 let mut built = operands::Built::default();
-                demand.build_problem((defs, &ops), &w, &lives, &mut Vec::new(), &mut built);
+                match at {
+                    At::Before(point) => {
+                        let (defs, ops) = operands_at(f, b, point);
+                        let lives = |v: Value| !a.liveness.is_killed_at(b, point, v);
+                        demand.build_problem((defs, &ops), &w, &lives, &mut Vec::new(), &mut built);
+                    }
+                    At::Entry => {
+                        let phis = f.block(b).phis.iter().map(|p| p.def.value);
+                        w.extend(phis.filter(|&v| demand.of_class(v)));
+                        demand.build_problem(
+                            (&[], &[]),
+                            &w,
+                            &|_| true,
+                            &mut Vec::new(),
+                            &mut built,
+                        );
+                    }
+                    At::After(_) => return,
+                }
                 fits &= packing::fits(&built.problem);
             });
         }
@@ -814,5 +878,36 @@ mod tests {
             totals.0 > 500 && totals.1 > 500,
             "both outcomes are exercised: {totals:?}"
         );
+    }
+
+    /// Two 3-unit phis aligned to 4 sum to 6 units but need 7 at their block's entry,
+    /// where no instruction reads them: minimum-registers mode chose 6 and assignment
+    /// could not place them (found by fuzzing: an error at a legal budget).
+    #[test]
+    fn a_block_entry_packs_its_phis_with_their_alignment() {
+        let src = "target generic a=18:aligned:noswap
+func @f {
+b0:
+  %x:a3 = arg 0
+  branch uniform %x, b1, b2
+b1:
+  jump b3
+b2:
+  jump b3
+b3:
+  %p:a3 = phi [b1: %x], [b2: %x]
+  %q:a3 = phi [b1: %x], [b2: %x]
+  ret
+}
+";
+        let p = crate::parse(src).expect("parses");
+        let prepared = prepare_function(&p.functions[0], &p.target).expect("prepares");
+        let (f, a) = (&prepared.func, &prepared.analysis);
+        let class = p.target.class_by_name("a").expect("class a");
+        assert_eq!(a.pressure.max_live(class), 6);
+        assert!(!fits_everywhere(f, &p.target, a, class, 6));
+        assert!(fits_everywhere(f, &p.target, a, class, 7));
+        let least = least_fitting_by_class(f, &p.target, a, &[0], &[18]);
+        assert_eq!(least, [Some(7)]);
     }
 }
