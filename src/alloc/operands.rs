@@ -586,6 +586,21 @@ mod tests {
     }
 
     #[test]
+    fn tie_does_not_take_an_item_pinned_where_another_definition_is_fixed() {
+        let b = built(
+            "  %a:v1 = x\n  %c:v1, %d:v1 fixed(v0) = split %a, %a fixed(v0) tied(0)",
+            2,
+            &["a"],
+            &["a"],
+        );
+        let tied = b.defs[0].expect("the tied definition has an item");
+        assert_ne!(b.problem.items[tied].pinned, Some(0));
+        assert!(matches!(b.roles[tied], Role::Copy(_)), "{:?}", b.roles);
+        let at = canonical(&b.problem).expect("fits in 2: a copy of %a, then %d in v0");
+        assert_ne!(at[tied], 0);
+    }
+
+    #[test]
     fn a_value_fixed_to_two_registers_is_read_from_one_and_a_copy() {
         let b = built(
             "  %a:v1 = x\n  %c:v1 = mul %a fixed(v3), %a fixed(v5)",
