@@ -16,6 +16,7 @@ mod draw;
 mod fmt;
 mod gap;
 mod gap_svg;
+mod gen;
 mod llc;
 mod mir;
 mod mutate_check;
@@ -73,6 +74,8 @@ enum Cli {
     /// Write regalloc2's fuzz-generator functions as `.chr` files, one per seed.
     #[command(name = "ra2-gen")]
     Ra2Gen(ra2_gen::Args),
+    /// Write chromatic's own generator's programs as `.chr` files, one per seed.
+    Gen(gen::Args),
 }
 
 /// What a command reports back to `main`.
@@ -100,6 +103,7 @@ fn main() -> ExitCode {
         Cli::Draw(args) => draw::run(&args),
         Cli::ScheduleGap(args) => schedule_gap::run(&args),
         Cli::Ra2Gen(args) => ra2_gen::run(&args),
+        Cli::Gen(args) => gen::run(&args),
         Cli::Bench(args) => bench::run(&args),
     };
     match result {

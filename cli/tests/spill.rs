@@ -2,6 +2,8 @@
 //! down to the lowest legal budget, the pipeline succeeds, the verifier accepts and the
 //! interpreter agrees; below the lowest legal budget, a clear error.
 
+mod common;
+
 use chromatic::alloc::spill::minimum::lowest_legal;
 use chromatic::alloc::{allocate, AllocError, AllocOptions};
 use chromatic::analysis::Analysis;
@@ -1034,6 +1036,42 @@ fn cost_rises(p: &Program, class: chromatic::ClassId) -> Sweep {
         cost: costs.iter().sum(),
         rises,
     }
+}
+
+/// `chromatic gen` writes the generator's programs the ratchet above sweeps, and
+/// `chromatic sweep` on them counts the same rising steps as [`cost_rises`]: the ratchet's
+/// measurement replays from the command line.
+#[test]
+fn gen_then_sweep_counts_the_ratchets_rises() {
+    let dir = std::env::temp_dir().join(format!("chromatic-gen-{}", std::process::id()));
+    let dir_s = dir.to_str().expect("utf-8 path");
+    let gen = common::chromatic(&["gen", "--seed", "553", "--count", "3", "-o", dir_s]);
+    assert!(
+        gen.status.success(),
+        "{}",
+        String::from_utf8_lossy(&gen.stderr)
+    );
+    let (mut rises, mut steps) = (0, 0);
+    for seed in 553..556 {
+        let p = generate_from_seed(seed, &GenConfig::default());
+        let text = std::fs::read_to_string(dir.join(format!("gen_{seed}.chr"))).expect("written");
+        assert_eq!(
+            print(&parse(&text).expect("parses")),
+            print(&p),
+            "seed {seed}"
+        );
+        for c in p.target.class_ids() {
+            let sweep = cost_rises(&p, c);
+            rises += sweep.rises.len();
+            steps += sweep.steps;
+        }
+    }
+    let sweep = common::chromatic(&["sweep", dir_s]);
+    let out = String::from_utf8_lossy(&sweep.stdout);
+    assert!(sweep.status.success(), "{out}");
+    let line = format!("one register more costs more: {rises} of {steps} steps");
+    assert!(steps > 0 && out.contains(&line), "no `{line}` in\n{out}");
+    std::fs::remove_dir_all(&dir).expect("clean up");
 }
 
 /// Phis exchanging their values on a loop's back edge, in a class without a swap whose
