@@ -1263,13 +1263,26 @@ fn a_value_staying_out_for_the_loop_is_the_farthest_for_its_cost_over_the_loop_e
     assert_eq!(costs, (384.0, 192.0));
 }
 
+/// A loop header's values that MIN evicts before reading them enter the loop in memory;
+/// which values MIN evicts depends on which others the entry holds. With one register
+/// more, an 8-unit value the header never reads made MIN evict a 1-unit value read in the
+/// header too, and both entered in memory (generated seed 791, class `a`: 3,521 at `a=14`,
+/// 3,787 at `a=15`, 3,609 at `a=16`). A value left out now comes back where the walk with
+/// it evicts no value of the entry before its read.
+#[test]
+fn a_loop_header_takes_back_a_value_only_another_doomed_value_pushed_out() {
+    let costs = (generated_cost(791, "a", 14), generated_cost(791, "a", 15));
+    assert_eq!(costs, (3521.0, 3521.0));
+    assert_eq!(generated_cost(791, "a", 16), 3521.0);
+}
+
 /// Issue-14 goal, met on the corpus, not yet on generated programs: the spill cost should
 /// never rise when the budget grows by one. Belady's choices are greedy (a cheap eviction
 /// at one budget can force a costlier one later that a tighter budget avoids; one register
 /// more can leave a parallel copy without a free temporary), so it does on none of the
-/// corpus's 123 steps and on 21 of 1,799 steps over 1,000 generated programs (every class,
+/// corpus's 123 steps and on 20 of 1,799 steps over 1,000 generated programs (every class,
 /// every budget from the lowest legal one to MaxLive; their cost summed over every point,
-/// 10,214,230.75). This ratchet fails when either
+/// 10,212,783.75). This ratchet fails when either
 /// count grows, and lists every rising step (program, class, budget, both costs).
 #[test]
 fn spill_cost_rises_with_one_more_register_no_more_often_than_measured() {
@@ -1303,7 +1316,7 @@ fn spill_cost_rises_with_one_more_register_no_more_often_than_measured() {
         rises.len()
     );
     assert!(
-        rises.len() <= 21,
+        rises.len() <= 20,
         "generated: {} of {steps} steps:\n{listed}",
         rises.len()
     );

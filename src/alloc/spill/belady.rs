@@ -1483,23 +1483,47 @@ impl Belady<'_, '_> {
 
     /// At a loop header, values MIN would evict in the header before reading them enter
     /// the loop in memory instead: kept, they cost a store and a reload every iteration.
-    /// A phi goes only when the header reads it after the eviction: as a memory phi its
-    /// store moves to the edges, where an argument evicted anyway fills the phi's
-    /// location with its own store; a phi the header does not read stays (left out, it
-    /// would be stored on every incoming edge, where its eviction stores it once).
+    /// An operand evicted after the instruction that reads it first counts too: held
+    /// from the entry, it is reloaded on the back edges every iteration, as often as at
+    /// that read, and takes a register up to it. A phi goes only when the header reads it
+    /// after the eviction: as a memory phi its store moves to the edges, where an
+    /// argument evicted anyway fills the phi's location with its own store; a phi the
+    /// header does not read stays (left out, it would be stored on every incoming edge,
+    /// where its eviction stores it once).
+    ///
+    /// Which values MIN evicts depends on which others the entry holds: a value evicted
+    /// before its read took room that, left out, lets another stay (generated seed 791,
+    /// class `a`: at `a=15` an 8-unit value the header never reads took the room of a
+    /// 1-unit value read in it, and both went, 3,521 at `a=14`, 3,787 at `a=15`). So once
+    /// the doomed values are out, each comes back, the header's first read nearest first,
+    /// where the walk from the entry with it evicts no value of the entry before its read.
     fn drop_doomed(&mut self, b: Block, entry: &mut Set) -> Result<(), AllocError> {
-        let (_, trial) = self.walk(b, entry.clone(), true)?;
-        let protected = self.protected(b);
-        let phis: Vec<Value> = self.f().block(b).phis.iter().map(|p| p.def.value).collect();
-        for (at, v) in trial.evictions {
-            let first_read = self.uses.next(b, v, 0);
-            let read_before = first_read.is_some_and(|u| u < at);
-            let phi_read_later = first_read.is_some_and(|u| u >= at) || !phis.contains(&v);
-            if !read_before && !protected.contains(&v) && phi_read_later {
+        let mut doomed = self.evicted_unread(b, entry)?;
+        entry.values.retain(|v| !doomed.contains(v));
+        doomed.sort_by_key(|&v| (self.uses.next(b, v, 0).unwrap_or(u32::MAX), v));
+        doomed.dedup();
+        for v in doomed {
+            entry.values.insert(v);
+            if !self.evicted_unread(b, entry)?.is_empty() {
                 entry.values.remove(&v);
             }
         }
         Ok(())
+    }
+
+    /// The values of `entry` that MIN, walking header `b` from it, evicts at or before
+    /// their first read there and that may leave the entry ([`Self::drop_doomed`]).
+    fn evicted_unread(&mut self, b: Block, entry: &Set) -> Result<Vec<Value>, AllocError> {
+        let (_, trial) = self.walk(b, entry.clone(), true)?;
+        let protected = self.protected(b);
+        let phis: Vec<Value> = self.f().block(b).phis.iter().map(|p| p.def.value).collect();
+        let doomed = trial.evictions.into_iter().filter(|&(at, v)| {
+            let first_read = self.uses.next(b, v, 0);
+            let read_before = first_read.is_some_and(|u| u < at);
+            let phi_read_later = first_read.is_some_and(|u| u >= at) || !phis.contains(&v);
+            entry.values.contains(&v) && !read_before && !protected.contains(&v) && phi_read_later
+        });
+        Ok(doomed.map(|(_, v)| v).collect())
     }
 
     /// After a divergent branch block: what it keeps in registers for its else-arm
