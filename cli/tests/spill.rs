@@ -1074,6 +1074,97 @@ fn gen_then_sweep_counts_the_ratchets_rises() {
     std::fs::remove_dir_all(&dir).expect("clean up");
 }
 
+/// An outer loop header `b3` swaps its phis `%v24` and `%v25` on its back edges; the
+/// inner loop `b9`, entered holding `%v25`, does not read it. The inner header's region
+/// of blocks holding `%v25` ran on around the outer back edge into `b3`, where `%v25` is
+/// the phi, a new value: it left `b3`'s entry without becoming a memory phi, and its
+/// reload in `b8` read a slot nothing had stored (fuzz `alloc_verify`, reduced; an
+/// undefined value at `a=12`). Every budget of both classes verifies.
+#[test]
+fn a_phi_reached_around_a_back_edge_is_not_held_from_an_inner_loop() {
+    let p = parse(PHI_AROUND_A_BACK_EDGE).expect("parses");
+    check(&p, Vec::new()).unwrap_or_else(|e| panic!("default budget: {e}"));
+    for (class, max_live, lowest) in class_range(&p) {
+        let units = u32::from(
+            p.target
+                .class(p.target.class_by_name(&class).unwrap())
+                .units,
+        );
+        for k in lowest.max(1)..=max_live.min(units) {
+            check(&p, vec![(class.clone(), k as u16)])
+                .unwrap_or_else(|e| panic!("{class}={k}: {e}"));
+        }
+    }
+}
+
+const PHI_AROUND_A_BACK_EDGE: &str = "\
+target generic a=12:aligned q=5:noswap
+func @f1 {
+b0:
+  %v0:q1 = arg 0 early
+  %v1:q2 fixed(q[2:3]) = arg 1
+  %v3:q1 = load %v0 fixed(q3), 3926361176 reads
+  %v5:a4 = split %v1, 15, 32
+  %v6:q1, %v7:a2 = setprio %v5 control
+  %v8:q1 fixed(q1), %v9:q1 = mma.sync 18 early(1)
+  jump b1
+b1:
+  %v10:q1 = phi [b0: %v3], [b13: %v18]
+  %v11:a2, %v12:a4 = add %v10
+  %v13:a1, %v14:a2 = add.cc %v9, %v8 early(1) carry
+  %v15:a1 = mad %v1, -25
+  %v16:a1 = mad %v11, %v15 tied(1)
+  %v17:q1, %v18:q1 = setprio %v13, -34, %v12 control
+  jump b3
+b2:
+  %v19:a2 = phi [b13: %v7]
+  %v20:a1 = phi [b13: %v70]
+  %v21:q1 = store %v19, %v9, %v19 writes
+  ret %v20, %v21, %v21
+b3:
+  %v24:a2 = phi [b1: %v14], [b6: %v25], [b11: %v25]
+  %v25:a2 = phi [b1: %v14], [b6: %v24], [b11: %v24]
+  %v27:a1 = phi [b1: %v16], [b6: %v28], [b11: %v28]
+  %v28:a1 = phi [b1: %v15], [b6: %v27], [b11: %v27]
+  %v30:q1 = const -33 remat
+  %v31:a3, %v32:q1 = split early(1)
+  %v33:q1, %v34:a1 = add.cc %v32, %v31, 19 tied(0) carry
+  branch uniform %v30, b5, b6
+b4:
+  %v35:a1 = const -7 remat
+  %v36:q1, %v37:a1 = fence %v35, %v16 barrier
+  branch uniform %v18, b12, b13
+b5:
+  branch uniform %v33, b8, b7
+b6:
+  %v42:a1 = phi [b3: %v34], [b10: %v34]
+  %v45:a3 = setprio %v32, %v9 control
+  %v47:q1, %v48:a1 = split %v45, -17, %v10, %v42
+  branch uniform %v30, b3, b11
+b7:
+  jump b8
+b8 freq=1:
+  %v57:a1, %v58:a1 = setprio %v30, %v33, %v25, %v30 control
+  %v59:a1 = mad %v33, %v34 tied(1)
+  jump b9
+b9:
+  %v60:a1 = phi [b8: %v59], [b9: %v61]
+  %v61:a1 = phi [b8: %v13], [b9: %v60]
+  mma.sync %v59, %v58
+  %v63:a1, %v64:a1 = mma.sync 2815020923, %v57, %v18 early early(1)
+  branch uniform %v63, b9, b10
+b10:
+  jump b6
+b11:
+  branch divergent %v48, b4, b3
+b12:
+  jump b13
+b13:
+  %v70:a1 = phi [b4: %v37], [b12: %v28]
+  branch uniform %v0, b2, b1
+}
+";
+
 /// Phis exchanging their values on a loop's back edge, in a class without a swap whose
 /// spill target is another class (PTX predicates into `r`), with the loop header's W
 /// filling the budget: the copy on the back edge found no free unit and went through a

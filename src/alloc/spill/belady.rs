@@ -1337,9 +1337,14 @@ impl Belady<'_, '_> {
 
     /// The blocks holding `v` from the entry of `h` on, up to its first read or eviction
     /// in each: `h`, then every successor whose entry holds it of a block that neither
-    /// reads nor evicts it. None where a block of it keeps `v` for a divergent side, or
+    /// reads nor evicts it, but the block defining it: a phi `v` reached around a back
+    /// edge is a new value there, in registers by that block's own entry set (found by
+    /// fuzzing: a phi of an outer loop's header, held through an inner loop, left the
+    /// outer header's entry without becoming a memory phi, and its reload read a slot
+    /// nothing stored). None where a block of it keeps `v` for a divergent side, or
     /// passes it to a register phi.
     fn held_from(&self, h: Block, v: Value) -> Option<Vec<Block>> {
+        let def_block = self.input.a.liveness.def_block(v);
         let uniform = self.input.target.class(self.input.class).uniform;
         let mut region = vec![h];
         let mut in_region = BTreeSet::from([h]);
@@ -1359,7 +1364,7 @@ impl Belady<'_, '_> {
                     return None;
                 }
                 let holds = self.plans[s.index()].entry.binary_search(&v).is_ok();
-                if holds && in_region.insert(s) {
+                if holds && s != def_block && in_region.insert(s) {
                     region.push(s);
                 }
             }
