@@ -1373,7 +1373,7 @@ fn a_loop_header_takes_back_a_value_only_another_doomed_value_pushed_out() {
 /// more can leave a parallel copy without a free temporary), so it does on none of the
 /// corpus's 123 steps and on 20 of 1,799 steps over 1,000 generated programs (every class,
 /// every budget from the lowest legal one to MaxLive; their cost summed over every point,
-/// 10,212,783.75). This ratchet fails when either
+/// 10,212,782.25, since the fix for a phi reached around a back edge). This ratchet fails when either
 /// count grows, and lists every rising step (program, class, budget, both costs).
 #[test]
 fn spill_cost_rises_with_one_more_register_no_more_often_than_measured() {
