@@ -5,32 +5,26 @@
 //! `chromatic::alloc::regalloc2_adapter::fuzz_func`; a seed on which the generator gives
 //! up (it does when no value of a parameter's class is at hand) is counted and skipped.
 
+use crate::gen::Seeds;
 use crate::Outcome;
 use chromatic::alloc::regalloc2_adapter::fuzz_func::{generate, to_chr, Size};
 use std::path::Path;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The first seed.
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
-    /// How many seeds, from `--seed` on.
-    #[arg(long, default_value_t = 100)]
-    count: u64,
+    /// Seeds and output directory (files `ra2_SIZE_SEED.chr`).
+    #[command(flatten)]
+    seeds: Seeds,
     /// `default` (regalloc2's: 1–100 blocks of 5–15 values), `1k`, `5k`, `25k` (about
     /// that many instructions), or `pressure` (few blocks of 150–250 values).
     #[arg(long, default_value_t = Size::Default)]
     size: Size,
-    /// The directory to write `ra2_SIZE_SEED.chr` files into (created if missing).
-    #[arg(short, long)]
-    output: String,
 }
 
 pub fn run(args: &Args) -> anyhow::Result<Outcome> {
-    let dir = Path::new(&args.output);
-    std::fs::create_dir_all(dir)?;
+    let dir = Path::new(&args.seeds.output);
     let (mut written, mut given_up) = (0, 0);
-    for seed in args.seed..args.seed + args.count {
+    for seed in args.seeds.prepare()? {
         let Some(func) = generate(seed, args.size) else {
             given_up += 1;
             continue;
@@ -47,7 +41,7 @@ pub fn run(args: &Args) -> anyhow::Result<Outcome> {
     }
     outln!(
         "{written} functions written to {} ({given_up} seeds the generator gave up on)",
-        args.output
+        args.seeds.output
     );
     Ok(Outcome::Ok)
 }
