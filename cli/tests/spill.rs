@@ -51,6 +51,23 @@ fn class_range(p: &Program) -> Vec<(String, u32, u32)> {
         .collect()
 }
 
+/// Every (class, budget) a sweep of `p` allocates at: from the class's lowest legal
+/// budget (at least 1) up to its MaxLive, within the class's register file.
+fn swept_budgets(p: &Program) -> Vec<(String, u16)> {
+    let mut out = Vec::new();
+    for (class, max_live, lowest) in class_range(p) {
+        let units = u32::from(
+            p.target
+                .class(p.target.class_by_name(&class).unwrap())
+                .units,
+        );
+        for k in lowest.max(1)..=max_live.min(units) {
+            out.push((class.clone(), k as u16));
+        }
+    }
+    out
+}
+
 /// Allocates under `budget`; `Err` describes what went wrong.
 fn check(p: &Program, budget: Vec<(String, u16)>) -> Result<(), String> {
     let opts = AllocOptions {
@@ -86,17 +103,10 @@ fn every_budget_from_max_live_down_to_the_lowest_legal_one_verifies() {
     let mut failures = Vec::new();
     let mut runs = 0;
     for (name, p) in corpus_programs() {
-        for (class, max_live, lowest) in class_range(&p) {
-            let units = u32::from(
-                p.target
-                    .class(p.target.class_by_name(&class).unwrap())
-                    .units,
-            );
-            for k in lowest.max(1)..=max_live.min(units) {
-                runs += 1;
-                if let Err(e) = check(&p, vec![(class.clone(), k as u16)]) {
-                    failures.push(format!("{name} {class}={k}: {e}"));
-                }
+        for (class, k) in swept_budgets(&p) {
+            runs += 1;
+            if let Err(e) = check(&p, vec![(class.clone(), k)]) {
+                failures.push(format!("{name} {class}={k}: {e}"));
             }
         }
     }
@@ -1084,16 +1094,8 @@ fn gen_then_sweep_counts_the_ratchets_rises() {
 fn a_phi_reached_around_a_back_edge_is_not_held_from_an_inner_loop() {
     let p = parse(PHI_AROUND_A_BACK_EDGE).expect("parses");
     check(&p, Vec::new()).unwrap_or_else(|e| panic!("default budget: {e}"));
-    for (class, max_live, lowest) in class_range(&p) {
-        let units = u32::from(
-            p.target
-                .class(p.target.class_by_name(&class).unwrap())
-                .units,
-        );
-        for k in lowest.max(1)..=max_live.min(units) {
-            check(&p, vec![(class.clone(), k as u16)])
-                .unwrap_or_else(|e| panic!("{class}={k}: {e}"));
-        }
+    for (class, k) in swept_budgets(&p) {
+        check(&p, vec![(class.clone(), k)]).unwrap_or_else(|e| panic!("{class}={k}: {e}"));
     }
 }
 
