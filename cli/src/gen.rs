@@ -29,10 +29,19 @@ pub struct Seeds {
 }
 
 impl Seeds {
-    /// The seeds, after creating the output directory.
-    pub fn prepare(&self) -> std::io::Result<std::ops::Range<u64>> {
+    /// The seeds, after creating the output directory; an error where the last seed is
+    /// past `u64::MAX`.
+    pub fn prepare(&self) -> anyhow::Result<std::ops::Range<u64>> {
+        let end = (self.seed.checked_add(self.count)).ok_or_else(|| {
+            anyhow::anyhow!(
+                "--seed {} --count {} runs past the last seed, {}",
+                self.seed,
+                self.count,
+                u64::MAX
+            )
+        })?;
         std::fs::create_dir_all(&self.output)?;
-        Ok(self.seed..self.seed + self.count)
+        Ok(self.seed..end)
     }
 }
 

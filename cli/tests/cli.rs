@@ -781,3 +781,30 @@ fn a_closed_output_pipe_ends_the_command_quietly() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(out.status.code(), Some(0), "{stderr}");
 }
+
+/// A seed range past the last seed is an error naming the flags, for both generators,
+/// and writes nothing (it wrapped around to an empty range before).
+#[test]
+fn a_seed_range_past_the_last_seed_is_an_error() {
+    let dir = std::env::temp_dir().join(format!("chromatic-seeds-{}", std::process::id()));
+    let dir_s = dir.to_str().expect("utf-8 path");
+    for command in ["gen", "ra2-gen"] {
+        let args = [
+            command,
+            "--seed",
+            "18446744073709551615",
+            "--count",
+            "2",
+            "-o",
+            dir_s,
+        ];
+        let out = chromatic(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{command}: {stderr}");
+        assert!(
+            stderr.contains("--seed 18446744073709551615 --count 2 runs past the last seed"),
+            "{command}: {stderr}"
+        );
+        assert!(!dir.exists(), "{command} wrote {dir_s}");
+    }
+}
