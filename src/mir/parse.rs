@@ -233,7 +233,8 @@ pub(super) fn split_memory_operands(line: &str) -> (&str, &str) {
     (line, "")
 }
 
-/// Words after which the rest of an instruction line is annotation.
+/// Words after which the rest of an instruction line is annotation; a comma separates the
+/// first of them from the last operand (`ATOMIC_FENCE 5, 2, mmra !3`).
 const TRAILERS: &[&str] = &[
     "debug-location",
     "pre-instr-symbol",
@@ -251,10 +252,13 @@ fn instruction(tokens: &mut Vec<Token>, pos: Pos) -> Result<InstAst, MirError> {
         .position(|t| matches!(&t.tok, Tok::Ident(w) if TRAILERS.contains(&w.as_str())))
     {
         tokens.truncate(cut);
+        if tokens.last().is_some_and(|t| t.tok == Tok::Punct(',')) {
+            tokens.pop();
+        }
     }
     let eq = top_level(tokens).find(|&i| tokens[i].tok == Tok::Punct('='));
     let (defs, rest) = match eq {
-        Some(eq) => (operands(&tokens[..eq])?, &tokens[eq + 1..]),
+        Some(eq) => (operands(&tokens[..eq], pos)?, &tokens[eq + 1..]),
         None => (Vec::new(), &tokens[..]),
     };
     let at = rest
@@ -276,7 +280,7 @@ fn instruction(tokens: &mut Vec<Token>, pos: Pos) -> Result<InstAst, MirError> {
         pos,
         defs,
         opcode,
-        operands: operands(&rest[at + 1..])?,
+        operands: operands(&rest[at + 1..], rest[at].pos)?,
         stores: false,
         loads: false,
     })
@@ -296,8 +300,8 @@ fn top_level(tokens: &[Token]) -> impl Iterator<Item = usize> + '_ {
     })
 }
 
-/// Comma-separated operands.
-fn operands(tokens: &[Token]) -> Result<Vec<OperandAst>, MirError> {
+/// Comma-separated operands; `before` is where an empty first one is reported.
+fn operands(tokens: &[Token], before: Pos) -> Result<Vec<OperandAst>, MirError> {
     if tokens.is_empty() {
         return Ok(Vec::new());
     }
@@ -306,14 +310,17 @@ fn operands(tokens: &[Token]) -> Result<Vec<OperandAst>, MirError> {
     let commas: Vec<usize> = top_level(tokens)
         .filter(|&i| tokens[i].tok == Tok::Punct(','))
         .collect();
+    let mut at = before;
     for end in commas.into_iter().chain([tokens.len()]) {
-        out.push(operand(&tokens[start..end], tokens.get(start))?);
+        out.push(operand(&tokens[start..end], at)?);
+        at = tokens.get(end).map_or(at, |comma| comma.pos);
         start = end + 1;
     }
     Ok(out)
 }
 
-fn operand(group: &[Token], first: Option<&Token>) -> Result<OperandAst, MirError> {
+/// One operand; `at` (the comma or opcode before it) is where an empty one is reported.
+fn operand(group: &[Token], at: Pos) -> Result<OperandAst, MirError> {
     let mut flags = Flags::default();
     let mut i = 0;
     while let Some(Tok::Ident(w)) = group.get(i).map(|t| &t.tok) {
@@ -332,7 +339,7 @@ fn operand(group: &[Token], first: Option<&Token>) -> Result<OperandAst, MirErro
     }
     let Some(head) = group.get(i) else {
         return Err(MirError {
-            pos: first.map_or_else(Pos::default, |t| t.pos),
+            pos: group.first().map_or(at, |t| t.pos),
             message: "empty operand".into(),
         });
     };

@@ -187,3 +187,50 @@ fn a_phi_equal_to_another_but_where_undef_is_merged_into_it() {
     assert_eq!(implicit_defs(0), 1, "only %9's undef argument is left");
     crate::analysis::ssa::validate(f, &p.target).unwrap();
 }
+
+#[test]
+fn annotations_after_the_operands_are_not_operands() {
+    let annotated = KERNEL
+        .replace(
+            "    GLOBAL_STORE_DWORD",
+            "    ATOMIC_FENCE 5, 2, mmra !3\n    GLOBAL_STORE_DWORD",
+        )
+        .replace("S_ENDPGM 0\n", "S_ENDPGM 0, debug-location !12\n")
+        .replace(
+            "implicit $mode, implicit $exec\n",
+            "implicit $mode, implicit $exec, pcsections !4\n",
+        );
+    let p = import(&annotated).unwrap();
+    let fence = &p.functions[0].blocks[1].insts;
+    let fence = fence
+        .iter()
+        .filter_map(|i| i.op())
+        .find(|op| op.opcode.as_str() == "ATOMIC_FENCE")
+        .expect("the fence is imported");
+    assert_eq!(fence.operands.len(), 2);
+}
+
+#[test]
+fn an_empty_operand_is_an_error_at_its_comma() {
+    let bad = KERNEL.replace(
+        "GLOBAL_STORE_DWORD %5, %5.sub0,",
+        "GLOBAL_STORE_DWORD %5, , %5.sub0,",
+    );
+    let e = import(&bad).unwrap_err();
+    assert_eq!(e.message, "empty operand");
+    let line = bad.lines().position(|l| l.contains(", ,")).unwrap() + 1;
+    let comma = bad.lines().nth(line - 1).unwrap().find(", ,").unwrap() + 1;
+    assert_eq!(
+        (e.pos.line as usize, e.pos.col as usize),
+        (line, comma),
+        "{e}"
+    );
+    let trailing = KERNEL.replace("S_ENDPGM 0\n", "S_ENDPGM 0,\n");
+    let e = import(&trailing).unwrap_err();
+    let line = trailing
+        .lines()
+        .position(|l| l.contains("S_ENDPGM 0,"))
+        .unwrap()
+        + 1;
+    assert_eq!(e.pos.line as usize, line, "{e}");
+}
