@@ -128,8 +128,9 @@ pub enum Occupancy {
         sgpr_class: ClassId,
         sgpr_table: Vec<(u32, u32)>,
     },
-    /// NVIDIA sm_80/sm_90: registers allocated per warp in multiples of 256 (8 per thread)
-    /// from 65536 per SM; `warps = min(max_warps, 4·⌊16384 / (⌈R/8⌉·8·32)⌋)`.
+    /// NVIDIA sm_70 to sm_120: registers allocated per warp in multiples of 256 (8 per
+    /// thread) from 65536 per SM; `warps = min(max_warps, 4·⌊16384 / (⌈R/8⌉·8·32)⌋)`, where
+    /// `max_warps` is 64 (sm_70, sm_80, sm_90, sm_100), 48 (sm_86, sm_120) or 32 (sm_75).
     Nvidia { class: ClassId, max_warps: u32 },
 }
 
@@ -171,24 +172,39 @@ pub struct Target {
     pub spec: Option<String>,
 }
 
-/// Names of the built-in targets, in the order `--help` lists them.
+/// Names of the built-in targets, in the order `--help` lists them. AMD targets are named
+/// by register-file model, each standing for the processors `docs/TARGETS.md` lists
+/// (`gfx10-3-w32`: gfx1030–gfx1036 in wave32); NVIDIA targets by the first architecture
+/// of a model (`sm_86`: sm_86, sm_87 and sm_89, 48 warps per SM).
 pub const BUILTIN_TARGETS: &[&str] = &[
     "gfx9",
     "gfx90a",
     "gfx942",
+    "gfx950",
     "gfx10-w32",
     "gfx10-w64",
+    "gfx10-3-w32",
+    "gfx10-3-w64",
     "gfx11-w32",
     "gfx11-w64",
+    "gfx1102-w32",
+    "gfx1102-w64",
+    "gfx12-w32",
+    "gfx12-w64",
+    "sm_70",
+    "sm_75",
     "sm_80",
+    "sm_86",
     "sm_90",
+    "sm_100",
+    "sm_120",
     "gen9",
 ];
 
 /// Why a target description was rejected.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum TargetError {
-    #[error("unknown target `{0}` (expected one of: gfx9, gfx90a, gfx942, gfx10-w32, gfx10-w64, gfx11-w32, gfx11-w64, sm_80, sm_90, gen9, generic)")]
+    #[error("unknown target `{0}` (expected one of: {list}, generic)", list = BUILTIN_TARGETS.join(", "))]
     Unknown(String),
     #[error(
         "bad class description `{0}`: expected NAME=UNITS[:uniform][:aligned][:noswap][:via=CLASS]"
@@ -207,6 +223,8 @@ pub enum TargetError {
 }
 
 const TUPLE_SIZES: &[u16] = &[1, 2, 3, 4, 8, 16];
+/// NVIDIA register tuples: 32-bit registers, 64-bit pairs and 128-bit quads.
+const NV_TUPLE_SIZES: &[u16] = &[1, 2, 4];
 /// AMD register tuples: LLVM's SGPR and VGPR classes of 32 to 256 bits, and 512.
 const AMD_TUPLE_SIZES: &[u16] = &[1, 2, 3, 4, 5, 6, 7, 8, 16];
 
@@ -215,12 +233,16 @@ impl Target {
     pub fn builtin(name: &str) -> Result<Target, TargetError> {
         match name {
             "gfx9" => Ok(amd(name, 102, 64, 256, 4, 10, llvm_gfx9_sgpr_table())),
-            "gfx90a" | "gfx942" => Ok(cdna(name)),
+            "gfx90a" | "gfx942" | "gfx950" => Ok(cdna(name)),
             "gfx10-w32" => Ok(amd(name, 106, 32, 1024, 8, 20, vec![])),
             "gfx10-w64" => Ok(amd(name, 106, 64, 512, 4, 20, vec![])),
-            "gfx11-w32" => Ok(amd(name, 106, 32, 1536, 24, 16, vec![])),
-            "gfx11-w64" => Ok(amd(name, 106, 64, 768, 12, 16, vec![])),
-            "sm_80" => Ok(nvidia(name, 64, &[1, 2, 4])),
+            "gfx10-3-w32" | "gfx1102-w32" => Ok(amd(name, 106, 32, 1024, 16, 16, vec![])),
+            "gfx10-3-w64" | "gfx1102-w64" => Ok(amd(name, 106, 64, 512, 8, 16, vec![])),
+            "gfx11-w32" | "gfx12-w32" => Ok(amd(name, 106, 32, 1536, 24, 16, vec![])),
+            "gfx11-w64" | "gfx12-w64" => Ok(amd(name, 106, 64, 768, 12, 16, vec![])),
+            "sm_70" | "sm_80" | "sm_100" => Ok(nvidia(name, 64, NV_TUPLE_SIZES)),
+            "sm_75" => Ok(nvidia(name, 32, NV_TUPLE_SIZES)),
+            "sm_86" | "sm_120" => Ok(nvidia(name, 48, NV_TUPLE_SIZES)),
             "sm_90" => Ok(nvidia(name, 64, &[1, 2, 4, 8, 16, 32, 64, 128])),
             "gen9" => Ok(intel_gen9()),
             other => Err(TargetError::Unknown(other.to_string())),
@@ -267,13 +289,13 @@ impl Target {
 
     /// The instruction that writes a register of `class` with one of two immediates chosen
     /// by a value of `cond_class`, where the target has one: PTX `selp.bN d, a, b, p` on
-    /// sm_80/sm_90 (NVIDIA, "PTX ISA", "Comparison and Selection Instructions: selp"),
+    /// the NVIDIA targets (NVIDIA, "PTX ISA", "Comparison and Selection Instructions: selp"),
     /// which writes a 32- or 64-bit register and reads a predicate. A phi of constants over
     /// a branch on such a value is then recomputed as a select where it is read
     /// (`schedule::select`). The AMD equivalent, `V_CNDMASK_B32` under a lane mask, is not
     /// modelled: the MIR branches of this crate test `$scc`/`$vcc`/`$exec`, not a value.
     pub fn select_opcode(&self, class: ClassId, cond_class: ClassId) -> Option<&'static str> {
-        let nvidia = matches!(self.name.as_str(), "sm_80" | "sm_90");
+        let nvidia = matches!(self.occupancy, Occupancy::Nvidia { .. });
         let classes = (
             self.class(class).name.as_str(),
             self.class(cond_class).name.as_str(),
@@ -419,7 +441,7 @@ impl fmt::Display for Target {
 /// file holds AGPRs.
 const ARCH_VGPRS: u32 = 256;
 
-/// The VGPR figure occupancy reads: the VGPRs, or on a unified file (gfx90a, gfx942)
+/// The VGPR figure occupancy reads: the VGPRs, or on a unified file (gfx90a to gfx950)
 /// with AGPRs in use the VGPRs rounded up to 4 plus the AGPRs (LLVM `AMDGPUUsage`,
 /// "unified VGPR file"; `.vgpr_count`).
 fn unified_vgprs(regs_used: &[u16], v: ClassId, a: Option<ClassId>) -> u32 {
@@ -578,7 +600,7 @@ fn amd(
     }
 }
 
-/// CDNA2/CDNA3 (gfx90a, gfx942): wave64, 102 SGPRs, VGPR tuples even-aligned, and an
+/// CDNA2/CDNA3/CDNA4 (gfx90a, gfx942, gfx950): wave64, 102 SGPRs, VGPR tuples even-aligned, and an
 /// AGPR class `a` that shares one 512-register file with the VGPRs (granule 8, at most
 /// 8 waves per SIMD); a copy cycle of AGPRs with no AGPR free goes through a VGPR.
 fn cdna(name: &str) -> Target {
@@ -602,8 +624,9 @@ fn cdna(name: &str) -> Target {
     t
 }
 
-/// NVIDIA: `sizes` are the tuple sizes of class `r` (sm_90 adds the 8- to 128-register
-/// accumulators of `wgmma`, which SASS `HGMMA` reads and writes as one register range).
+/// NVIDIA: `max_warps` resident warps per SM at most; `sizes` are the tuple sizes of
+/// class `r` (sm_90 adds the 8- to 128-register accumulators of `wgmma`, which SASS
+/// `HGMMA` reads and writes as one register range).
 fn nvidia(name: &str, max_warps: u32, sizes: &[u16]) -> Target {
     let r = ClassId(0);
     Target {
@@ -707,6 +730,48 @@ mod tests {
         let t = Target::builtin("gfx11-w32").unwrap();
         assert_eq!(t.occupancy(&[0, 256]), Some(5));
         assert_eq!(t.occupancy(&[0, 128]), Some(10));
+    }
+
+    /// LLVM's `getMaxWavesPerEU`, `getVGPRAllocGranule` and `getTotalNumVGPRs`: gfx10.3
+    /// and the gfx11 parts without the larger file allocate 16 VGPRs at a time from 1024
+    /// and run at most 16 waves; gfx10.1 allocates 8 and runs 20; gfx12 is gfx11's 1536.
+    #[test]
+    fn rdna_occupancy_follows_each_register_file() {
+        let waves = |name: &str, v: u16| Target::builtin(name).unwrap().occupancy(&[0, v]);
+        for name in ["gfx10-3-w32", "gfx1102-w32"] {
+            let steps = [16, 64, 65, 80, 128, 256].map(|v| waves(name, v));
+            assert_eq!(steps, [16, 16, 12, 12, 8, 4].map(Some), "{name}");
+        }
+        assert_eq!(waves("gfx10-3-w64", 64), Some(8));
+        assert_eq!(waves("gfx10-w32", 8), Some(20));
+        assert_eq!(waves("gfx10-w32", 72), Some(14));
+        for v in [24, 96, 97, 256] {
+            assert_eq!(waves("gfx12-w32", v), waves("gfx11-w32", v));
+        }
+        let cdna = |name: &str| Target::builtin(name).unwrap().occupancy(&[0, 96, 32]);
+        assert_eq!(cdna("gfx950"), cdna("gfx942"));
+    }
+
+    /// CUDA C++ Programming Guide, "Technical Specifications per Compute Capability":
+    /// 64 resident warps per SM on 7.0, 8.0, 9.0 and 10.0, 48 on 8.6/8.9 and 12.0, 32 on
+    /// 7.5; the registers per SM (65536) and the allocation unit are the same on all.
+    #[test]
+    fn nvidia_warps_per_sm_cap_the_register_bound() {
+        let warps = |name: &str, r: u16| Target::builtin(name).unwrap().occupancy(&[r, 0]);
+        assert_eq!(
+            ["sm_70", "sm_75", "sm_80", "sm_86", "sm_100", "sm_120"].map(|n| warps(n, 32)),
+            [64, 32, 64, 48, 64, 48].map(Some)
+        );
+        assert_eq!(warps("sm_86", 40), Some(48));
+        assert_eq!(warps("sm_86", 48), Some(40));
+        assert_eq!(warps("sm_75", 64), Some(32));
+        assert_eq!(warps("sm_75", 72), Some(28));
+        let sm86 = Target::builtin("sm_86").unwrap();
+        assert!(matches!(
+            sm86.budget_for_occupancy(64),
+            Err(OccupancyError::TooHigh { max: 48, .. })
+        ));
+        assert_eq!(sm86.budget_for_occupancy(48).unwrap()[0], 40);
     }
 
     #[test]

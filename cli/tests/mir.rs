@@ -417,3 +417,51 @@ fn exported_kernels_assemble_with_llc() {
         assert!(stdout(&asm).contains("amdhsa.kernels"), "{file}");
     }
 }
+
+/// One kernel per register-file model that differs from gfx942's and gfx1100's, each the
+/// IR of a corpus kernel through `llc-19 -mcpu=…`: the target comes from the processor,
+/// and at LLVM's own occupancy the budget is what that file allows (gfx1030 and gfx1102
+/// allocate 16 VGPRs at a time from 1024 and run at most 16 waves; gfx1201 has gfx1100's
+/// 1536; gfx940 shares gfx942's unified VGPR/AGPR file).
+#[test]
+fn each_processor_takes_its_register_file() {
+    let expect = [
+        (
+            "tc_trans2d_fp32_64x64_w4-gfx1030",
+            "chromatic s=16 v=36 a=0  vgpr_file 36  occupancy 16  llvm s=15 v=67 a=0  vgpr_file 67  occupancy 12",
+            "at llvm's occupancy 12 v=80 a=0: spills chromatic v=0 s=0",
+        ),
+        (
+            "tc_trans2d_fp32_64x64_w4-gfx1102",
+            "occupancy 16  llvm s=16 v=67 a=0  vgpr_file 67  occupancy 12",
+            "at llvm's occupancy 12 v=80 a=0: spills chromatic v=0 s=0",
+        ),
+        (
+            "tc_trans2d_fp32_64x64_w4-gfx1201",
+            "occupancy 16  llvm s=13 v=73 a=0  vgpr_file 73  occupancy 16",
+            "at llvm's occupancy 16 v=96 a=0: spills chromatic v=0 s=0",
+        ),
+        (
+            "tc_dot_fp16_fp32_32x32x32_w4_add-matrix-gfx940",
+            "chromatic s=12 v=13 a=16  vgpr_file 32  occupancy 8  llvm s=22 v=21 a=16",
+            "at llvm's occupancy 8 v=48 a=16: spills chromatic v=0 s=0",
+        ),
+    ];
+    let files: Vec<String> = expect
+        .iter()
+        .map(|(name, ..)| format!("corpus/amd/{name}.mir"))
+        .collect();
+    let mut args = vec!["mir", "--manifest", "corpus/amd/manifest.tsv", "--at-llvm"];
+    args.extend(files.iter().map(String::as_str));
+    let out = chromatic(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    for ((_, figures, at_occupancy), file) in expect.iter().zip(&files) {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("{file} @")))
+            .unwrap_or_else(|| panic!("no line for {file}:\n{text}"));
+        assert!(line.contains(figures), "{line}");
+        assert!(line.contains(at_occupancy), "{line}");
+    }
+}

@@ -7,9 +7,10 @@
 //! Variants that exclude registers (`_xm0`, `_xexec`, `_xexec_hi`) only remove special
 //! registers chromatic does not allocate, and `_align2` is the target's VGPR alignment
 //! (even tuples on gfx90a+, `docs/TARGETS.md`). The target comes from the IR's
-//! `"target-cpu"`: gfx90a and gfx942 are their own targets, gfx9xx else `gfx9`, gfx10xx
-//! `gfx10-w32`/`-w64` and gfx11xx `gfx11-w32`/`-w64` by wave size (wave32 unless the
-//! features say `+wavefrontsize64`).
+//! `"target-cpu"`, by the register file the processor has (`register_file_model`):
+//! gfx90a, gfx940–gfx942 and gfx950 have the unified VGPR/AGPR file, other gfx9xx are
+//! `gfx9`; RDNA processors take `gfx10`, `gfx10-3`, `gfx11`, `gfx1102` or `gfx12` with
+//! their wave size (wave32 unless the features say `+wavefrontsize64`).
 
 use super::MirError;
 use crate::program::{Location, Pos};
@@ -17,25 +18,47 @@ use crate::target::{ClassId, Target};
 
 /// The target of a `"target-cpu"` and whether it runs wave64.
 pub fn target_of(cpu: &str, wave64_feature: bool, pos: Pos) -> Result<(Target, u16), MirError> {
-    let w = |wave64: bool| if wave64 { "w64" } else { "w32" };
-    let (name, wave) = match cpu {
-        "gfx90a" | "gfx942" => (cpu.to_string(), 64),
-        c if c.starts_with("gfx9") => ("gfx9".to_string(), 64),
-        c if c.starts_with("gfx10") => (format!("gfx10-{}", w(wave64_feature)), 32),
-        c if c.starts_with("gfx11") => (format!("gfx11-{}", w(wave64_feature)), 32),
-        _ => {
-            return Err(MirError {
-                pos,
-                message: format!("unsupported target-cpu `{cpu}` (gfx9, gfx10 and gfx11 are)"),
-            })
-        }
+    let Some(model) = register_file_model(cpu) else {
+        return Err(MirError {
+            pos,
+            message: format!(
+                "unsupported target-cpu `{cpu}` (gfx9, gfx90a, gfx940–gfx942, gfx950, gfx10, \
+                 gfx11, gfx1200 and gfx1201 are)"
+            ),
+        });
     };
-    let wave = if wave64_feature { 64 } else { wave };
+    let (name, wave) = match model.strip_suffix("-w") {
+        Some(rdna) => {
+            let wave = if wave64_feature { 64 } else { 32 };
+            (format!("{rdna}-w{wave}"), wave)
+        }
+        None => (model.to_string(), 64),
+    };
     let target = Target::builtin(&name).map_err(|e| MirError {
         pos,
         message: e.to_string(),
     })?;
     Ok((target, wave))
+}
+
+/// The built-in target whose register file a processor has (LLVM's `GCNProcessors.td`
+/// and `AMDGPUBaseInfo.cpp`, `docs/TARGETS.md`); RDNA models end in `-w`, completed by
+/// the wave size. LLVM's generic processors take the model every member can run.
+fn register_file_model(cpu: &str) -> Option<&'static str> {
+    Some(match cpu {
+        "gfx90a" => "gfx90a",
+        "gfx940" | "gfx941" | "gfx942" | "gfx9-4-generic" => "gfx942",
+        "gfx950" => "gfx950",
+        c if c.starts_with("gfx9") => "gfx9",
+        "gfx10-1-generic" => "gfx10-w",
+        "gfx10-3-generic" => "gfx10-3-w",
+        c if c.starts_with("gfx101") => "gfx10-w",
+        c if c.starts_with("gfx103") => "gfx10-3-w",
+        "gfx1100" | "gfx1101" | "gfx1151" => "gfx11-w",
+        c if c.starts_with("gfx11") => "gfx1102-w",
+        "gfx1200" | "gfx1201" | "gfx12-generic" => "gfx12-w",
+        _ => return None,
+    })
 }
 
 /// The chromatic class and size (32-bit units) of an LLVM register class.
@@ -107,6 +130,43 @@ mod tests {
         assert_eq!(w32.name, "gfx11-w32");
         assert_eq!(class_of(&w32, wave, "vreg_1").map(|c| c.1), Some(1));
         assert_eq!(class_of(&w32, wave, "agpr_32"), None);
+    }
+
+    #[test]
+    fn processors_take_the_register_file_they_have() {
+        let name = |cpu, wave64| target_of(cpu, wave64, Pos::default()).map(|(t, w)| (t.name, w));
+        let expect = [
+            ("gfx900", false, "gfx9", 64),
+            ("gfx908", false, "gfx9", 64),
+            ("gfx90a", false, "gfx90a", 64),
+            ("gfx940", false, "gfx942", 64),
+            ("gfx9-4-generic", false, "gfx942", 64),
+            ("gfx950", false, "gfx950", 64),
+            ("gfx1010", false, "gfx10-w32", 32),
+            ("gfx1030", false, "gfx10-3-w32", 32),
+            ("gfx1036", true, "gfx10-3-w64", 64),
+            ("gfx1100", false, "gfx11-w32", 32),
+            ("gfx1151", true, "gfx11-w64", 64),
+            ("gfx1102", false, "gfx1102-w32", 32),
+            ("gfx1103", false, "gfx1102-w32", 32),
+            ("gfx11-generic", false, "gfx1102-w32", 32),
+            ("gfx1201", false, "gfx12-w32", 32),
+        ];
+        for (cpu, wave64, target, wave) in expect {
+            assert_eq!(
+                name(cpu, wave64).unwrap(),
+                (target.to_string(), wave),
+                "{cpu}"
+            );
+        }
+        for cpu in ["gfx803", "gfx1250", "sm_90"] {
+            let e = name(cpu, false).unwrap_err();
+            assert!(
+                e.message
+                    .starts_with(&format!("unsupported target-cpu `{cpu}`")),
+                "{e}"
+            );
+        }
     }
 
     #[test]

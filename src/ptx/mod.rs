@@ -1,4 +1,4 @@
-//! PTX import and export: NVIDIA kernels as ordinary programs of the `sm_80`/`sm_90`
+//! PTX import and export: NVIDIA kernels as ordinary programs of the `sm_70` to `sm_120`
 //! targets, and allocated programs back as PTX that `ptxas` assembles.
 //!
 //! Import, one stage per module:
@@ -59,20 +59,30 @@ pub struct ModuleMap {
     pub functions: Vec<FunctionMap>,
 }
 
-/// The built-in target of a `.target` architecture: `sm_80`…`sm_89` → `sm_80`,
-/// `sm_90`/`sm_90a` → `sm_90`.
+/// The built-in target of a `.target` architecture: the model of its compute capability
+/// (`docs/TARGETS.md`), with any `a`/`f` suffix ignored: `sm_70`/`sm_72` → `sm_70`,
+/// `sm_75`, `sm_80`, `sm_86`/`sm_87`/`sm_89` → `sm_86`, `sm_90`, `sm_100`/`sm_103` →
+/// `sm_100`, `sm_120`/`sm_121` → `sm_120`.
 pub fn target_of(arch: &str, pos: Pos) -> Result<Target, PtxError> {
     let number: Option<u32> = arch
         .strip_prefix("sm_")
         .map(|n| n.trim_end_matches(|c: char| c.is_ascii_alphabetic()))
         .and_then(|n| n.parse().ok());
     let name = match number {
-        Some(80..=89) => "sm_80",
+        Some(70 | 72) => "sm_70",
+        Some(75) => "sm_75",
+        Some(80) => "sm_80",
+        Some(86 | 87 | 89) => "sm_86",
         Some(90) => "sm_90",
+        Some(100 | 103) => "sm_100",
+        Some(120 | 121) => "sm_120",
         _ => {
             return Err(PtxError {
                 pos,
-                message: format!("unsupported target `{arch}` (sm_80 to sm_90a are)"),
+                message: format!(
+                    "unsupported target `{arch}` (sm_70, sm_72, sm_75, sm_80, sm_86, sm_87, \
+                     sm_89, sm_90, sm_100, sm_103, sm_120 and sm_121 are)"
+                ),
             })
         }
     };

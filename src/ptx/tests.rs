@@ -350,8 +350,9 @@ fn positioned_errors_for_unsupported_input() {
         "5:8: `k` is defined a second time"
     );
     assert_eq!(
-        error_of(".target sm_75\n.entry k() { ret; }"),
-        "1:9: unsupported target `sm_75` (sm_80 to sm_90a are)"
+        error_of(".target sm_61\n.entry k() { ret; }"),
+        "1:9: unsupported target `sm_61` (sm_70, sm_72, sm_75, sm_80, sm_86, sm_87, sm_89, \
+         sm_90, sm_100, sm_103, sm_120 and sm_121 are)"
     );
     assert_eq!(
         error_of(&entry("\tld.global.v4.b32 {%r1, 0, %r2, %r3}, [%r0];")),
@@ -449,4 +450,23 @@ L__next:
     );
     let out = export_unique(&src, &imported);
     assert!(!out.contains("bra"), "{out}");
+}
+
+#[test]
+fn each_architecture_imports_as_the_model_of_its_capability() {
+    let expect = [
+        ("sm_70", "sm_70"),
+        ("sm_75", "sm_75"),
+        ("sm_80", "sm_80"),
+        ("sm_86", "sm_86"),
+        ("sm_89", "sm_86"),
+        ("sm_90a", "sm_90"),
+        ("sm_100a", "sm_100"),
+        ("sm_120", "sm_120"),
+    ];
+    for (arch, target) in expect {
+        let src = format!(".version 8.7\n.target {arch}\n.address_size 64\n.entry k() {{ ret; }}");
+        let imported = import(&src).unwrap_or_else(|e| panic!("{arch}: {e:?}"));
+        assert_eq!(imported.program.target.name, target, "{arch}");
+    }
 }
