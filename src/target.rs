@@ -116,12 +116,12 @@ pub enum Occupancy {
     None,
     /// AMD: `waves = min(max_waves, physical / align(max(v, granule), granule))` for the
     /// per-lane class; the uniform class limits occupancy by `sgpr_table` when non-empty
-    /// (GFX8/9: LLVM's table, ≤80 → 10, ≤88 → 9, ≤100 → 8, else 7). With `agpr_class`
-    /// (gfx90a, gfx942) VGPRs and AGPRs share one file: `v` stands for
-    /// `align(VGPRs, 4) + AGPRs`.
+    /// (GFX8/9: LLVM's table, ≤80 → 10, ≤88 → 9, ≤100 → 8, else 7). With an AGPR class
+    /// `v` stands for what [`AgprFile`] says: `align(VGPRs, 4) + AGPRs` on the unified
+    /// file, `max(VGPRs, AGPRs)` on gfx908's separate one.
     Amd {
         vgpr_class: ClassId,
-        agpr_class: Option<ClassId>,
+        agpr_class: Option<(ClassId, AgprFile)>,
         physical: u32,
         granule: u32,
         max_waves: u32,
@@ -132,6 +132,17 @@ pub enum Occupancy {
     /// thread) from 65536 per SM; `warps = min(max_warps, 4·⌊16384 / (⌈R/8⌉·8·32)⌋)`, where
     /// `max_warps` is 64 (sm_70, sm_80, sm_90, sm_100), 48 (sm_86, sm_120) or 32 (sm_75).
     Nvidia { class: ClassId, max_warps: u32 },
+}
+
+/// Where a wave's AGPRs live (LLVM `AMDGPUBaseInfo.cpp`, `getTotalNumVGPRs(has90AInsts,
+/// NumAGPRs, NumVGPRs)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AgprFile {
+    /// gfx908: a file of their own, as large as the VGPRs'; occupancy reads the larger
+    /// of the two counts.
+    Separate,
+    /// gfx90a and later: one file, the VGPRs rounded up to 4 and then the AGPRs.
+    Unified,
 }
 
 /// Waves on GFX8/9 when the SGPRs used exceed every limit of the `sgpr_table`.
@@ -178,6 +189,7 @@ pub struct Target {
 /// of a model (`sm_86`: sm_86, sm_87 and sm_89, 48 warps per SM).
 pub const BUILTIN_TARGETS: &[&str] = &[
     "gfx9",
+    "gfx908",
     "gfx90a",
     "gfx942",
     "gfx950",
@@ -233,6 +245,7 @@ impl Target {
     pub fn builtin(name: &str) -> Result<Target, TargetError> {
         match name {
             "gfx9" => Ok(amd(name, 102, 64, 256, 4, 10, llvm_gfx9_sgpr_table())),
+            "gfx908" => Ok(cdna1()),
             "gfx90a" | "gfx942" | "gfx950" => Ok(cdna(name)),
             "gfx10-w32" => Ok(amd(name, 106, 32, 1024, 8, 20, vec![])),
             "gfx10-w64" => Ok(amd(name, 106, 64, 512, 4, 20, vec![])),
@@ -328,7 +341,7 @@ impl Target {
                 sgpr_class,
                 sgpr_table,
             } => {
-                let v = unified_vgprs(regs_used, *vgpr_class, *agpr_class);
+                let v = vgpr_file(regs_used, *vgpr_class, *agpr_class);
                 let rounded = v.max(*granule).div_ceil(*granule) * granule;
                 let by_vgpr = (*max_waves).min(physical / rounded);
                 let s = u32::from(regs_used[sgpr_class.index()]);
@@ -347,6 +360,19 @@ impl Target {
                 let per_thread = r.div_ceil(NV_GRANULE) * NV_GRANULE;
                 Some((*max_warps).min(4 * (NV_PARTITION_REGS / (per_thread * NV_WARP))))
             }
+        }
+    }
+
+    /// The VGPR figure AMD occupancy reads (LLVM's `.vgpr_count`) for `regs_used` per class;
+    /// `None` on a target without the AMD model.
+    pub fn vgpr_file(&self, regs_used: &[u16]) -> Option<u32> {
+        match &self.occupancy {
+            Occupancy::Amd {
+                vgpr_class,
+                agpr_class,
+                ..
+            } => Some(vgpr_file(regs_used, *vgpr_class, *agpr_class)),
+            _ => None,
         }
     }
 
@@ -404,10 +430,14 @@ impl Target {
                 let vgprs = physical / n / granule * granule;
                 let mut limits = vec![(*sgpr_class, sgpr_limit(sgpr_table, n))];
                 match agpr_class {
-                    Some(a) => {
+                    Some((a, AgprFile::Unified)) => {
                         let arch = vgprs.min(ARCH_VGPRS);
                         limits.push((*vgpr_class, arch));
                         limits.push((*a, vgprs - arch));
+                    }
+                    Some((a, AgprFile::Separate)) => {
+                        limits.push((*vgpr_class, vgprs));
+                        limits.push((*a, vgprs));
                     }
                     None => limits.push((*vgpr_class, vgprs)),
                 }
@@ -441,13 +471,14 @@ impl fmt::Display for Target {
 /// file holds AGPRs.
 const ARCH_VGPRS: u32 = 256;
 
-/// The VGPR figure occupancy reads: the VGPRs, or on a unified file (gfx90a to gfx950)
-/// with AGPRs in use the VGPRs rounded up to 4 plus the AGPRs (LLVM `AMDGPUUsage`,
-/// "unified VGPR file"; `.vgpr_count`).
-fn unified_vgprs(regs_used: &[u16], v: ClassId, a: Option<ClassId>) -> u32 {
+/// The VGPR figure occupancy reads (LLVM's `.vgpr_count`): the VGPRs; on a unified file
+/// (gfx90a to gfx950) with AGPRs in use the VGPRs rounded up to 4 plus the AGPRs (LLVM
+/// `AMDGPUUsage`, "unified VGPR file"); on gfx908 the larger of VGPRs and AGPRs.
+fn vgpr_file(regs_used: &[u16], v: ClassId, a: Option<(ClassId, AgprFile)>) -> u32 {
     let vgprs = u32::from(regs_used[v.index()]);
-    match a.map(|a| u32::from(regs_used[a.index()])) {
-        Some(agprs) if agprs > 0 => vgprs.next_multiple_of(4) + agprs,
+    match a.map(|(a, file)| (u32::from(regs_used[a.index()]), file)) {
+        Some((agprs, AgprFile::Unified)) if agprs > 0 => vgprs.next_multiple_of(4) + agprs,
+        Some((agprs, AgprFile::Separate)) => vgprs.max(agprs),
         _ => vgprs,
     }
 }
@@ -600,26 +631,41 @@ fn amd(
     }
 }
 
-/// CDNA2/CDNA3/CDNA4 (gfx90a, gfx942, gfx950): wave64, 102 SGPRs, VGPR tuples even-aligned, and an
-/// AGPR class `a` that shares one 512-register file with the VGPRs (granule 8, at most
-/// 8 waves per SIMD); a copy cycle of AGPRs with no AGPR free goes through a VGPR.
+/// CDNA2/CDNA3/CDNA4 (gfx90a, gfx942, gfx950): wave64, 102 SGPRs, VGPR tuples
+/// even-aligned, and an AGPR class `a` that shares one 512-register file with the VGPRs
+/// (granule 8, at most 8 waves per SIMD); a copy cycle of AGPRs with no AGPR free goes
+/// through a VGPR.
 fn cdna(name: &str) -> Target {
     let mut t = amd(name, 102, 64, 512, 8, 8, llvm_gfx9_sgpr_table());
     let v = ClassId(1);
-    let a = ClassId(2);
     t.classes[v.index()].align = AlignRule::Natural { max: 2 };
+    with_agprs(t, AlignRule::Natural { max: 2 }, AgprFile::Unified)
+}
+
+/// CDNA1 (gfx908): GFX9's VGPR file and occupancy (256, granule 4, 10 waves), tuples
+/// unaligned, and 256 AGPRs in a file of their own; occupancy reads the larger count.
+fn cdna1() -> Target {
+    let t = amd("gfx908", 102, 64, 256, 4, 10, llvm_gfx9_sgpr_table());
+    with_agprs(t, AlignRule::Stride1, AgprFile::Separate)
+}
+
+/// Adds the AGPR class `a` (256 units, no swap; a copy cycle with no AGPR free goes
+/// through a VGPR) to an AMD target.
+fn with_agprs(mut t: Target, align: AlignRule, file: AgprFile) -> Target {
+    let v = ClassId(1);
+    let a = ClassId(2);
     t.classes.push(RegClass {
         name: "a".into(),
         units: 256,
         uniform: false,
-        align: AlignRule::Natural { max: 2 },
+        align,
         sizes: AMD_TUPLE_SIZES.to_vec(),
         spill: vec![SpillTarget::Memory],
         has_swap: false,
         copy_temp: Some(v),
     });
     if let Occupancy::Amd { agpr_class, .. } = &mut t.occupancy {
-        *agpr_class = Some(a);
+        *agpr_class = Some((a, file));
     }
     t
 }
@@ -723,6 +769,20 @@ mod tests {
         assert_eq!(t.occupancy(&[0, 256, 149]), Some(1));
         assert_eq!(t.occupancy(&[0, 62, 64]), Some(4));
         assert_eq!(t.occupancy(&[0, 5, 0]), Some(8));
+    }
+
+    /// LLVM 19's own figures for gfx908 kernels (`; NumVgprs`, `; NumAgprs`,
+    /// `; Occupancy`): the AGPR file is separate, occupancy reads the larger count.
+    #[test]
+    fn gfx908_occupancy_reads_the_larger_file() {
+        let t = Target::builtin("gfx908").unwrap();
+        assert_eq!(t.occupancy(&[0, 89, 64]), Some(2));
+        assert_eq!(t.occupancy(&[0, 84, 84]), Some(3));
+        assert_eq!(t.occupancy(&[0, 115, 128]), Some(2));
+        assert_eq!(t.occupancy(&[0, 41, 16]), Some(5));
+        assert_eq!(t.occupancy(&[0, 23, 16]), Some(10));
+        assert_eq!(t.vgpr_file(&[0, 115, 128]), Some(128));
+        assert_eq!(t.budget_for_occupancy(4).unwrap(), vec![102, 64, 64]);
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //!
 //! Per kernel: MaxLive per class, the registers chromatic uses in minimum-registers mode
 //! (the whole file as budget) per class, after pressure scheduling (`--schedule`, default
-//! `pressure`), its VGPR-file figure (VGPRs, or on gfx90a/gfx942
-//! with AGPRs in use the unified `align(VGPRs, 4) + AGPRs` that occupancy reads) and occupancy, and LLVM's
+//! `pressure`), its VGPR-file figure (what occupancy reads: VGPRs, or with AGPRs in use
+//! the unified `align(VGPRs, 4) + AGPRs` on gfx90a and later, `max(VGPRs, AGPRs)` on
+//! gfx908) and occupancy, and LLVM's
 //! figures for the same input from `--manifest` (the rows of producer `llc-19`:
 //! `.vgpr_count`, `.sgpr_count`, `.agpr_count`, `; Occupancy:`, spill counts). With
 //! `--at-llvm` each kernel is allocated again with LLVM's own VGPRs and AGPRs as budget,
@@ -26,6 +27,7 @@ use crate::options::{parse_source, ScheduleArgs};
 use crate::pipeline::{checked, class_max, Times};
 use crate::Outcome;
 use chromatic::alloc::{AllocOptions, FunctionStats};
+use chromatic::target::Target;
 use chromatic::{Function, InstKind, Location, Program};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -73,7 +75,8 @@ struct Regs {
 /// LLVM 19's figures for one kernel.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 struct Llvm {
-    /// `.vgpr_count`: the VGPR-file figure (unified on gfx90a/gfx942).
+    /// `.vgpr_count`: the VGPR-file figure (with AGPRs: unified on gfx90a and later, the
+    /// larger count on gfx908).
     vgpr_file: u32,
     /// `; NumVgprs:`, the architectural VGPRs alone.
     arch_vgprs: u32,
@@ -351,7 +354,7 @@ fn kernel(
             row.max_live = per_class(&stats, |c| c.max_live);
             let regs = per_class(&stats, |c| c.regs_used.into());
             row.regs = Some(regs);
-            row.vgpr_file = Some(vgpr_file(regs));
+            row.vgpr_file = p.target.vgpr_file(&used(&p.target, regs));
             row.occupancy = stats[0].occupancy;
         }
         Err(e) => row.error = Some(e),
@@ -363,14 +366,19 @@ fn kernel(
     (row, allocated)
 }
 
-/// The VGPR figure occupancy reads (LLVM's `.vgpr_count`): VGPRs, or
-/// `align(VGPRs, 4) + AGPRs` when AGPRs are used.
-fn vgpr_file(regs: Regs) -> u32 {
-    if regs.a > 0 {
-        regs.v.next_multiple_of(4) + regs.a
-    } else {
-        regs.v
-    }
+/// Registers used per class of `target` (the order occupancy reads) for `regs`.
+fn used(target: &Target, regs: Regs) -> Vec<u16> {
+    target
+        .classes
+        .iter()
+        .map(|c| match c.name.as_str() {
+            "s" => regs.s,
+            "v" => regs.v,
+            "a" => regs.a,
+            _ => 0,
+        })
+        .map(|n| u16::try_from(n).unwrap_or(u16::MAX))
+        .collect()
 }
 
 fn per_class(stats: &[FunctionStats], get: impl Fn(&chromatic::alloc::ClassStats) -> u32) -> Regs {
@@ -396,25 +404,22 @@ fn allocate_at_llvm(p: &Program, l: Llvm, base: &AllocOptions) -> AtLlvm {
     )
 }
 
-/// The allocation with the most VGPRs that keep LLVM's occupancy as the budget: on a
-/// unified VGPR/AGPR file, LLVM's AGPRs and the rest of the file's share for VGPRs
-/// (`align(v, 4) + a`, the figure occupancy reads).
+/// The allocation with LLVM's AGPRs and the most VGPRs that keep LLVM's occupancy as the
+/// budget, by the target's own VGPR figure (`align(v, 4) + a` on a unified file,
+/// `max(v, a)` on gfx908's).
 fn allocate_at_llvm_occupancy(p: &Program, l: Llvm, base: &AllocOptions) -> AtLlvm {
-    let (Some(v), Ok(budget)) = (
-        p.target.class_by_name("v"),
-        p.target.budget_for_occupancy(l.occupancy.max(1)),
-    ) else {
-        return allocate_at_llvm(p, l, base);
-    };
-    let file = u32::from(budget[v.index()]);
     let has_agprs = p.target.class_by_name("a").is_some();
     let a = if has_agprs { l.agprs.min(256) } else { 0 };
-    let v = if a > 0 {
-        ((file.saturating_sub(a)) / 4 * 4).clamp(1, 256)
-    } else {
-        file.clamp(1, 256)
+    let keeps = |v: u32| {
+        let regs = used(&p.target, Regs { s: 0, v, a });
+        p.target
+            .occupancy(&regs)
+            .is_some_and(|waves| waves >= l.occupancy.max(1))
     };
-    allocate_at(p, Regs { s: 0, v, a }, base)
+    match (1..=256).rev().find(|&v| keeps(v)) {
+        Some(v) => allocate_at(p, Regs { s: 0, v, a }, base),
+        None => allocate_at_llvm(p, l, base),
+    }
 }
 
 /// The allocation with `budget` VGPRs and AGPRs (an AGPR budget only on targets with

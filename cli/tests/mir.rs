@@ -422,7 +422,8 @@ fn exported_kernels_assemble_with_llc() {
 /// IR of a corpus kernel through `llc-19 -mcpu=…`: the target comes from the processor,
 /// and at LLVM's own occupancy the budget is what that file allows (gfx1030 and gfx1102
 /// allocate 16 VGPRs at a time from 1024 and run at most 16 waves; gfx1201 has gfx1100's
-/// 1536; gfx940 shares gfx942's unified VGPR/AGPR file).
+/// 1536; gfx940 shares gfx942's unified VGPR/AGPR file; gfx908's AGPRs have a file of
+/// their own, and occupancy reads the larger count).
 #[test]
 fn each_processor_takes_its_register_file() {
     let expect = [
@@ -440,6 +441,11 @@ fn each_processor_takes_its_register_file() {
             "tc_trans2d_fp32_64x64_w4-gfx1201",
             "occupancy 16  llvm s=13 v=73 a=0  vgpr_file 73  occupancy 16",
             "at llvm's occupancy 16 v=96 a=0: spills chromatic v=0 s=0",
+        ),
+        (
+            "tc_dot_fp16_fp32_32x32x32_w4_add-matrix-gfx908",
+            "chromatic s=12 v=29 a=16  vgpr_file 29  occupancy 8  llvm s=20 v=23 a=16  vgpr_file 23  occupancy 10",
+            "at llvm's occupancy 10 v=24 a=16:",
         ),
         (
             "tc_dot_fp16_fp32_32x32x32_w4_add-matrix-gfx940",

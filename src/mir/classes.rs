@@ -8,8 +8,8 @@
 //! registers chromatic does not allocate, and `_align2` is the target's VGPR alignment
 //! (even tuples on gfx90a+, `docs/TARGETS.md`). The target comes from the IR's
 //! `"target-cpu"`, by the register file the processor has (`register_file_model`):
-//! gfx90a, gfx940–gfx942 and gfx950 have the unified VGPR/AGPR file, other gfx9xx are
-//! `gfx9`; RDNA processors take `gfx10`, `gfx10-3`, `gfx11`, `gfx1102` or `gfx12` with
+//! gfx90a, gfx940–gfx942 and gfx950 have the unified VGPR/AGPR file, gfx908 a separate
+//! AGPR file, other gfx9xx are `gfx9`; RDNA processors take `gfx10`, `gfx10-3`, `gfx11`, `gfx1102` or `gfx12` with
 //! their wave size (wave32 unless the features say `+wavefrontsize64`).
 
 use super::MirError;
@@ -22,8 +22,8 @@ pub fn target_of(cpu: &str, wave64_feature: bool, pos: Pos) -> Result<(Target, u
         return Err(MirError {
             pos,
             message: format!(
-                "unsupported target-cpu `{cpu}` (gfx9, gfx90a, gfx940–gfx942, gfx950, gfx10, \
-                 gfx11, gfx1200 and gfx1201 are)"
+                "unsupported target-cpu `{cpu}` (gfx9 with gfx908, gfx90a, gfx940–gfx942 and \
+                 gfx950, gfx10, gfx11, gfx1200 and gfx1201 are)"
             ),
         });
     };
@@ -46,6 +46,7 @@ pub fn target_of(cpu: &str, wave64_feature: bool, pos: Pos) -> Result<(Target, u
 /// the wave size. LLVM's generic processors take the model every member can run.
 fn register_file_model(cpu: &str) -> Option<&'static str> {
     Some(match cpu {
+        "gfx908" => "gfx908",
         "gfx90a" => "gfx90a",
         "gfx940" | "gfx941" | "gfx942" | "gfx9-4-generic" => "gfx942",
         "gfx950" => "gfx950",
@@ -137,7 +138,7 @@ mod tests {
         let name = |cpu, wave64| target_of(cpu, wave64, Pos::default()).map(|(t, w)| (t.name, w));
         let expect = [
             ("gfx900", false, "gfx9", 64),
-            ("gfx908", false, "gfx9", 64),
+            ("gfx908", false, "gfx908", 64),
             ("gfx90a", false, "gfx90a", 64),
             ("gfx940", false, "gfx942", 64),
             ("gfx9-4-generic", false, "gfx942", 64),
