@@ -1406,13 +1406,25 @@ fn a_loop_header_takes_back_a_value_only_another_doomed_value_pushed_out() {
     assert_eq!(generated_cost(791, "a", 16), 3521.0);
 }
 
+/// Left out of an inner loop header's W, a value that an enclosing loop's header holds
+/// and reads in its next iteration is reloaded on each of the outer back edges, not once:
+/// priced at one reload, four one-unit values read before the inner loop took the room of
+/// an eight-unit value read once after it, and were reloaded on both outer back edges
+/// (generated seed 308, class `v`: 1,245 at `v=98`, 1,557 at `v=99`).
+#[test]
+fn an_inner_loop_header_prices_a_value_left_out_at_the_outer_back_edges() {
+    let costs = (generated_cost(308, "v", 98), generated_cost(308, "v", 99));
+    assert_eq!(costs, (1245.0, 1245.0));
+}
+
 /// Issue-14 goal, met on the corpus, not yet on generated programs: the spill cost should
 /// never rise when the budget grows by one. Belady's choices are greedy (a cheap eviction
 /// at one budget can force a costlier one later that a tighter budget avoids; one register
 /// more can leave a parallel copy without a free temporary), so it does on none of the
-/// corpus's 123 steps and on 20 of 1,799 steps over 1,000 generated programs (every class,
+/// corpus's 123 steps and on 19 of 1,799 steps over 1,000 generated programs (every class,
 /// every budget from the lowest legal one to MaxLive; their cost summed over every point,
-/// 10,212,782.25, since the fix for a phi reached around a back edge). This ratchet fails when either
+/// 10,203,927.25, since an eviction in a cold block is stored there and an inner loop
+/// header's leave-out price counts the outer back edges). This ratchet fails when either
 /// count grows, and lists every rising step (program, class, budget, both costs).
 #[test]
 fn spill_cost_rises_with_one_more_register_no_more_often_than_measured() {
@@ -1446,7 +1458,7 @@ fn spill_cost_rises_with_one_more_register_no_more_often_than_measured() {
         rises.len()
     );
     assert!(
-        rises.len() <= 20,
+        rises.len() <= 19,
         "generated: {} of {steps} steps:\n{listed}",
         rises.len()
     );

@@ -1861,12 +1861,17 @@ impl Belady<'_, '_> {
     /// `held` in a register at the end of an entering predecessor is stored where that
     /// runs less often, after its definition or on the entering edges (at frequency
     /// `entering`), unless it is stored already; both are then reloaded where read after
-    /// the loop ([`ReloadFreq`]). A value in memory costs that reload less the one on the
-    /// entering edges that taking it in needs.
+    /// the loop ([`ReloadFreq`]), or on every back edge of an enclosing loop that holds
+    /// it ([`Self::outer_back_edges`]). A value in memory costs that reload less the one
+    /// on the entering edges that taking it in needs.
     fn leave_out_cost(&self, b: Block, v: Value, held: bool, entering: f64) -> f64 {
         let costs = self.unit_costs(v);
         let freq = &self.input.a.freq;
-        let reload_after = costs.reload * self.reload_freq.at_end(b, v);
+        let reloads = self
+            .reload_freq
+            .at_end(b, v)
+            .max(self.outer_back_edges(b, v));
+        let reload_after = costs.reload * reloads;
         if self.f().block(b).phis.iter().any(|phi| phi.def.value == v) {
             let edges: f64 = self
                 .input
@@ -1887,6 +1892,52 @@ impl Belady<'_, '_> {
         } else {
             reload_after - costs.reload * entering
         }
+    }
+
+    /// The summed frequency of the back edges of the innermost visited loop header
+    /// enclosing loop header `b` that holds `v` at its entry (not as its phi), where `v`
+    /// is read next in that loop's next iteration (its next read is in a block of the
+    /// loop visited already, reached around a back edge): left out of `b`'s W, `v` is
+    /// then missing at each of those back edges, and B&H §4.2's coupling reloads it on
+    /// every one, not once where it is read — unless [`Self::enter_loops_in_memory`]
+    /// moves those reloads to its first reads in the loop, which then bound the price.
+    /// 0 otherwise: read later in the iteration, `v` is reloaded there and held to the
+    /// back edges; read only after the loop, it leaves the header's W
+    /// ([`Self::drop_unneeded`]). Priced at one reload, four one-unit values that an
+    /// outer loop reloaded on its two back edges took the room of an eight-unit value
+    /// read once after the inner loop (generated seed 308, class `v`: 1,245 at `v=98`,
+    /// 1,557 at `v=99`).
+    fn outer_back_edges(&self, b: Block, v: Value) -> f64 {
+        let loops = self.input.loops;
+        let Some(h) = self.holding_header(loops.enclosing(b), v) else {
+            return 0.0;
+        };
+        let body = loops.body(h);
+        let next_iteration =
+            |r: Block| body.binary_search(&r).is_ok() && self.plans[r.index()].visited;
+        if !self.next_read.read_block(b, v).is_some_and(next_iteration) {
+            return 0.0;
+        }
+        let freq = &self.input.a.freq;
+        let latches = self.input.graph.preds(h).iter();
+        let latches = latches.filter(|p| body.binary_search(p).is_ok());
+        let edges: f64 = latches.map(|p| freq[p.index()]).sum();
+        let region = self.held_from(h, v);
+        region.map_or(edges, |region| edges.min(self.reads_cost(&region, v)))
+    }
+
+    /// The innermost visited loop header from `header` outwards that holds `v` at its
+    /// entry, not as its phi.
+    fn holding_header(&self, mut header: Option<Block>, v: Value) -> Option<Block> {
+        while let Some(h) = header {
+            let plan = &self.plans[h.index()];
+            let is_phi = || self.f().block(h).phis.iter().any(|p| p.def.value == v);
+            if plan.visited && plan.entry.binary_search(&v).is_ok() && !is_phi() {
+                return Some(h);
+            }
+            header = self.input.loops.enclosing(h);
+        }
+        None
     }
 
     /// The values an instruction, terminator or phi (but one of `header`) of `blocks`
@@ -2447,17 +2498,8 @@ impl Belady<'_, '_> {
     /// The highest frequency of the back edges of the innermost visited loop header
     /// around `b` that holds `v` at its entry (not as its phi); 0 when none does.
     fn back_edge_freq(&self, b: Block, v: Value) -> f64 {
-        let loops = self.input.loops;
-        let mut header = loops.innermost(b);
-        while let Some(h) = header {
-            let plan = &self.plans[h.index()];
-            let is_phi = || self.f().block(h).phis.iter().any(|p| p.def.value == v);
-            if plan.visited && plan.entry.binary_search(&v).is_ok() && !is_phi() {
-                return self.latch_freq[h.index()];
-            }
-            header = loops.enclosing(h);
-        }
-        0.0
+        let header = self.holding_header(self.input.loops.innermost(b), v);
+        header.map_or(0.0, |h| self.latch_freq[h.index()])
     }
 
     fn stuck(&self, b: Block, i: u32) -> AllocError {

@@ -10,7 +10,7 @@
 //! when no lane takes a divergent side included — left out, as the distances leave them
 //! out while another edge leads to the read, generated seeds 716 and 759, class `a`, cost
 //! about 2,400 to 2,950 more at four budgets), and so on to the first block that reads
-//! it. Two decisions of MIN ([`super::belady`]) depend on it:
+//! it. Three decisions of [`super::belady`] depend on it:
 //!
 //! - Its after-loop rule evicts the farthest value next read after the current loop,
 //!   taking it to stay out for the rest of the loop. That holds for a value that lives
@@ -20,6 +20,9 @@
 //! - An eviction inside a loop whose header holds the value puts the reload on the back
 //!   edges (§4.2's coupling) unless the end-of-walk pass moves it to the read; the read's
 //!   block frequency bounds what that costs.
+//! - A loop header's price for leaving out a value that an enclosing header holds counts
+//!   a reload on each of the enclosing loop's back edges where the path reads it in a
+//!   block of that loop visited already, around a back edge.
 //!
 //! Only values that live into some loop header are followed: no other value can enter a
 //! loop on its path, nor be held by a header. [`NextUse`] records each path's first step
@@ -127,6 +130,12 @@ impl<'a> NextRead<'a> {
     pub fn read_freq(&self, b: Block, v: Value) -> f64 {
         let read = self.path(b, v).read;
         self.freq.get(read.index()).copied().unwrap_or(0.0)
+    }
+
+    /// The block where the next-use path from the end of `b` reads `v` (none when it
+    /// reads it nowhere, or `v` lives into no loop header).
+    pub fn read_block(&self, b: Block, v: Value) -> Option<Block> {
+        Some(self.path(b, v).read).filter(|&r| r != NOWHERE)
     }
 
     /// Whether the next-use path from the end of `b` enters a loop through its header
