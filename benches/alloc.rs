@@ -5,7 +5,7 @@
 //! `spill` group allocates under a budget that forces spilling.
 
 use chromatic::alloc::{allocate, AllocOptions, Policy};
-use chromatic::synth::synthetic;
+use chromatic::synth::{crowded_block, synthetic};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::hint::black_box;
 
@@ -51,5 +51,26 @@ fn bench_spill(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench, bench_spill);
+/// Spilling in one block crowded from one end to the other (`synth::crowded_block`: 25
+/// values live, a budget of 12) at 5k, 20k and 80k instructions: every eviction sits in a
+/// crowded run as long as the rest of the block, so work per eviction that follows the
+/// run shows as time growing with the square of the size instead of linearly.
+fn bench_crowded_block(c: &mut Criterion) {
+    let mut group = c.benchmark_group("spill-crowded-block");
+    group.sample_size(10);
+    for insts in [5_000, 20_000, 80_000] {
+        let program = chromatic::parse(&crowded_block(insts)).expect("crowded block parses");
+        group.throughput(Throughput::Elements(program.functions[0].op_count() as u64));
+        let opts = AllocOptions {
+            budget: vec![("v".into(), 12)],
+            ..AllocOptions::default()
+        };
+        group.bench_with_input(BenchmarkId::new("v=12", insts), &program, |b, p| {
+            b.iter(|| allocate(black_box(p), &opts).expect("the crowded block spills"))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench, bench_spill, bench_crowded_block);
 criterion_main!(benches);

@@ -1,7 +1,11 @@
-//! Synthetic programs for benchmarks: a chain of segments, each a straight run and a
-//! diamond (every third one divergent), with loops two deep (every fourth segment closes a
-//! loop around an inner one-segment loop), and about ten per-lane values live at any
-//! point. Valid SSA by construction; the size is chosen in instructions.
+//! Synthetic programs for benchmarks. [`synthetic`]: a chain of segments, each a straight
+//! run and a diamond (every third one divergent), with loops two deep (every fourth
+//! segment closes a loop around an inner one-segment loop), and about ten per-lane values
+//! live at any point. [`crowded_block`]: one straight-line block where every instruction
+//! reads the value defined 25 before it, so 25 values are live throughout and a budget
+//! below that keeps the block crowded from one end to the other (the shape where work
+//! per eviction that follows the crowded run ahead turns quadratic). Valid SSA by
+//! construction; the size is chosen in instructions.
 
 use std::fmt::Write;
 
@@ -67,6 +71,39 @@ pub fn synthetic(insts: usize) -> String {
     s
 }
 
+/// One block of `insts` instructions of the `generic v=64` target, 25 values live at every
+/// point.
+pub fn crowded_block(insts: usize) -> String {
+    const LIVE: usize = 25;
+    let mut s = String::from("target generic v=64\n\nfunc @crowded {\nentry:\n");
+    for i in 0..insts.max(LIVE) {
+        if i < LIVE {
+            let _ = writeln!(s, "  %x{i}:v1 = mov {i}");
+        } else {
+            let _ = writeln!(s, "  %x{i}:v1 = add %x{}, %x{}", i - LIVE, i - 1);
+        }
+    }
+    let _ = writeln!(s, "  ret %x{}\n}}", insts.max(LIVE) - 1);
+    s
+}
+
 fn pct(name: &str) -> String {
     format!("%{name}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::Analysis;
+
+    /// The crowded block is one block of the asked size, 25 values live at its peak.
+    #[test]
+    fn the_crowded_block_keeps_25_values_live() {
+        let p = crate::parse(&crowded_block(300)).expect("the crowded block parses");
+        let f = &p.functions[0];
+        assert_eq!((f.blocks.len(), f.op_count()), (1, 300));
+        let a = Analysis::new(f, &p.target);
+        let v = p.target.class_by_name("v").expect("class v");
+        assert_eq!(a.pressure.max_live(v), 25);
+    }
 }
