@@ -35,20 +35,7 @@ fn bench(c: &mut Criterion) {
 /// of 12, well below their MaxLive of 20. The spiller runs once (next uses, W sets, MIN,
 /// coupling, SSA repair): its time should grow linearly with the program.
 fn bench_spill(c: &mut Criterion) {
-    let mut group = c.benchmark_group("spill");
-    group.sample_size(10);
-    for insts in [1_000, 10_000, 100_000, 1_000_000] {
-        let program = chromatic::parse(&synthetic(insts)).expect("synthetic program parses");
-        group.throughput(Throughput::Elements(program.functions[0].op_count() as u64));
-        let opts = AllocOptions {
-            budget: vec![("v".into(), 12)],
-            ..AllocOptions::default()
-        };
-        group.bench_with_input(BenchmarkId::new("v=12", insts), &program, |b, p| {
-            b.iter(|| allocate(black_box(p), &opts).expect("synthetic program spills"))
-        });
-    }
-    group.finish();
+    spill_group(c, "spill", &[1_000, 10_000, 100_000, 1_000_000], synthetic);
 }
 
 /// Spilling in one block crowded from one end to the other (`synth::crowded_block`: 25
@@ -56,17 +43,27 @@ fn bench_spill(c: &mut Criterion) {
 /// crowded run as long as the rest of the block, so work per eviction that follows the
 /// run shows as time growing with the square of the size instead of linearly.
 fn bench_crowded_block(c: &mut Criterion) {
-    let mut group = c.benchmark_group("spill-crowded-block");
+    spill_group(
+        c,
+        "spill-crowded-block",
+        &[5_000, 20_000, 80_000],
+        crowded_block,
+    );
+}
+
+/// Allocation with `v=12` of the programs `program` writes at each size of `sizes`.
+fn spill_group(c: &mut Criterion, name: &str, sizes: &[usize], program: fn(usize) -> String) {
+    let mut group = c.benchmark_group(name);
     group.sample_size(10);
-    for insts in [5_000, 20_000, 80_000] {
-        let program = chromatic::parse(&crowded_block(insts)).expect("crowded block parses");
+    for &insts in sizes {
+        let program = chromatic::parse(&program(insts)).expect("the benchmark program parses");
         group.throughput(Throughput::Elements(program.functions[0].op_count() as u64));
         let opts = AllocOptions {
             budget: vec![("v".into(), 12)],
             ..AllocOptions::default()
         };
         group.bench_with_input(BenchmarkId::new("v=12", insts), &program, |b, p| {
-            b.iter(|| allocate(black_box(p), &opts).expect("the crowded block spills"))
+            b.iter(|| allocate(black_box(p), &opts).expect("the benchmark program spills"))
         });
     }
     group.finish();

@@ -9,8 +9,9 @@
 //! (even tuples on gfx90a+, `docs/TARGETS.md`). The target comes from the IR's
 //! `"target-cpu"`, by the register file the processor has (`register_file_model`):
 //! gfx90a, gfx940–gfx942 and gfx950 have the unified VGPR/AGPR file, gfx908 a separate
-//! AGPR file, other gfx9xx are `gfx9`; RDNA processors take `gfx10`, `gfx10-3`, `gfx11`, `gfx1102` or `gfx12` with
-//! their wave size (wave32 unless the features say `+wavefrontsize64`).
+//! AGPR file, other gfx9xx are `gfx9`; RDNA processors take `gfx10`, `gfx10-3`, `gfx11`,
+//! `gfx1102` or `gfx12` with their wave size (wave32 unless the features say
+//! `+wavefrontsize64`).
 
 use super::MirError;
 use crate::program::{Location, Pos};

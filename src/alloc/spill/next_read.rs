@@ -128,8 +128,9 @@ impl<'a> NextRead<'a> {
     /// The frequency of the block where the next-use path from the end of `b` reads `v`
     /// (0 when it reads it nowhere, or `v` lives into no loop header).
     pub fn read_freq(&self, b: Block, v: Value) -> f64 {
-        let read = self.path(b, v).read;
-        self.freq.get(read.index()).copied().unwrap_or(0.0)
+        let read = self.read_block(b, v);
+        read.and_then(|r| self.freq.get(r.index()).copied())
+            .unwrap_or(0.0)
     }
 
     /// The block where the next-use path from the end of `b` reads `v` (none when it
